@@ -1,0 +1,95 @@
+/* edgert.h — the device runtime's C API.
+ *
+ * Lifecycle:  edgert_bundle_open  -> edgert_context_create -> (bind inputs/outputs,
+ * edgert_run)* -> edgert_context_destroy -> edgert_bundle_close.
+ * A bundle is immutable and may back several contexts; a context owns one arena and
+ * must be used by one thread at a time. edgert_run performs no heap allocation.
+ * Every function returns a status; on failure edgert_last_error() says why (the
+ * message is per thread and valid until the next failing call on that thread). */
+#ifndef EDGERT_H
+#define EDGERT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum edgert_status {
+  EDGERT_OK = 0,
+  EDGERT_ERROR_IO = 1,             /* file cannot be opened / mapped */
+  EDGERT_ERROR_INVALID_BUNDLE = 2, /* malformed, truncated or corrupted bundle */
+  EDGERT_ERROR_UNSUPPORTED = 3,    /* bundle needs a target/feature/version we lack */
+  EDGERT_ERROR_INVALID_ARGUMENT = 4,
+  EDGERT_ERROR_OUT_OF_MEMORY = 5,
+  EDGERT_ERROR_NOT_BOUND = 6       /* edgert_run before every input/output was bound */
+} edgert_status;
+
+typedef enum edgert_dtype {
+  EDGERT_F32 = 0, EDGERT_F16 = 1, EDGERT_I8 = 2, EDGERT_U8 = 3, EDGERT_I16 = 4,
+  EDGERT_I32 = 5, EDGERT_I64 = 6, EDGERT_BOOL = 7, EDGERT_U16 = 8, EDGERT_U32 = 9,
+  EDGERT_U64 = 10, EDGERT_F64 = 11
+} edgert_dtype;
+
+#define EDGERT_MAX_RANK 8
+
+typedef struct edgert_tensor_info {
+  const char* name;      /* owned by the bundle */
+  edgert_dtype dtype;
+  int32_t rank;
+  int64_t shape[EDGERT_MAX_RANK];
+  size_t size_bytes;
+} edgert_tensor_info;
+
+typedef struct edgert_bundle edgert_bundle;
+typedef struct edgert_context edgert_context;
+
+typedef struct edgert_context_options {
+  int32_t num_threads;   /* 0 or 1: run on the calling thread */
+} edgert_context_options;
+
+const char* edgert_last_error(void);
+const char* edgert_status_name(edgert_status status);
+size_t edgert_dtype_size(edgert_dtype dtype);
+const char* edgert_dtype_name(edgert_dtype dtype);
+
+/* Maps and verifies a bundle file (header, FlatBuffer, content hash, every offset). */
+edgert_status edgert_bundle_open(const char* path, edgert_bundle** out_bundle);
+/* Same, over memory the caller keeps alive and unchanged until edgert_bundle_close. */
+edgert_status edgert_bundle_open_memory(const void* data, size_t size, edgert_bundle** out_bundle);
+void edgert_bundle_close(edgert_bundle* bundle);
+
+int32_t edgert_bundle_input_count(const edgert_bundle* bundle);
+int32_t edgert_bundle_output_count(const edgert_bundle* bundle);
+edgert_status edgert_bundle_input_info(const edgert_bundle* bundle, int32_t index, edgert_tensor_info* out_info);
+edgert_status edgert_bundle_output_info(const edgert_bundle* bundle, int32_t index, edgert_tensor_info* out_info);
+/* Index of the input/output with this name, or -1. */
+int32_t edgert_bundle_find_input(const edgert_bundle* bundle, const char* name);
+int32_t edgert_bundle_find_output(const edgert_bundle* bundle, const char* name);
+size_t edgert_bundle_arena_size(const edgert_bundle* bundle);
+
+/* Allocates the arena, makes the code executable, resolves the command queue. */
+edgert_status edgert_context_create(const edgert_bundle* bundle, const edgert_context_options* options,
+                                    edgert_context** out_context);
+void edgert_context_destroy(edgert_context* context);
+
+/* Binds caller memory (size_bytes must equal the tensor's size; 64-byte alignment is
+ * best, any alignment of the element size works). The memory is used in place
+ * by every later edgert_run until rebound. */
+edgert_status edgert_bind_input(edgert_context* context, int32_t index, const void* data, size_t size_bytes);
+edgert_status edgert_bind_output(edgert_context* context, int32_t index, void* data, size_t size_bytes);
+
+/* Replays the command queue once. No allocation, no system calls beyond the port's. */
+edgert_status edgert_run(edgert_context* context);
+
+/* Profiling: the CLOCK_MONOTONIC nanoseconds recorded by the bundle's Timestamp commands
+ * during the last edgert_run, in queue order (zeros before the first run). The array is
+ * owned by the context and valid until it is destroyed. */
+edgert_status edgert_context_timestamps(const edgert_context* context, const uint64_t** out_ns,
+                                        int32_t* out_count);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* EDGERT_H */

@@ -1,0 +1,137 @@
+#include "bundle/bundle_builder.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "bundle_writer.h"
+
+namespace edgec {
+
+namespace eb = edge::bundle;
+
+namespace {
+
+uint64_t align_up(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
+
+eb::BufferKind kind_of(BufferRole r) {
+  switch (r) {
+    case BufferRole::Input: return eb::BufferKind::Input;
+    case BufferRole::Output: return eb::BufferKind::Output;
+    case BufferRole::Weight: return eb::BufferKind::Weight;
+    case BufferRole::Intermediate: return eb::BufferKind::Arena;
+  }
+  return eb::BufferKind::Arena;
+}
+
+}  // namespace
+
+std::vector<uint8_t> build_bundle(const BundleInputs& in) {
+  const Schedule& s = *in.schedule;
+  eb::BundleDesc d;
+  d.producer = std::string("edgec ") + EDGEC_VERSION;
+  d.source_model = in.source_model;
+  d.target.arch = static_cast<eb::Arch>(in.target->bundle_arch);
+  d.target.cpu = in.target->cpu;
+  d.target.features = in.target->required_features;
+  d.target.port = "cpu";
+
+  constexpr uint32_t kCodeSection = 0, kWeightSection = 1;
+  eb::SectionData code;
+  code.kind = eb::SectionKind::Code;
+  code.bytes = in.code->bytes;
+  code.alignment = 4096;  // loaded page-aligned (aarch64 ADRP is page-relative)
+  eb::SectionData weights;
+  weights.kind = eb::SectionKind::Weights;
+  weights.alignment = 64;
+
+  for (const ScheduledBuffer& b : s.buffers) {
+    eb::BufferDesc bd;
+    bd.name = b.name;
+    bd.kind = kind_of(b.role);
+    bd.dtype = static_cast<eb::DType>(b.dtype);
+    bd.shape = b.shape;
+    bd.size = b.bytes();
+    if (b.role == BufferRole::Input || b.role == BufferRole::Output) bd.io_index = static_cast<uint32_t>(b.io_index);
+    if (b.role == BufferRole::Weight) {
+      bd.section = kWeightSection;
+      bd.offset = align_up(weights.bytes.size(), 64);
+      weights.bytes.resize(bd.offset, 0);
+      const auto& data = *b.node->data;
+      if (data.size() != bd.size) throw CompileError("internal: weight " + b.name + " has the wrong byte size");
+      weights.bytes.insert(weights.bytes.end(), data.begin(), data.end());
+    }
+    d.buffers.push_back(std::move(bd));
+  }
+  for (size_t i = 0; i < in.arena_buffers.size(); ++i) d.buffers[in.arena_buffers[i]].offset = in.plan->offsets[i];
+  d.sections = {std::move(code), std::move(weights)};
+
+  auto tensor = [&](int b) {
+    eb::TensorDesc t;
+    t.name = s.buffers[b].name;
+    t.dtype = static_cast<eb::DType>(s.buffers[b].dtype);
+    t.shape = s.buffers[b].shape;
+    t.buffer = static_cast<uint32_t>(b);
+    return t;
+  };
+  for (int b : s.inputs) d.inputs.push_back(tensor(b));
+  for (int b : s.outputs) d.outputs.push_back(tensor(b));
+
+  for (size_t k = 0; k < s.kernels.size(); ++k) {
+    const KernelIR& ir = (*in.kernels)[k];
+    eb::KernelDesc kd;
+    kd.name = ir.name;
+    kd.section = kCodeSection;
+    kd.entry = in.code->entry_offsets[k];
+    kd.num_args = static_cast<uint32_t>(ir.args.size());
+    int64_t par = 1;
+    for (int64_t e : ir.out_shape)
+      if (e != 1) {
+        par = e;
+        break;
+      }
+    kd.parallel_extent = static_cast<uint64_t>(par);
+    kd.flops = static_cast<uint64_t>(ir.flops());
+    uint64_t bytes = 0;
+    for (const KernelArg& a : ir.args) bytes += static_cast<uint64_t>(a.numel) * dtype_size(a.dtype);
+    kd.bytes = bytes;
+    d.kernels.push_back(std::move(kd));
+  }
+  for (const Step& st : s.steps) {
+    eb::CommandDesc c;
+    if (st.kind == Step::Kind::Kernel) {
+      c.kind = eb::CommandKind::Launch;
+      c.kernel = static_cast<uint32_t>(st.index);
+      for (const KernelArg& a : (*in.kernels)[st.index].args) c.args.push_back(static_cast<uint32_t>(a.buffer));
+    } else {
+      c.kind = eb::CommandKind::Copy;
+      c.args = {static_cast<uint32_t>(s.copies[st.index].src), static_cast<uint32_t>(s.copies[st.index].dst)};
+    }
+    d.commands.push_back(std::move(c));
+  }
+  d.arena_size = in.plan->arena_size;
+  d.arena_alignment = static_cast<uint32_t>(in.arena_alignment);
+  d.arena_lower_bound = in.plan->lower_bound;
+  return eb::serialize_bundle(d);
+}
+
+void write_file_atomically(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw CompileError("cannot write " + tmp);
+    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    if (!f.flush()) {
+      std::remove(tmp.c_str());
+      throw CompileError("failed writing " + tmp);
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    throw CompileError("cannot rename " + tmp + " to " + path + ": " + ec.message());
+  }
+}
+
+}  // namespace edgec

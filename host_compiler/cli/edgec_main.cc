@@ -1,0 +1,262 @@
+// edgec — the host compiler's command line.
+//   edgec compile MODEL.onnx -o OUT.bundle [--target T] [...]
+//   edgec inspect BUNDLE [--json]
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bundle_generated.h"
+#include "bundle_header.h"
+#include "codegen/target.h"
+#include "driver/compile.h"
+#include "bundle/bundle_builder.h"
+
+namespace {
+
+const char* kUsage =
+    "edgec " EDGEC_VERSION " - ahead-of-time compiler: ONNX model in, edgert bundle out\n"
+    "\n"
+    "usage:\n"
+    "  edgec compile MODEL.onnx -o OUT.bundle [options]\n"
+    "  edgec inspect BUNDLE [--json]\n"
+    "  edgec --help | --version\n"
+    "\n"
+    "compile options:\n"
+    "  -o, --output FILE        bundle to write (written atomically)\n"
+    "  --target NAME            code target (default x86_64; see --list-targets)\n"
+    "  --list-targets           print the known targets\n"
+    "  --input-shape NAME=D0,D1,...  fix the shape of an input with symbolic dims\n"
+    "  -O0 / -O1 / -O2 / -O3    LLVM optimization level (default -O3)\n"
+    "  --dump-kernels FILE      write the kernel IR (loop nests, index math)\n"
+    "  --dump-llvm-ir FILE      write the optimized LLVM IR\n"
+    "  -q, --quiet              no progress output\n"
+    "\n"
+    "inspect prints kernels, buffers, the arena plan and sections of a bundle;\n"
+    "--json prints the same as one JSON object.\n";
+
+int fail(const std::string& msg) {
+  std::fprintf(stderr, "edgec: error: %s\n", msg.c_str());
+  return 1;
+}
+
+edgec::Shape parse_dims(const std::string& s) {
+  edgec::Shape dims;
+  std::stringstream ss(s);
+  std::string tok;
+  while (std::getline(ss, tok, ',')) dims.push_back(std::stoll(tok));
+  return dims;
+}
+
+int cmd_compile(const std::vector<std::string>& args) {
+  edgec::CompileOptions opt;
+  std::string model, output;
+  bool quiet = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= args.size()) throw edgec::CompileError("option " + a + " needs a value");
+      return args[++i];
+    };
+    if (a == "-o" || a == "--output") output = value();
+    else if (a == "--target") opt.target = value();
+    else if (a == "--input-shape") {
+      std::string v = value();
+      auto eq = v.find('=');
+      if (eq == std::string::npos) throw edgec::CompileError("--input-shape wants NAME=D0,D1,...");
+      opt.input_shapes[v.substr(0, eq)] = parse_dims(v.substr(eq + 1));
+    } else if (a.size() == 3 && a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3') opt.opt_level = a[2] - '0';
+    else if (a == "--dump-kernels") opt.dump_kernels = value();
+    else if (a == "--dump-llvm-ir") opt.dump_llvm_ir = value();
+    else if (a == "-q" || a == "--quiet") quiet = true;
+    else if (!a.empty() && a[0] == '-') throw edgec::CompileError("unknown option " + a + " (see edgec --help)");
+    else if (model.empty()) model = a;
+    else throw edgec::CompileError("unexpected argument " + a);
+  }
+  if (model.empty()) throw edgec::CompileError("compile: no model given (see edgec --help)");
+  if (output.empty()) throw edgec::CompileError("compile: no output given (-o OUT.bundle)");
+  if (!quiet) opt.progress = [](const std::string& line) { std::fprintf(stderr, "edgec: %s\n", line.c_str()); };
+  edgec::CompileResult r = edgec::compile_onnx_file(model, opt);
+  edgec::write_file_atomically(output, r.bundle);
+  std::printf("compiled %s -> %s (target %s)\n", model.c_str(), output.c_str(), opt.target.c_str());
+  std::printf("  kernels: %zu\n", r.num_kernels);
+  std::printf("  weights: %zu tensors, %llu bytes\n", r.num_weights, static_cast<unsigned long long>(r.weight_bytes));
+  std::printf("  code:    %llu bytes\n", static_cast<unsigned long long>(r.code_bytes));
+  std::printf("  arena: %llu bytes (lower bound %llu bytes)\n", static_cast<unsigned long long>(r.arena_size),
+              static_cast<unsigned long long>(r.arena_lower_bound));
+  std::printf("  bundle:  %zu bytes\n", r.bundle.size());
+  return 0;
+}
+
+std::string json_str(const flatbuffers::String* s) {
+  std::string out = "\"";
+  if (s)
+    for (char c : s->str()) {
+      if (c == '"' || c == '\\') out += '\\';
+      if (static_cast<unsigned char>(c) < 0x20) continue;
+      out += c;
+    }
+  return out + "\"";
+}
+template <typename V>
+std::string json_list(const V* v) {
+  std::string out = "[";
+  if (v)
+    for (unsigned i = 0; i < v->size(); ++i) out += (i ? "," : "") + std::to_string(v->Get(i));
+  return out + "]";
+}
+
+int cmd_inspect(const std::vector<std::string>& args) {
+  std::string path;
+  bool json = false;
+  for (const std::string& a : args) {
+    if (a == "--json") json = true;
+    else if (!a.empty() && a[0] == '-') throw edgec::CompileError("unknown option " + a);
+    else path = a;
+  }
+  if (path.empty()) throw edgec::CompileError("inspect: no bundle given");
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw edgec::CompileError("cannot open " + path);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  namespace eb = edge::bundle;
+  eb::BundleHeader h;
+  if (bytes.size() < sizeof h) throw edgec::CompileError(path + ": too small for a bundle header");
+  std::memcpy(&h, bytes.data(), sizeof h);
+  if (std::memcmp(h.magic, eb::kMagic, 8) != 0) throw edgec::CompileError(path + ": not a bundle (bad magic)");
+  if (h.fb_offset + h.fb_size > bytes.size() || h.data_offset + h.data_size > bytes.size())
+    throw edgec::CompileError(path + ": truncated bundle");
+  flatbuffers::Verifier verifier(bytes.data() + h.fb_offset, h.fb_size);
+  if (!eb::VerifyBundleBuffer(verifier)) throw edgec::CompileError(path + ": FlatBuffer fails verification");
+  const eb::Bundle* b = eb::GetBundle(bytes.data() + h.fb_offset);
+  auto n = [](auto* v) { return v ? v->size() : 0u; };
+
+  if (json) {
+    std::ostringstream o;
+    o << "{\"format_version\":" << b->format_version() << ",\"producer\":" << json_str(b->producer())
+      << ",\"source_model\":" << json_str(b->source_model()) << ",\"target\":{\"arch\":\""
+      << eb::EnumNameArch(b->target()->arch()) << "\",\"cpu\":" << json_str(b->target()->cpu()) << "}"
+      << ",\"arena_size\":" << b->arena_size() << ",\"arena_lower_bound\":" << b->arena_lower_bound()
+      << ",\"arena_alignment\":" << b->arena_alignment() << ",\"content_hash\":\"" << std::hex << h.content_hash
+      << std::dec << "\",\"sections\":[";
+    for (unsigned i = 0; i < n(b->sections()); ++i) {
+      auto* s = b->sections()->Get(i);
+      o << (i ? "," : "") << "{\"kind\":\"" << eb::EnumNameSectionKind(s->kind()) << "\",\"offset\":" << s->offset()
+        << ",\"size\":" << s->size() << "}";
+    }
+    o << "],\"buffers\":[";
+    for (unsigned i = 0; i < n(b->buffers()); ++i) {
+      auto* x = b->buffers()->Get(i);
+      o << (i ? "," : "") << "{\"name\":" << json_str(x->name()) << ",\"kind\":\"" << eb::EnumNameBufferKind(x->kind())
+        << "\",\"dtype\":\"" << eb::EnumNameDType(x->dtype()) << "\",\"shape\":" << json_list(x->shape())
+        << ",\"size\":" << x->size() << ",\"offset\":" << x->offset() << "}";
+    }
+    o << "],\"kernels\":[";
+    for (unsigned i = 0; i < n(b->kernels()); ++i) {
+      auto* k = b->kernels()->Get(i);
+      o << (i ? "," : "") << "{\"name\":" << json_str(k->name()) << ",\"entry\":" << k->entry()
+        << ",\"num_args\":" << k->num_args() << ",\"parallel_extent\":" << k->parallel_extent()
+        << ",\"flops\":" << k->flops() << ",\"bytes\":" << k->bytes() << "}";
+    }
+    o << "],\"commands\":[";
+    for (unsigned i = 0; i < n(b->commands()); ++i) {
+      auto* c = b->commands()->Get(i);
+      o << (i ? "," : "") << "{\"kind\":\"" << eb::EnumNameCommandKind(c->kind()) << "\",\"kernel\":" << c->kernel()
+        << ",\"args\":" << json_list(c->args()) << "}";
+    }
+    o << "],\"inputs\":[";
+    for (unsigned i = 0; i < n(b->inputs()); ++i) {
+      auto* t = b->inputs()->Get(i);
+      o << (i ? "," : "") << "{\"name\":" << json_str(t->name()) << ",\"dtype\":\"" << eb::EnumNameDType(t->dtype())
+        << "\",\"shape\":" << json_list(t->shape()) << "}";
+    }
+    o << "],\"outputs\":[";
+    for (unsigned i = 0; i < n(b->outputs()); ++i) {
+      auto* t = b->outputs()->Get(i);
+      o << (i ? "," : "") << "{\"name\":" << json_str(t->name()) << ",\"dtype\":\"" << eb::EnumNameDType(t->dtype())
+        << "\",\"shape\":" << json_list(t->shape()) << "}";
+    }
+    o << "]}";
+    std::printf("%s\n", o.str().c_str());
+    return 0;
+  }
+  auto str = [](const flatbuffers::String* s) { return s ? s->str() : std::string(); };
+  auto shape = [](const flatbuffers::Vector<int64_t>* v) {
+    std::string s = "(";
+    for (unsigned i = 0; v && i < v->size(); ++i) s += (i ? "," : "") + std::to_string(v->Get(i));
+    return s + ")";
+  };
+  std::printf("bundle %s: format %u, produced by %s from %s, %zu bytes\n", path.c_str(), b->format_version(),
+              str(b->producer()).c_str(), str(b->source_model()).c_str(), bytes.size());
+  std::printf("target: %s cpu=%s\n", eb::EnumNameArch(b->target()->arch()), str(b->target()->cpu()).c_str());
+  std::printf("arena: %llu bytes (lower bound %llu), alignment %u\n", (unsigned long long)b->arena_size(),
+              (unsigned long long)b->arena_lower_bound(), b->arena_alignment());
+  std::printf("sections:\n");
+  for (unsigned i = 0; i < n(b->sections()); ++i) {
+    auto* s = b->sections()->Get(i);
+    std::printf("  #%u %-8s offset %10llu size %10llu\n", i, eb::EnumNameSectionKind(s->kind()),
+                (unsigned long long)s->offset(), (unsigned long long)s->size());
+  }
+  std::printf("inputs:\n");
+  for (unsigned i = 0; i < n(b->inputs()); ++i) {
+    auto* t = b->inputs()->Get(i);
+    std::printf("  %s %s%s\n", str(t->name()).c_str(), eb::EnumNameDType(t->dtype()), shape(t->shape()).c_str());
+  }
+  std::printf("outputs:\n");
+  for (unsigned i = 0; i < n(b->outputs()); ++i) {
+    auto* t = b->outputs()->Get(i);
+    std::printf("  %s %s%s\n", str(t->name()).c_str(), eb::EnumNameDType(t->dtype()), shape(t->shape()).c_str());
+  }
+  std::printf("buffers:\n");
+  for (unsigned i = 0; i < n(b->buffers()); ++i) {
+    auto* x = b->buffers()->Get(i);
+    std::printf("  #%-4u %-6s %-4s %-20s %10llu bytes @ %llu  %s\n", i, eb::EnumNameBufferKind(x->kind()),
+                eb::EnumNameDType(x->dtype()), shape(x->shape()).c_str(), (unsigned long long)x->size(),
+                (unsigned long long)x->offset(), str(x->name()).c_str());
+  }
+  std::printf("kernels:\n");
+  for (unsigned i = 0; i < n(b->kernels()); ++i) {
+    auto* k = b->kernels()->Get(i);
+    std::printf("  #%-4u %-40s entry %8llu args %u parallel %llu flops %llu\n", i, str(k->name()).c_str(),
+                (unsigned long long)k->entry(), k->num_args(), (unsigned long long)k->parallel_extent(),
+                (unsigned long long)k->flops());
+  }
+  std::printf("commands: %u\n", n(b->commands()));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::fputs(kUsage, args.empty() ? stderr : stdout);
+    return args.empty() ? 1 : 0;
+  }
+  if (args[0] == "--version") {
+    std::printf("edgec %s\n", EDGEC_VERSION);
+    return 0;
+  }
+  if (args[0] == "--list-targets") {
+    for (const std::string& t : edgec::known_targets()) std::printf("%s\n", t.c_str());
+    return 0;
+  }
+  std::string cmd = args[0];
+  args.erase(args.begin());
+  for (const std::string& a : args)
+    if (a == "--help" || a == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+  try {
+    if (cmd == "compile") return cmd_compile(args);
+    if (cmd == "inspect") return cmd_inspect(args);
+    return fail("unknown command '" + cmd + "' (see edgec --help)");
+  } catch (const edgec::CompileError& e) {
+    return fail(e.what());
+  } catch (const std::exception& e) {
+    return fail(std::string("internal error: ") + e.what());
+  }
+}

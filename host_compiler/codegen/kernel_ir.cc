@@ -1,0 +1,247 @@
+#include "codegen/kernel_ir.h"
+
+#include <functional>
+#include <set>
+#include <sstream>
+
+namespace edgec {
+
+namespace {
+
+std::vector<int64_t> row_major_strides(const Shape& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int d = static_cast<int>(shape.size()) - 2; d >= 0; --d) strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
+Index flat_index(const std::vector<Index>& idx, const Shape& shape) {
+  auto strides = row_major_strides(shape);
+  Index flat(0);
+  for (size_t d = 0; d < idx.size(); ++d)
+    if (shape[d] != 1) flat = flat + idx[d] * strides[d];
+  return flat;
+}
+
+// Index of the source element a movement op reads for output element `idx`.
+// Pad also adds guards that say where the source exists at all.
+std::vector<Index> source_index(const Node* n, const std::vector<Index>& idx, std::vector<Guard>& guards) {
+  const Shape& in = n->srcs[0]->shape;
+  std::vector<Index> src(in.size());
+  switch (n->op) {
+    case Op::Reshape: {
+      Index flat = flat_index(idx, n->shape);
+      auto strides = row_major_strides(in);
+      for (size_t d = 0; d < in.size(); ++d) {
+        if (in[d] == 1) continue;
+        Index v = flat.floordiv(strides[d]);
+        src[d] = d == 0 ? v : v.mod(in[d]);
+      }
+      break;
+    }
+    case Op::Permute:
+      for (size_t d = 0; d < idx.size(); ++d) src[n->axes[d]] = idx[d];
+      break;
+    case Op::Expand:
+      for (size_t d = 0; d < in.size(); ++d) src[d] = in[d] == 1 ? Index(0) : idx[d];
+      break;
+    case Op::Pad:
+      for (size_t d = 0; d < in.size(); ++d) {
+        src[d] = idx[d] - Index(n->lo[d]);
+        Guard g{src[d], 0, in[d]};
+        if (!g.always_true()) guards.push_back(g);
+      }
+      break;
+    case Op::Shrink:
+      for (size_t d = 0; d < in.size(); ++d) src[d] = idx[d] + Index(n->lo[d]);
+      break;
+    case Op::Flip: {
+      for (size_t d = 0; d < in.size(); ++d) src[d] = idx[d];
+      for (int64_t a : n->axes) src[a] = Index(in[a] - 1) - idx[a];
+      break;
+    }
+    case Op::Window: {
+      size_t k = n->kernel.size(), lead = in.size() - k;
+      for (size_t d = 0; d < lead; ++d) src[d] = idx[d];
+      for (size_t j = 0; j < k; ++j)
+        src[lead + j] = idx[lead + j] * n->stride[j] + idx[lead + k + j] * n->dilation[j];
+      break;
+    }
+    default:
+      throw CompileError(std::string("internal: not a movement op: ") + op_name(n->op));
+  }
+  return src;
+}
+
+std::string guards_key(const std::vector<Guard>& guards) {
+  std::string k;
+  for (const Guard& g : guards) k += g.index.key() + "@" + std::to_string(g.lo) + ":" + std::to_string(g.hi) + ";";
+  return k;
+}
+
+class KernelBuilder {
+ public:
+  KernelBuilder(const Schedule& s, const ScheduledKernel& k, KernelIR& ir) : s_(s), k_(k), ir_(ir) {}
+
+  void build() {
+    const Node* root = k_.root;
+    ir_.name = k_.name;
+    ir_.out_shape = root->shape;
+    ir_.out_dtype = root->dtype;
+    ir_.args.push_back({k_.output, root->dtype, numel(root->shape)});
+    for (int b : k_.inputs) ir_.args.push_back({b, s_.buffers[b].dtype, numel(s_.buffers[b].shape)});
+    std::vector<Index> idx;
+    for (size_t d = 0; d < root->shape.size(); ++d) idx.push_back(Index::var(static_cast<int>(d), root->shape[d]));
+    ir_.result = value(root, idx, {}, true);
+  }
+
+ private:
+  Value* make(Value v) {
+    ir_.values.push_back(std::make_unique<Value>(std::move(v)));
+    return ir_.values.back().get();
+  }
+  const Value* constant(double c, DType t) {
+    Value v(Value::Kind::Const);
+    v.dtype = t;
+    v.constant = c;
+    return make(std::move(v));
+  }
+
+  int arg_of(const Node* n) {
+    int b = s_.buffer_of(n);
+    for (size_t i = 1; i < ir_.args.size(); ++i)
+      if (ir_.args[i].buffer == b) return static_cast<int>(i);
+    throw CompileError("internal: kernel " + k_.name + " reads a buffer it did not list");
+  }
+
+  // The value of node n at element idx, read where `guards` hold.
+  const Value* value(const Node* n, const std::vector<Index>& idx, const std::vector<Guard>& guards, bool is_root = false) {
+    std::string key = std::to_string(n->id) + "|" + guards_key(guards);
+    for (const Index& i : idx) key += i.key() + ",";
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    const Value* v = compute(n, idx, guards, is_root);
+    memo_[key] = v;
+    return v;
+  }
+
+  const Value* compute(const Node* n, const std::vector<Index>& idx, const std::vector<Guard>& guards, bool is_root) {
+    if (!is_root && s_.buffer_of(n) >= 0) {
+      Value v(Value::Kind::Load);
+      v.dtype = n->dtype;
+      v.arg = arg_of(n);
+      v.index = flat_index(idx, n->shape);
+      v.guards = guards;
+      return make(std::move(v));
+    }
+    if (n->op == Op::Const) return constant(n->value, n->dtype);
+    if (is_movement(n->op)) {
+      std::vector<Guard> inner = guards;
+      std::vector<Guard> added;
+      auto src = source_index(n, idx, added);
+      for (const Guard& g : added) {
+        if (g.always_false()) return constant(n->value, n->dtype);  // all padding here
+        inner.push_back(g);
+      }
+      const Value* x = value(n->srcs[0], src, inner);
+      if (added.empty()) return x;
+      Value in(Value::Kind::InBounds);
+      in.dtype = DType::Bool;
+      in.guards = added;
+      Value w(Value::Kind::Alu);
+      w.op = Op::Where;
+      w.dtype = n->dtype;
+      w.srcs = {make(std::move(in)), x, constant(n->value, n->dtype)};
+      return make(std::move(w));
+    }
+    if (is_reduce(n->op)) {
+      if (ir_.has_reduce()) throw CompileError("internal: kernel " + k_.name + " has two reduces");
+      ir_.reduce_op = n->op;
+      ir_.acc_dtype = n->dtype;
+      const Node* src = n->srcs[0];
+      int var = static_cast<int>(ir_.out_shape.size());
+      std::vector<Index> src_idx = idx;
+      for (int64_t axis : n->axes) {
+        ir_.reduce_extents.push_back(src->shape[axis]);
+        src_idx[axis] = Index::var(var++, src->shape[axis]);
+      }
+      ir_.reduce_body = value(src, src_idx, guards);
+      Value acc(Value::Kind::Accumulator);
+      acc.dtype = n->dtype;
+      return make(std::move(acc));
+    }
+    if (is_elementwise(n->op)) {
+      Value v(Value::Kind::Alu);
+      v.op = n->op;
+      v.dtype = n->dtype;
+      for (const Node* s : n->srcs) v.srcs.push_back(value(s, idx, guards));
+      return make(std::move(v));
+    }
+    throw CompileError(std::string("internal: cannot generate code for op ") + op_name(n->op));
+  }
+
+  const Schedule& s_;
+  const ScheduledKernel& k_;
+  KernelIR& ir_;
+  std::map<std::string, const Value*> memo_;
+};
+
+}  // namespace
+
+KernelIR build_kernel_ir(const Schedule& schedule, const ScheduledKernel& kernel) {
+  KernelIR ir;
+  KernelBuilder(schedule, kernel, ir).build();
+  return ir;
+}
+
+int64_t KernelIR::flops() const {
+  std::set<const Value*> seen;
+  std::function<int64_t(const Value*)> count = [&](const Value* v) -> int64_t {
+    if (!v || !seen.insert(v).second) return 0;
+    int64_t c = v->kind == Value::Kind::Alu ? 1 : 0;
+    for (const Value* s : v->srcs) c += count(s);
+    return c;
+  };
+  int64_t per_reduce = has_reduce() ? count(reduce_body) + 1 : 0;
+  int64_t per_out = count(result);
+  return numel(out_shape) * (per_out + per_reduce * numel(reduce_extents));
+}
+
+std::string to_string(const KernelIR& k) {
+  std::ostringstream os;
+  std::map<const Value*, int> ids;
+  std::function<std::string(const Value*)> show = [&](const Value* v) -> std::string {
+    auto it = ids.find(v);
+    if (it != ids.end()) return "%" + std::to_string(it->second);
+    std::string body;
+    switch (v->kind) {
+      case Value::Kind::Const: return std::to_string(v->constant);
+      case Value::Kind::Accumulator: return "acc";
+      case Value::Kind::Load: {
+        body = "load arg" + std::to_string(v->arg) + "[" + v->index.key() + "]";
+        if (!v->guards.empty()) body += " if " + guards_key(v->guards);
+        break;
+      }
+      case Value::Kind::InBounds: body = "inbounds " + guards_key(v->guards); break;
+      case Value::Kind::Alu: {
+        body = std::string(op_name(v->op)) + "(";
+        for (size_t i = 0; i < v->srcs.size(); ++i) body += (i ? ", " : "") + show(v->srcs[i]);
+        body += ")";
+        break;
+      }
+    }
+    int id = static_cast<int>(ids.size());
+    ids[v] = id;
+    os << "  %" << id << " = " << body << " : " << dtype_name(v->dtype) << "\n";
+    return "%" + std::to_string(id);
+  };
+  os << "kernel " << k.name << " out" << shape_str(k.out_shape) << " " << dtype_name(k.out_dtype) << "\n";
+  if (k.has_reduce()) {
+    os << " reduce " << op_name(k.reduce_op) << " over " << shape_str(k.reduce_extents) << ":\n";
+    std::string b = show(k.reduce_body);
+    os << "  acc <- " << b << "\n";
+  }
+  std::string r = show(k.result);
+  os << "  out <- " << r << "\n";
+  return os.str();
+}
+
+}  // namespace edgec

@@ -1,0 +1,64 @@
+// kernel_ir.h — one kernel as a loop nest over its output with index expressions.
+//
+//   for each output element (vars 0..rank-1, row-major):
+//     acc = identity(reduce_op)
+//     for each reduce element (vars rank..rank+k-1): acc = reduce_op(acc, reduce_body)
+//     out[element] = result            // may read acc through an Accumulator value
+//
+// Values form a DAG shared within the kernel. Movement ops have disappeared into the
+// Index of each Load; a padded view became a Where over an InBounds test, and every
+// Load below it carries the same guards so that it reads element 0 instead of out of
+// bounds where the guards fail (the Where discards that value).
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/symbolic.h"
+#include "graph/graph.h"
+#include "schedule/schedule.h"
+
+namespace edgec {
+
+struct Value {
+  enum class Kind { Const, Load, Alu, InBounds, Accumulator };
+  explicit Value(Kind k) : kind(k) {}
+  Kind kind;
+  DType dtype = DType::F32;
+  Op op = Op::Add;               // Alu: an elementwise op (unary, binary, Where, Cast)
+  double constant = 0.0;         // Const
+  int arg = 0;                   // Load: kernel argument
+  Index index;                   // Load: element offset in the argument's buffer
+  std::vector<Guard> guards;     // Load, InBounds
+  std::vector<const Value*> srcs;  // Alu operands
+};
+
+struct KernelArg {
+  int buffer;                    // schedule buffer id
+  DType dtype;
+  int64_t numel;
+};
+
+struct KernelIR {
+  std::string name;
+  std::vector<KernelArg> args;   // args[0] is the output
+  Shape out_shape;
+  DType out_dtype = DType::F32;
+  // Reduction; reduce_op is Op::Const when the kernel has none.
+  Op reduce_op = Op::Const;
+  Shape reduce_extents;
+  DType acc_dtype = DType::F32;
+  const Value* reduce_body = nullptr;
+  const Value* result = nullptr;
+
+  std::vector<std::unique_ptr<Value>> values;  // owns every Value above
+  int num_vars() const { return static_cast<int>(out_shape.size() + reduce_extents.size()); }
+  bool has_reduce() const { return reduce_op != Op::Const; }
+  int64_t flops() const;                       // estimate: ALU ops per output * outputs
+};
+
+KernelIR build_kernel_ir(const Schedule& schedule, const ScheduledKernel& kernel);
+std::string to_string(const KernelIR& k);       // for `edgec compile --dump-kernels`
+
+}  // namespace edgec

@@ -1,0 +1,268 @@
+#include "codegen/llvm_backend.h"
+
+#include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/BinaryFormat/ELF.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Object/ELFObjectFile.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Target/TargetOptions.h>
+
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "codegen/llvm_emit.h"
+
+namespace edgec {
+
+namespace {
+
+void init_llvm() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeAllTargetInfos();
+    llvm::InitializeAllTargets();
+    llvm::InitializeAllTargetMCs();
+    llvm::InitializeAllAsmPrinters();
+  });
+}
+
+std::unique_ptr<llvm::TargetMachine> make_target_machine(const TargetSpec& t, int opt_level) {
+  init_llvm();
+  std::string err;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(t.triple, err);
+  if (!target) throw CompileError("LLVM has no back end for " + t.triple + ": " + err);
+  llvm::TargetOptions opts;
+  // Position-independent, small code model: every reference inside the blob is
+  // PC-relative, so the runtime can load it anywhere with a plain copy.
+  auto level = opt_level >= 3 ? llvm::CodeGenOptLevel::Aggressive
+             : opt_level == 2 ? llvm::CodeGenOptLevel::Default
+             : opt_level == 1 ? llvm::CodeGenOptLevel::Less : llvm::CodeGenOptLevel::None;
+  return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
+      t.triple, t.cpu, t.llvm_features, opts, llvm::Reloc::PIC_, llvm::CodeModel::Small, level));
+}
+
+void optimize(llvm::Module& m, llvm::TargetMachine& tm, int opt_level) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions pto;
+  pto.LoopVectorization = opt_level >= 2;
+  pto.SLPVectorization = opt_level >= 2;
+  llvm::PassBuilder pb(&tm, pto);
+  // No library functions exist where the code runs: stop LLVM from turning loops
+  // into memset/memcpy calls or math into libm calls.
+  llvm::TargetLibraryInfoImpl tlii(llvm::Triple(m.getTargetTriple()));
+  tlii.disableAllFunctions();
+  fam.registerPass([&] { return llvm::TargetLibraryAnalysis(tlii); });
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  auto level = opt_level >= 3 ? llvm::OptimizationLevel::O3
+             : opt_level == 2 ? llvm::OptimizationLevel::O2
+             : opt_level == 1 ? llvm::OptimizationLevel::O1 : llvm::OptimizationLevel::O0;
+  llvm::ModulePassManager mpm = opt_level == 0 ? pb.buildO0DefaultPipeline(level) : pb.buildPerModuleDefaultPipeline(level);
+  mpm.run(m, mam);
+}
+
+std::vector<uint8_t> emit_object(llvm::Module& m, llvm::TargetMachine& tm) {
+  llvm::SmallVector<char, 0> buf;
+  llvm::raw_svector_ostream os(buf);
+  llvm::legacy::PassManager pm;
+  if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+    throw CompileError("LLVM cannot emit object code for " + m.getTargetTriple());
+  pm.run(m);
+  return std::vector<uint8_t>(buf.begin(), buf.end());
+}
+
+template <typename T>
+T take(llvm::Expected<T> e, const std::string& what) {
+  if (!e) throw CompileError(what + ": " + llvm::toString(e.takeError()));
+  return std::move(*e);
+}
+
+void put32(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }
+uint32_t get32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// Applies one relocation at blob offset `at`: S + A is the target address, P = at.
+void apply_relocation(uint16_t machine, uint32_t type, uint8_t* blob, uint64_t at, int64_t s_plus_a,
+                      const std::string& symbol) {
+  int64_t p = static_cast<int64_t>(at);
+  uint8_t* loc = blob + at;
+  auto fail = [&](const std::string& why) {
+    throw CompileError("linking kernels: relocation type " + std::to_string(type) + " against '" + symbol + "': " + why);
+  };
+  auto check_range = [&](int64_t v, int bits) {
+    if (v < -(int64_t{1} << (bits - 1)) || v >= (int64_t{1} << (bits - 1))) fail("out of range");
+  };
+  if (machine == llvm::ELF::EM_X86_64) {
+    switch (type) {
+      case llvm::ELF::R_X86_64_PC32:
+      case llvm::ELF::R_X86_64_PLT32: {
+        int64_t v = s_plus_a - p;
+        check_range(v, 32);
+        put32(loc, static_cast<uint32_t>(v));
+        return;
+      }
+      case llvm::ELF::R_X86_64_PC64: {
+        int64_t v = s_plus_a - p;
+        std::memcpy(loc, &v, 8);
+        return;
+      }
+      default: fail("not PC-relative, the code would depend on its load address");
+    }
+  }
+  if (machine == llvm::ELF::EM_AARCH64) {
+    uint32_t insn = get32(loc);
+    switch (type) {
+      case llvm::ELF::R_AARCH64_ADR_PREL_PG_HI21: {  // the blob is loaded page-aligned
+        int64_t v = ((s_plus_a & ~int64_t{0xfff}) - (p & ~int64_t{0xfff})) >> 12;
+        check_range(v, 21);
+        uint32_t imm = static_cast<uint32_t>(v) & 0x1fffff;
+        insn = (insn & ~((3u << 29) | (0x7ffffu << 5))) | ((imm & 3) << 29) | ((imm >> 2) << 5);
+        break;
+      }
+      case llvm::ELF::R_AARCH64_ADD_ABS_LO12_NC:
+      case llvm::ELF::R_AARCH64_LDST8_ABS_LO12_NC:
+      case llvm::ELF::R_AARCH64_LDST16_ABS_LO12_NC:
+      case llvm::ELF::R_AARCH64_LDST32_ABS_LO12_NC:
+      case llvm::ELF::R_AARCH64_LDST64_ABS_LO12_NC:
+      case llvm::ELF::R_AARCH64_LDST128_ABS_LO12_NC: {
+        int shift = type == llvm::ELF::R_AARCH64_LDST16_ABS_LO12_NC   ? 1
+                    : type == llvm::ELF::R_AARCH64_LDST32_ABS_LO12_NC  ? 2
+                    : type == llvm::ELF::R_AARCH64_LDST64_ABS_LO12_NC  ? 3
+                    : type == llvm::ELF::R_AARCH64_LDST128_ABS_LO12_NC ? 4 : 0;
+        uint32_t imm = static_cast<uint32_t>(s_plus_a & 0xfff) >> shift;
+        insn = (insn & ~(0xfffu << 10)) | (imm << 10);
+        break;
+      }
+      case llvm::ELF::R_AARCH64_CALL26:
+      case llvm::ELF::R_AARCH64_JUMP26: {
+        int64_t v = (s_plus_a - p) >> 2;
+        check_range(v, 26);
+        insn = (insn & ~0x3ffffffu) | (static_cast<uint32_t>(v) & 0x3ffffff);
+        break;
+      }
+      case llvm::ELF::R_AARCH64_PREL32: {
+        int64_t v = s_plus_a - p;
+        check_range(v, 32);
+        insn = static_cast<uint32_t>(v);
+        break;
+      }
+      default: fail("unsupported for aarch64");
+    }
+    put32(loc, insn);
+    return;
+  }
+  fail("unsupported machine " + std::to_string(machine));
+}
+
+}  // namespace
+
+CodeBlob link_flat(const std::vector<uint8_t>& elf_object, const std::vector<std::string>& entry_symbols) {
+  llvm::MemoryBufferRef ref(llvm::StringRef(reinterpret_cast<const char*>(elf_object.data()), elf_object.size()), "kernels.o");
+  auto obj = take(llvm::object::ObjectFile::createObjectFile(ref), "reading kernel object");
+  auto* elf = llvm::dyn_cast<llvm::object::ELFObjectFileBase>(obj.get());
+  if (!elf) throw CompileError("kernel object is not ELF");
+  uint16_t machine = elf->getEMachine();
+
+  // Lay out the sections that occupy memory at run time (code, constants).
+  CodeBlob blob;
+  std::map<uint64_t, uint64_t> section_offset;  // section index -> offset in blob
+  for (const llvm::object::SectionRef& sec : obj->sections()) {
+    llvm::object::ELFSectionRef esec(sec);
+    if (!(esec.getFlags() & llvm::ELF::SHF_ALLOC) || sec.getSize() == 0) continue;
+    std::string name = take(sec.getName(), "section name").str();
+    if (name == ".eh_frame") continue;  // nothing unwinds through a kernel
+    if (esec.getFlags() & llvm::ELF::SHF_WRITE)
+      throw CompileError("kernel object has writable section " + name + ": kernels must keep no state");
+    uint64_t align = std::max<uint64_t>(sec.getAlignment().value(), 1);
+    uint64_t off = (blob.bytes.size() + align - 1) / align * align;
+    blob.bytes.resize(off, 0);
+    if (sec.isBSS()) {
+      blob.bytes.resize(off + sec.getSize(), 0);
+    } else {
+      llvm::StringRef contents = take(sec.getContents(), "section contents");
+      blob.bytes.insert(blob.bytes.end(), contents.begin(), contents.end());
+    }
+    section_offset[sec.getIndex()] = off;
+  }
+  auto symbol_address = [&](const llvm::object::SymbolRef& sym, std::string& name) -> int64_t {
+    name = take(sym.getName(), "symbol name").str();
+    auto sec = take(sym.getSection(), "symbol section");
+    if (sec == obj->section_end())
+      throw CompileError("kernels reference external symbol '" + name + "': generated code must call nothing");
+    auto it = section_offset.find(sec->getIndex());
+    if (it == section_offset.end()) throw CompileError("symbol '" + name + "' lives in a section that is not loaded");
+    return static_cast<int64_t>(it->second + take(sym.getValue(), "symbol value"));
+  };
+  for (const llvm::object::SectionRef& sec : obj->sections()) {
+    auto target = take(sec.getRelocatedSection(), "relocated section");
+    if (target == obj->section_end()) continue;
+    auto it = section_offset.find(target->getIndex());
+    if (it == section_offset.end()) continue;  // relocations of sections we dropped
+    for (const llvm::object::RelocationRef& rel : sec.relocations()) {
+      std::string name;
+      auto sym = rel.getSymbol();
+      if (sym == obj->symbol_end()) throw CompileError("kernel object has a relocation without symbol");
+      int64_t s = symbol_address(*sym, name);
+      int64_t addend = take(llvm::object::ELFRelocationRef(rel).getAddend(), "relocation addend");
+      apply_relocation(machine, static_cast<uint32_t>(rel.getType()), blob.bytes.data(), it->second + rel.getOffset(),
+                       s + addend, name);
+    }
+  }
+  std::map<std::string, uint64_t> symbols;
+  for (const llvm::object::SymbolRef& sym : obj->symbols()) {
+    auto type = take(sym.getType(), "symbol type");
+    if (type != llvm::object::SymbolRef::ST_Function) continue;
+    std::string name;
+    symbols[take(sym.getName(), "symbol name").str()] = static_cast<uint64_t>(symbol_address(sym, name));
+  }
+  for (const std::string& e : entry_symbols) {
+    auto it = symbols.find(e);
+    if (it == symbols.end()) throw CompileError("kernel object lacks entry point '" + e + "'");
+    blob.entry_offsets.push_back(it->second);
+  }
+  return blob;
+}
+
+CodeBlob generate_code(const std::vector<KernelIR>& kernels, const TargetSpec& target, const CodegenOptions& options) {
+  auto tm = make_target_machine(target, options.opt_level);
+  llvm::LLVMContext ctx;
+  llvm::Module module("edgec_kernels", ctx);
+  module.setTargetTriple(target.triple);
+  module.setDataLayout(tm->createDataLayout());
+  std::vector<std::string> names;
+  for (const KernelIR& k : kernels) {
+    emit_kernel(module, k);
+    names.push_back(k.name);
+  }
+  std::string verify_errors;
+  llvm::raw_string_ostream vos(verify_errors);
+  if (llvm::verifyModule(module, &vos)) throw CompileError("internal: generated LLVM IR is invalid: " + vos.str());
+  optimize(module, *tm, options.opt_level);
+  if (!options.dump_llvm_ir.empty()) {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(options.dump_llvm_ir, ec, llvm::sys::fs::OF_Text);
+    if (ec) throw CompileError("cannot write " + options.dump_llvm_ir + ": " + ec.message());
+    module.print(out, nullptr);
+  }
+  return link_flat(emit_object(module, *tm), names);
+}
+
+}  // namespace edgec

@@ -1,0 +1,32 @@
+// llvm_backend.h — kernel IR -> LLVM IR -> optimized machine code -> one flat,
+// position-independent code blob the runtime can execute after a plain copy.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codegen/kernel_ir.h"
+#include "codegen/target.h"
+
+namespace edgec {
+
+struct CodegenOptions {
+  int opt_level = 3;
+  std::string dump_llvm_ir;   // if set, write the optimized module here
+};
+
+struct CodeBlob {
+  std::vector<uint8_t> bytes;            // load page-aligned (aarch64 ADRP is page-relative)
+  std::vector<uint64_t> entry_offsets;   // one per kernel, in input order
+};
+
+CodeBlob generate_code(const std::vector<KernelIR>& kernels, const TargetSpec& target,
+                       const CodegenOptions& options = {});
+
+// Links a relocatable ELF object into a flat blob: lays out its allocated sections
+// and resolves every relocation PC-relatively. Fails on external symbols (the kernels
+// must call nothing) and on absolute relocations (the blob must not depend on where
+// it is loaded). Exposed for tests.
+CodeBlob link_flat(const std::vector<uint8_t>& elf_object, const std::vector<std::string>& entry_symbols);
+
+}  // namespace edgec

@@ -1,0 +1,34 @@
+// compile.h — the whole edgec pipeline: ONNX -> graph -> schedule -> code -> memory
+// plan -> bundle bytes.
+#pragma once
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace edgec {
+
+struct CompileOptions {
+  std::string target = "x86_64";
+  int opt_level = 3;
+  std::map<std::string, Shape> input_shapes;   // overrides for symbolic input dims
+  std::string dump_kernels;                    // write the kernel IR here
+  std::string dump_llvm_ir;                    // write the optimized LLVM IR here
+  std::function<void(const std::string&)> progress;  // one line per stage
+};
+
+struct CompileResult {
+  std::vector<uint8_t> bundle;
+  size_t num_kernels = 0;
+  size_t num_weights = 0;
+  uint64_t weight_bytes = 0;
+  uint64_t arena_size = 0;
+  uint64_t arena_lower_bound = 0;
+  uint64_t code_bytes = 0;
+};
+
+CompileResult compile_onnx_file(const std::string& model_path, const CompileOptions& options);
+
+}  // namespace edgec

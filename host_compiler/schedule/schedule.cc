@@ -1,0 +1,190 @@
+#include "schedule/schedule.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+
+namespace edgec {
+
+int Schedule::buffer_of(const Node* n) const {
+  return n->id < static_cast<int>(node_buffer.size()) ? node_buffer[n->id] : -1;
+}
+
+namespace {
+
+// An elementwise value with several consumers is recomputed in each of them unless
+// its fused subtree exceeds this many ops.
+constexpr int kMaxRecomputedOps = 6;
+
+bool is_leaf(const Node* n) { return n->op == Op::Input || n->op == Op::Weight || n->op == Op::Const; }
+
+class Scheduler {
+ public:
+  explicit Scheduler(const Graph& g) : graph_(g), live_(g.live_nodes()) {
+    int max_id = 0;
+    for (const Node* n : live_) max_id = std::max(max_id, n->id);
+    realized_.assign(max_id + 1, false);
+    uses_.assign(max_id + 1, 0);
+    consumer_.assign(max_id + 1, nullptr);
+    for (const Node* n : live_)
+      for (const Node* s : n->srcs) {
+        uses_[s->id]++;
+        consumer_[s->id] = n;
+      }
+  }
+
+  Schedule run() {
+    mark_required();
+    // Walking a kernel can discover reduces that cannot share it; realize those and
+    // walk again until nothing changes.
+    while (split_kernels()) {
+    }
+    return build();
+  }
+
+ private:
+  void realize(const Node* n) {
+    if (n->op != Op::Const) realized_[n->id] = true;
+  }
+
+  int fused_op_count(const Node* n, std::set<const Node*>& seen) const {
+    if (is_leaf(n) || realized_[n->id] || !seen.insert(n).second) return 0;
+    int count = is_movement(n->op) ? 0 : 1;
+    for (const Node* s : n->srcs) count += fused_op_count(s, seen);
+    return count;
+  }
+
+  void mark_required() {
+    for (const GraphInput& in : graph_.inputs()) realize(in.node);
+    for (const GraphOutput& out : graph_.outputs()) realize(out.node);
+    for (const Node* n : live_) {
+      if (n->op == Op::Input || n->op == Op::Weight) realize(n);
+      if (is_reduce(n->op)) {
+        // The reduce's kernel ends after the elementwise ops that alone consume it.
+        const Node* tail = n;
+        while (uses_[tail->id] == 1 && !realized_[tail->id]) {
+          const Node* consumer = single_consumer(tail);
+          if (!consumer || !is_elementwise(consumer->op)) break;
+          tail = consumer;
+        }
+        realize(tail);
+      }
+      if (n->op == Op::Expand || n->op == Op::Window) {
+        // A view that repeats elements would recompute its source for every repeat.
+        const Node* src = n->srcs[0];
+        while (is_movement(src->op)) src = src->srcs[0];
+        if (!is_leaf(src)) realize(src);
+      }
+    }
+    for (auto it = live_.rbegin(); it != live_.rend(); ++it) {
+      const Node* n = *it;
+      if (uses_[n->id] > 1 && !is_leaf(n) && !is_movement(n->op)) {
+        std::set<const Node*> seen;
+        if (fused_op_count(n, seen) > kMaxRecomputedOps) realize(n);
+      }
+    }
+  }
+
+  // Meaningful only where uses_ is 1.
+  const Node* single_consumer(const Node* n) const { return consumer_[n->id]; }
+
+  // Returns true if it realized another node.
+  bool split_kernels() {
+    bool changed = false;
+    for (const Node* root : live_) {
+      if (!realized_[root->id] || is_leaf(root)) continue;
+      const Node* top_reduce = nullptr;
+      std::set<std::tuple<const Node*, bool, bool>> seen;
+      std::function<void(const Node*, bool, bool)> walk = [&](const Node* n, bool through_view, bool in_reduce) {
+        if (n != root && realized_[n->id]) return;
+        if (!seen.insert({n, through_view, in_reduce}).second) return;
+        if (is_reduce(n->op)) {
+          if (through_view || in_reduce || (top_reduce && top_reduce != n)) {
+            realize(n);
+            changed = true;
+            return;
+          }
+          top_reduce = n;
+          walk(n->srcs[0], false, true);
+          return;
+        }
+        for (const Node* s : n->srcs) walk(s, through_view || is_movement(n->op), in_reduce);
+      };
+      walk(root, false, false);
+    }
+    return changed;
+  }
+
+  Schedule build() {
+    Schedule s;
+    s.node_buffer.assign(realized_.size(), -1);
+    auto add_buffer = [&](const Node* n, BufferRole role, const std::string& name) {
+      s.buffers.push_back({name, role, n->dtype, n->shape, n, -1});
+      return static_cast<int>(s.buffers.size()) - 1;
+    };
+    for (size_t i = 0; i < graph_.inputs().size(); ++i) {
+      const GraphInput& in = graph_.inputs()[i];
+      int b = add_buffer(in.node, BufferRole::Input, in.name);
+      s.buffers[b].io_index = static_cast<int>(i);
+      s.node_buffer[in.node->id] = b;
+      s.inputs.push_back(b);
+    }
+    std::vector<std::pair<int, int>> pending_copies;  // (node id, output buffer)
+    for (size_t i = 0; i < graph_.outputs().size(); ++i) {
+      const GraphOutput& out = graph_.outputs()[i];
+      int b = add_buffer(out.node, BufferRole::Output, out.name);
+      s.buffers[b].io_index = static_cast<int>(i);
+      s.outputs.push_back(b);
+      // An output that is an input, a weight or already another output is copied.
+      if (out.node->op == Op::Input || out.node->op == Op::Weight || s.node_buffer[out.node->id] >= 0)
+        pending_copies.push_back({out.node->id, b});
+      else
+        s.node_buffer[out.node->id] = b;
+    }
+    for (const Node* n : live_) {
+      if (!realized_[n->id] || s.node_buffer[n->id] >= 0) continue;
+      std::string name = n->name.empty() ? std::string(op_name(n->op)) + "_" + std::to_string(n->id) : n->name;
+      s.node_buffer[n->id] = add_buffer(n, n->op == Op::Weight ? BufferRole::Weight : BufferRole::Intermediate, name);
+    }
+    for (const Node* n : live_) {
+      if (!realized_[n->id] || n->op == Op::Input || n->op == Op::Weight) continue;
+      ScheduledKernel k;
+      k.root = n;
+      k.output = s.node_buffer[n->id];
+      std::set<const Node*> seen;
+      std::function<void(const Node*)> collect = [&](const Node* x) {
+        if (!seen.insert(x).second) return;
+        if (x != n && realized_[x->id]) {
+          int b = s.node_buffer[x->id];
+          if (std::find(k.inputs.begin(), k.inputs.end(), b) == k.inputs.end()) k.inputs.push_back(b);
+          return;
+        }
+        for (const Node* src : x->srcs) collect(src);
+      };
+      collect(n);
+      k.name = "k" + std::to_string(s.kernels.size()) + "_" + s.buffers[k.output].name;
+      for (char& c : k.name)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
+      s.steps.push_back({Step::Kind::Kernel, static_cast<int>(s.kernels.size())});
+      s.kernels.push_back(std::move(k));
+    }
+    for (auto [node_id, dst] : pending_copies) {
+      s.steps.push_back({Step::Kind::Copy, static_cast<int>(s.copies.size())});
+      s.copies.push_back({s.node_buffer[node_id], dst});
+    }
+    return s;
+  }
+
+  const Graph& graph_;
+  std::vector<Node*> live_;
+  std::vector<bool> realized_;
+  std::vector<int> uses_;           // edges from live consumers
+  std::vector<const Node*> consumer_;  // the last consumer seen
+};
+
+}  // namespace
+
+Schedule schedule_graph(const Graph& graph) { return Scheduler(graph).run(); }
+
+}  // namespace edgec

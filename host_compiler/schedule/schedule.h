@@ -1,0 +1,59 @@
+// schedule.h — groups primitive ops into kernels and decides which tensors exist in memory.
+//
+// A node is *realized* (gets a buffer) only where it must be: graph inputs, weights and
+// outputs; the result of a reduce whose value is reused or reached through a view; a
+// value that a window or expand would otherwise recompute many times; a value with
+// several consumers that is too costly to recompute. Everything else is fused: an
+// elementwise chain becomes part of the kernel that consumes it, and the elementwise
+// ops after a reduce (bias, batch-norm, activation, residual add) become its epilogue.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace edgec {
+
+enum class BufferRole { Input, Output, Weight, Intermediate };
+
+struct ScheduledBuffer {
+  std::string name;
+  BufferRole role;
+  DType dtype;
+  Shape shape;
+  const Node* node = nullptr;  // the node whose value it holds
+  int io_index = -1;           // Input/Output: position in the model's inputs/outputs
+  size_t bytes() const { return static_cast<size_t>(numel(shape)) * dtype_size(dtype); }
+};
+
+struct ScheduledKernel {
+  std::string name;
+  const Node* root;            // the realized node it computes
+  int output;                  // buffer written
+  std::vector<int> inputs;     // buffers read, in first-use order
+};
+
+// Copies for model outputs that are an input, a weight or another output.
+struct ScheduledCopy {
+  int src, dst;
+};
+
+struct Step {  // one entry of the command queue, in order
+  enum class Kind { Kernel, Copy } kind;
+  int index;   // into kernels or copies
+};
+
+struct Schedule {
+  std::vector<ScheduledBuffer> buffers;
+  std::vector<ScheduledKernel> kernels;
+  std::vector<ScheduledCopy> copies;
+  std::vector<Step> steps;
+  std::vector<int> inputs, outputs;   // buffer ids, in model order
+  // Buffer holding a realized node (-1 if the node is fused into its consumers).
+  int buffer_of(const Node* n) const;
+  std::vector<int> node_buffer;       // indexed by Node::id
+};
+
+Schedule schedule_graph(const Graph& graph);
+
+}  // namespace edgec
