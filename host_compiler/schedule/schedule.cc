@@ -19,6 +19,10 @@ constexpr int kMaxRecomputedOps = 6;
 
 bool is_leaf(const Node* n) { return n->op == Op::Input || n->op == Op::Weight || n->op == Op::Const; }
 
+// Views that read each source element at most once: a reduce seen through them is
+// still computed once per element, so it may share a kernel with them.
+bool reads_each_once(Op op) { return is_movement(op) && op != Op::Expand && op != Op::Window; }
+
 class Scheduler {
  public:
   explicit Scheduler(const Graph& g) : graph_(g), live_(g.live_nodes()) {
@@ -61,11 +65,12 @@ class Scheduler {
     for (const Node* n : live_) {
       if (n->op == Op::Input || n->op == Op::Weight) realize(n);
       if (is_reduce(n->op)) {
-        // The reduce's kernel ends after the elementwise ops that alone consume it.
+        // The reduce's kernel ends after the elementwise ops (and the views that read
+        // each element once) that alone consume it.
         const Node* tail = n;
         while (uses_[tail->id] == 1 && !realized_[tail->id]) {
           const Node* consumer = single_consumer(tail);
-          if (!consumer || !is_elementwise(consumer->op)) break;
+          if (!consumer || !(is_elementwise(consumer->op) || reads_each_once(consumer->op))) break;
           tail = consumer;
         }
         realize(tail);
@@ -109,7 +114,8 @@ class Scheduler {
           walk(n->srcs[0], false, true);
           return;
         }
-        for (const Node* s : n->srcs) walk(s, through_view || is_movement(n->op), in_reduce);
+        bool repeats = is_movement(n->op) && !reads_each_once(n->op);
+        for (const Node* s : n->srcs) walk(s, through_view || repeats, in_reduce);
       };
       walk(root, false, false);
     }
