@@ -56,7 +56,8 @@ const char* edgert_dtype_name(edgert_dtype dtype);
 
 /* Maps and verifies a bundle file (header, FlatBuffer, content hash, every offset). */
 edgert_status edgert_bundle_open(const char* path, edgert_bundle** out_bundle);
-/* Same, over memory the caller keeps alive and unchanged until edgert_bundle_close. */
+/* Same, over memory the caller keeps alive and unchanged until edgert_bundle_close.
+ * The memory must be 64-byte aligned (page-aligned for sections aligned beyond 64). */
 edgert_status edgert_bundle_open_memory(const void* data, size_t size, edgert_bundle** out_bundle);
 void edgert_bundle_close(edgert_bundle* bundle);
 

@@ -1,0 +1,164 @@
+// bundle.cc — opening a bundle (mmap or caller memory), verification, and the queries on
+// inputs and outputs. Everything read here was checked by verify_bundle at open.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "internal.h"
+
+namespace {
+
+using edge::bundle::TensorInfo;
+
+edgert_status open_verified(const uint8_t* file, size_t size, bool owns_mapping,
+                            edgert_bundle** out) {
+  const edge::bundle::Bundle* root = nullptr;
+  const uint8_t* data = nullptr;
+  size_t data_size = 0;
+  edgert_status st = edgert::verify_bundle(file, size, &root, &data, &data_size);
+  if (st != EDGERT_OK) return st;
+  // calloc + placement new rather than operator new: the runtime needs only libc.
+  void* mem = std::calloc(1, sizeof(edgert_bundle));
+  if (!mem) return edgert::set_error(EDGERT_ERROR_OUT_OF_MEMORY, "out of memory opening bundle");
+  edgert_bundle* b = new (mem) edgert_bundle;
+  b->file = file;
+  b->file_size = size;
+  b->owns_mapping = owns_mapping;
+  b->root = root;
+  b->data = data;
+  b->data_size = data_size;
+  *out = b;
+  return EDGERT_OK;
+}
+
+const TensorInfo* tensor_at(const edgert_bundle* bundle, int32_t index, bool input) {
+  if (!bundle || index < 0) return nullptr;
+  const auto* v = input ? bundle->root->inputs() : bundle->root->outputs();
+  if (!v || static_cast<uint32_t>(index) >= v->size()) return nullptr;
+  return v->Get(static_cast<uint32_t>(index));
+}
+
+edgert_status tensor_info(const edgert_bundle* bundle, int32_t index, bool input,
+                          edgert_tensor_info* out) {
+  const TensorInfo* t = tensor_at(bundle, index, input);
+  if (!t || !out)
+    return edgert::set_error(EDGERT_ERROR_INVALID_ARGUMENT, "%s index %d out of range",
+                             input ? "input" : "output", index);
+  std::memset(out, 0, sizeof(*out));
+  out->name = t->name()->c_str();
+  out->dtype = static_cast<edgert_dtype>(t->dtype());
+  size_t bytes = edgert::dtype_size(static_cast<uint32_t>(t->dtype()));
+  const auto* shape = t->shape();
+  out->rank = shape ? static_cast<int32_t>(shape->size()) : 0;
+  for (int32_t i = 0; i < out->rank; ++i) {
+    out->shape[i] = shape->Get(static_cast<uint32_t>(i));
+    bytes *= static_cast<size_t>(out->shape[i]);  // no overflow: checked at open
+  }
+  out->size_bytes = bytes;
+  return EDGERT_OK;
+}
+
+int32_t find_tensor(const edgert_bundle* bundle, const char* name, bool input) {
+  if (!bundle || !name) return -1;
+  const auto* v = input ? bundle->root->inputs() : bundle->root->outputs();
+  for (uint32_t i = 0; v && i < v->size(); ++i)
+    if (std::strcmp(v->Get(i)->name()->c_str(), name) == 0) return static_cast<int32_t>(i);
+  return -1;
+}
+
+}  // namespace
+
+extern "C" {
+
+edgert_status edgert_bundle_open(const char* path, edgert_bundle** out_bundle) {
+  if (!path || !out_bundle)
+    return edgert::set_error(EDGERT_ERROR_INVALID_ARGUMENT, "edgert_bundle_open: null argument");
+  *out_bundle = nullptr;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return edgert::set_error(EDGERT_ERROR_IO, "cannot open %s: %s", path, std::strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int err = errno;
+    close(fd);
+    return edgert::set_error(EDGERT_ERROR_IO, "cannot stat %s: %s", path, std::strerror(err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    return edgert::set_error(EDGERT_ERROR_IO, "%s is not a regular file", path);
+  }
+  const size_t size = static_cast<size_t>(st.st_size);
+  if (size == 0) {  // mmap refuses length 0; report it like any other truncation
+    close(fd);
+    return edgert::set_error(EDGERT_ERROR_INVALID_BUNDLE, "%s is empty (0 bytes)", path);
+  }
+  // Read-only and private: weights are used in place and nothing can write through.
+  void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  int err = errno;
+  close(fd);  // the mapping keeps the file alive
+  if (map == MAP_FAILED)
+    return edgert::set_error(EDGERT_ERROR_IO, "cannot mmap %s: %s", path, std::strerror(err));
+  edgert_status status = open_verified(static_cast<const uint8_t*>(map), size, true, out_bundle);
+  if (status != EDGERT_OK) munmap(map, size);
+  return status;
+}
+
+edgert_status edgert_bundle_open_memory(const void* data, size_t size, edgert_bundle** out_bundle) {
+  if (!data || !out_bundle)
+    return edgert::set_error(EDGERT_ERROR_INVALID_ARGUMENT,
+                             "edgert_bundle_open_memory: null argument");
+  *out_bundle = nullptr;
+  // FlatBuffers reads its scalars in place: the buffer must be aligned to the largest (8).
+  // Sections need more (64); verify_bundle checks their addresses.
+  if (reinterpret_cast<uintptr_t>(data) % 8 != 0)
+    return edgert::set_error(EDGERT_ERROR_INVALID_ARGUMENT,
+                             "bundle memory at %p is not aligned (use 64-byte alignment)", data);
+  return open_verified(static_cast<const uint8_t*>(data), size, false, out_bundle);
+}
+
+void edgert_bundle_close(edgert_bundle* bundle) {
+  if (!bundle) return;
+  if (bundle->owns_mapping) munmap(const_cast<uint8_t*>(bundle->file), bundle->file_size);
+  bundle->~edgert_bundle();
+  std::free(bundle);
+}
+
+int32_t edgert_bundle_input_count(const edgert_bundle* bundle) {
+  return bundle && bundle->root->inputs() ? static_cast<int32_t>(bundle->root->inputs()->size())
+                                          : 0;
+}
+
+int32_t edgert_bundle_output_count(const edgert_bundle* bundle) {
+  return bundle && bundle->root->outputs() ? static_cast<int32_t>(bundle->root->outputs()->size())
+                                           : 0;
+}
+
+edgert_status edgert_bundle_input_info(const edgert_bundle* bundle, int32_t index,
+                                       edgert_tensor_info* out_info) {
+  return tensor_info(bundle, index, true, out_info);
+}
+
+edgert_status edgert_bundle_output_info(const edgert_bundle* bundle, int32_t index,
+                                        edgert_tensor_info* out_info) {
+  return tensor_info(bundle, index, false, out_info);
+}
+
+int32_t edgert_bundle_find_input(const edgert_bundle* bundle, const char* name) {
+  return find_tensor(bundle, name, true);
+}
+
+int32_t edgert_bundle_find_output(const edgert_bundle* bundle, const char* name) {
+  return find_tensor(bundle, name, false);
+}
+
+size_t edgert_bundle_arena_size(const edgert_bundle* bundle) {
+  return bundle ? static_cast<size_t>(bundle->root->arena_size()) : 0;
+}
+
+}  // extern "C"

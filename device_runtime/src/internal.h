@@ -1,0 +1,40 @@
+// internal.h — what the runtime's source files share: the bundle and context objects
+// and the error helpers. Not installed; the public contract is include/edgert.h.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "bundle_generated.h"
+#include "edgert.h"
+
+namespace edgert {
+
+// Records a printf-style message as the thread's last error and returns `status`.
+edgert_status set_error(edgert_status status, const char* format, ...)
+    __attribute__((format(printf, 2, 3)));
+
+// Size of one element, 0 for a dtype value outside the enum.
+size_t dtype_size(uint32_t dtype);
+
+// Checks everything in a bundle the runtime will later use without checking again
+// (verify.cc). On success *out_root is the verified FlatBuffer root.
+edgert_status verify_bundle(const uint8_t* file, size_t file_size,
+                            const edge::bundle::Bundle** out_root, const uint8_t** out_data,
+                            size_t* out_data_size);
+
+// Name of a buffer for messages; never null.
+inline const char* buffer_name(const edge::bundle::Buffer* b) {
+  return b->name() ? b->name()->c_str() : "";
+}
+
+}  // namespace edgert
+
+// An open, verified bundle. Immutable after open, so several contexts may share it.
+struct edgert_bundle {
+  const uint8_t* file = nullptr;  // the whole file (mapping or caller memory)
+  size_t file_size = 0;
+  bool owns_mapping = false;  // munmap on close (edgert_bundle_open)
+  const edge::bundle::Bundle* root = nullptr;
+  const uint8_t* data = nullptr;  // data blob: sections live here
+  size_t data_size = 0;
+};

@@ -1,0 +1,401 @@
+// verify.cc — every check that stands between an untrusted bundle file and the code that
+// trusts it. The loader and the context use offsets, indices and sizes without checking
+// again, so anything they rely on must be checked here. One function per part of the
+// bundle; to add a check, add it to the part it concerns and name the field in the message.
+#include <cinttypes>
+#include <cstring>
+
+#include "bundle_header.h"
+#include "cpu_port.h"
+#include "internal.h"
+
+namespace edgert {
+namespace {
+
+using namespace edge::bundle;
+
+#define EDGE_INVALID(...) ::edgert::set_error(EDGERT_ERROR_INVALID_BUNDLE, __VA_ARGS__)
+
+constexpr uint32_t kMaxArenaAlignment = 1u << 20;
+
+template <typename T>
+uint32_t count(const flatbuffers::Vector<T>* v) {
+  return v ? v->size() : 0;
+}
+
+// [offset, offset + size) lies inside [0, limit), without overflow.
+bool range_inside(uint64_t offset, uint64_t size, uint64_t limit) {
+  return offset <= limit && size <= limit - offset;
+}
+
+bool is_power_of_two(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
+
+bool valid_dtype(DType d) { return dtype_size(static_cast<uint32_t>(d)) != 0; }
+
+// product(shape) * element size, false on a negative dim or overflow. A null shape is a
+// scalar.
+bool shape_bytes(const flatbuffers::Vector<int64_t>* shape, DType dtype, uint64_t* out) {
+  uint64_t n = dtype_size(static_cast<uint32_t>(dtype));
+  for (uint32_t i = 0; i < count(shape); ++i) {
+    int64_t d = shape->Get(i);
+    if (d < 0 || __builtin_mul_overflow(n, static_cast<uint64_t>(d), &n)) return false;
+  }
+  *out = n;
+  return true;
+}
+
+bool same_shape(const flatbuffers::Vector<int64_t>* a, const flatbuffers::Vector<int64_t>* b) {
+  if (count(a) != count(b)) return false;
+  for (uint32_t i = 0; i < count(a); ++i)
+    if (a->Get(i) != b->Get(i)) return false;
+  return true;
+}
+
+const char* str(const flatbuffers::String* s) { return s ? s->c_str() : ""; }
+
+// ---- file layout: header, FlatBuffer range, data blob range, padding, hash ----
+
+edgert_status check_header(const uint8_t* file, size_t file_size, BundleHeader* h) {
+  if (file_size < kHeaderSize)
+    return EDGE_INVALID("file is %zu bytes, smaller than the %u-byte header (truncated?)",
+                        file_size, kHeaderSize);
+  std::memcpy(h, file, sizeof(*h));
+  if (std::memcmp(h->magic, kMagic, sizeof(kMagic)) != 0)
+    return EDGE_INVALID("bad magic: not an edge bundle (expected \"EDGEBNDL\")");
+  if (h->format_version != kFormatVersion)
+    return set_error(EDGERT_ERROR_UNSUPPORTED,
+                     "bundle format version %u, but this runtime reads format version %u",
+                     h->format_version, kFormatVersion);
+  if (h->header_size != kHeaderSize)
+    return EDGE_INVALID("header_size %u, expected %u", h->header_size, kHeaderSize);
+  if (h->reserved != 0) return EDGE_INVALID("header reserved field is not zero");
+  if (h->fb_offset != kHeaderSize)
+    return EDGE_INVALID("fb_offset %" PRIu64 ", expected %u (FlatBuffer follows the header)",
+                        h->fb_offset, kHeaderSize);
+  if (h->fb_size == 0 || !range_inside(h->fb_offset, h->fb_size, file_size))
+    return EDGE_INVALID("FlatBuffer range [%" PRIu64 ", +%" PRIu64 ") exceeds file size %zu",
+                        h->fb_offset, h->fb_size, file_size);
+  if (h->data_offset % kDataAlignment != 0)
+    return EDGE_INVALID("data_offset %" PRIu64 " is not a multiple of %" PRIu64, h->data_offset,
+                        kDataAlignment);
+  if (h->data_offset < h->fb_offset + h->fb_size)
+    return EDGE_INVALID("data_offset %" PRIu64 " overlaps the FlatBuffer (ends at %" PRIu64 ")",
+                        h->data_offset, h->fb_offset + h->fb_size);
+  // Exact size: catches truncation at any length and anything appended.
+  if (!range_inside(h->data_offset, h->data_size, file_size) ||
+      h->data_offset + h->data_size != file_size)
+    return EDGE_INVALID("file size %zu does not match the header (data blob [%" PRIu64 ", +%" PRIu64
+                        ")); truncated or corrupted",
+                        file_size, h->data_offset, h->data_size);
+  // The padding is not hashed; requiring zeros means no byte of the file goes unchecked.
+  for (uint64_t i = h->fb_offset + h->fb_size; i < h->data_offset; ++i)
+    if (file[i] != 0) return EDGE_INVALID("padding byte at file offset %" PRIu64 " is not zero", i);
+  uint64_t hash = content_hash_update(kContentHashSeed, file + h->fb_offset, h->fb_size);
+  hash = content_hash_update(hash, file + h->data_offset, h->data_size);
+  if (hash != h->content_hash)
+    return EDGE_INVALID("content hash mismatch (header 0x%016" PRIx64 ", computed 0x%016" PRIx64
+                        "): the file is corrupted",
+                        h->content_hash, hash);
+  return EDGERT_OK;
+}
+
+edgert_status check_flatbuffer(const uint8_t* fb, uint64_t fb_size, const Bundle** out) {
+  if (fb_size >= FLATBUFFERS_MAX_BUFFER_SIZE)
+    return EDGE_INVALID("FlatBuffer is %" PRIu64 " bytes, over the FlatBuffers limit", fb_size);
+  if (fb_size < 8 || !BundleBufferHasIdentifier(fb))
+    return EDGE_INVALID("FlatBuffer identifier is not \"%s\"", BundleIdentifier());
+  flatbuffers::Verifier::Options options;
+  options.max_tables = 1u << 26;  // large models have many buffers and commands
+  flatbuffers::Verifier verifier(fb, static_cast<size_t>(fb_size), options);
+  if (!VerifyBundleBuffer(verifier))
+    return EDGE_INVALID("FlatBuffer fails verification (bad offsets, sizes or strings)");
+  const Bundle* root = GetBundle(fb);
+  if (root->format_version() != kFormatVersion)
+    return EDGE_INVALID("Bundle.format_version %u differs from the header's %u",
+                        root->format_version(), kFormatVersion);
+  *out = root;
+  return EDGERT_OK;
+}
+
+// ---- target: can this machine run the code at all ----
+
+const char* arch_name(Arch a) { return a <= Arch::MAX ? EnumNameArch(a) : "unknown"; }
+
+edgert_status check_target(const Bundle* b) {
+  const Target* t = b->target();
+  if (!t) return EDGE_INVALID("target is missing");
+  if (t->arch() != cpu::host_arch())
+    return set_error(
+        EDGERT_ERROR_UNSUPPORTED, "bundle targets arch %s (%u), but this runtime runs on %s",
+        arch_name(t->arch()), static_cast<unsigned>(t->arch()), arch_name(cpu::host_arch()));
+  if (!t->port() || std::strcmp(t->port()->c_str(), "cpu") != 0)
+    return set_error(EDGERT_ERROR_UNSUPPORTED,
+                     "bundle needs runtime port \"%s\", this runtime has port \"cpu\"",
+                     str(t->port()));
+  for (uint32_t i = 0; i < count(t->features()); ++i) {
+    const char* name = str(t->features()->Get(i));
+    bool known = false;
+    bool present = cpu::has_feature(name, &known);
+    if (!known)
+      return set_error(EDGERT_ERROR_UNSUPPORTED,
+                       "target feature \"%s\" is unknown to this runtime; refusing to guess", name);
+    if (!present)
+      return set_error(EDGERT_ERROR_UNSUPPORTED,
+                       "bundle needs CPU feature \"%s\" (cpu %s), which this CPU lacks", name,
+                       str(t->cpu()));
+  }
+  return EDGERT_OK;
+}
+
+// ---- sections: ranges of the data blob ----
+
+edgert_status check_sections(const Bundle* b, const uint8_t* data, uint64_t data_size) {
+  for (uint32_t i = 0; i < count(b->sections()); ++i) {
+    const Section* s = b->sections()->Get(i);
+    if (s->kind() > SectionKind::MAX)
+      return EDGE_INVALID("section %u: unknown kind %u", i, static_cast<unsigned>(s->kind()));
+    if (!is_power_of_two(s->alignment()) || s->alignment() < kSectionAlignment)
+      return EDGE_INVALID("section %u: alignment %u is not a power of two >= %" PRIu64, i,
+                          s->alignment(), kSectionAlignment);
+    if (s->offset() % s->alignment() != 0)
+      return EDGE_INVALID("section %u: offset %" PRIu64 " is not a multiple of its alignment %u", i,
+                          s->offset(), s->alignment());
+    if (!range_inside(s->offset(), s->size(), data_size))
+      return EDGE_INVALID("section %u: range [%" PRIu64 ", +%" PRIu64
+                          ") exceeds the data blob (%" PRIu64 " bytes)",
+                          i, s->offset(), s->size(), data_size);
+    // Kernels may use aligned vector loads on weights: the address itself must be aligned,
+    // which only fails for edgert_bundle_open_memory on under-aligned caller memory.
+    if (reinterpret_cast<uintptr_t>(data + s->offset()) % s->alignment() != 0)
+      return set_error(EDGERT_ERROR_INVALID_ARGUMENT,
+                       "section %u: address %p is not %u-byte aligned (bundle memory must be "
+                       "aligned to %u bytes)",
+                       i, static_cast<const void*>(data + s->offset()), s->alignment(),
+                       s->alignment());
+  }
+  return EDGERT_OK;
+}
+
+// ---- arena and buffers ----
+
+edgert_status check_buffers(const Bundle* b) {
+  const uint32_t align = b->arena_alignment();
+  if (!is_power_of_two(align) || align < kSectionAlignment || align > kMaxArenaAlignment)
+    return EDGE_INVALID("arena_alignment %u is not a power of two in [%" PRIu64 ", %u]", align,
+                        kSectionAlignment, kMaxArenaAlignment);
+  const uint32_t num_sections = count(b->sections());
+  for (uint32_t i = 0; i < count(b->buffers()); ++i) {
+    const Buffer* buf = b->buffers()->Get(i);
+    const char* name = buffer_name(buf);
+    if (!valid_dtype(buf->dtype()))
+      return EDGE_INVALID("buffer %u (%s): unknown dtype %u", i, name,
+                          static_cast<unsigned>(buf->dtype()));
+    switch (buf->kind()) {
+      case BufferKind::Arena:
+        if (buf->offset() % align != 0)
+          return EDGE_INVALID("buffer %u (%s): arena offset %" PRIu64
+                              " is not a multiple of arena_alignment %u",
+                              i, name, buf->offset(), align);
+        if (!range_inside(buf->offset(), buf->size(), b->arena_size()))
+          return EDGE_INVALID("buffer %u (%s): arena range [%" PRIu64 ", +%" PRIu64
+                              ") exceeds arena_size %" PRIu64,
+                              i, name, buf->offset(), buf->size(), b->arena_size());
+        break;
+      case BufferKind::Weight: {
+        if (buf->section() >= num_sections)
+          return EDGE_INVALID("buffer %u (%s): section %u out of range (%u sections)", i, name,
+                              buf->section(), num_sections);
+        const Section* s = b->sections()->Get(buf->section());
+        if (s->kind() != SectionKind::Weights && s->kind() != SectionKind::ReferenceIO)
+          return EDGE_INVALID("buffer %u (%s): section %u is not a Weights or ReferenceIO section",
+                              i, name, buf->section());
+        if (!range_inside(buf->offset(), buf->size(), s->size()))
+          return EDGE_INVALID("buffer %u (%s): range [%" PRIu64 ", +%" PRIu64
+                              ") exceeds section %u (%" PRIu64 " bytes)",
+                              i, name, buf->offset(), buf->size(), buf->section(), s->size());
+        break;
+      }
+      case BufferKind::Input:
+      case BufferKind::Output: {
+        const bool is_input = buf->kind() == BufferKind::Input;
+        const auto* tensors = is_input ? b->inputs() : b->outputs();
+        const char* what = is_input ? "input" : "output";
+        if (buf->io_index() >= count(tensors))
+          return EDGE_INVALID("buffer %u (%s): io_index %u out of range (%u %ss)", i, name,
+                              buf->io_index(), count(tensors), what);
+        if (tensors->Get(buf->io_index())->buffer() != i)
+          return EDGE_INVALID("buffer %u (%s): %s %u does not refer back to it", i, name, what,
+                              buf->io_index());
+        break;
+      }
+      default:
+        return EDGE_INVALID("buffer %u (%s): unknown kind %u", i, name,
+                            static_cast<unsigned>(buf->kind()));
+    }
+  }
+  return EDGERT_OK;
+}
+
+// ---- inputs and outputs: what the caller binds ----
+
+edgert_status check_tensors(const Bundle* b, bool inputs) {
+  const auto* tensors = inputs ? b->inputs() : b->outputs();
+  const char* what = inputs ? "input" : "output";
+  const BufferKind want = inputs ? BufferKind::Input : BufferKind::Output;
+  if (count(tensors) > static_cast<uint32_t>(INT32_MAX)) return EDGE_INVALID("too many %ss", what);
+  for (uint32_t i = 0; i < count(tensors); ++i) {
+    const TensorInfo* t = tensors->Get(i);
+    if (!t->name() || t->name()->size() == 0) return EDGE_INVALID("%s %u has no name", what, i);
+    const char* name = t->name()->c_str();
+    if (std::strlen(name) != t->name()->size())
+      return EDGE_INVALID("%s %u: name contains a NUL byte", what, i);
+    for (uint32_t j = 0; j < i; ++j)
+      if (std::strcmp(str(tensors->Get(j)->name()), name) == 0)
+        return EDGE_INVALID("%s %u (%s): name already used by %s %u", what, i, name, what, j);
+    if (!valid_dtype(t->dtype()))
+      return EDGE_INVALID("%s %u (%s): unknown dtype %u", what, i, name,
+                          static_cast<unsigned>(t->dtype()));
+    if (count(t->shape()) > EDGERT_MAX_RANK)
+      return EDGE_INVALID("%s %u (%s): rank %u exceeds %d", what, i, name, count(t->shape()),
+                          EDGERT_MAX_RANK);
+    uint64_t bytes = 0;
+    if (!shape_bytes(t->shape(), t->dtype(), &bytes) || bytes > SIZE_MAX)
+      return EDGE_INVALID("%s %u (%s): shape has a negative or overflowing dimension", what, i,
+                          name);
+    if (t->buffer() >= count(b->buffers()))
+      return EDGE_INVALID("%s %u (%s): buffer %u out of range (%u buffers)", what, i, name,
+                          t->buffer(), count(b->buffers()));
+    const Buffer* buf = b->buffers()->Get(t->buffer());
+    if (buf->kind() != want || buf->io_index() != i)
+      return EDGE_INVALID("%s %u (%s): buffer %u is not %s buffer with io_index %u", what, i, name,
+                          t->buffer(), inputs ? "an Input" : "an Output", i);
+    if (buf->dtype() != t->dtype() || !same_shape(buf->shape(), t->shape()))
+      return EDGE_INVALID("%s %u (%s): dtype or shape differs from buffer %u", what, i, name,
+                          t->buffer());
+    if (buf->size() != bytes)
+      return EDGE_INVALID("%s %u (%s): buffer %u size %" PRIu64
+                          " != product(shape) * dtype size = %" PRIu64,
+                          what, i, name, t->buffer(), buf->size(), bytes);
+  }
+  return EDGERT_OK;
+}
+
+// ---- kernels and the command queue ----
+
+edgert_status check_kernels(const Bundle* b) {
+  for (uint32_t i = 0; i < count(b->kernels()); ++i) {
+    const Kernel* k = b->kernels()->Get(i);
+    const char* name = str(k->name());
+    if (k->section() >= count(b->sections()))
+      return EDGE_INVALID("kernel %u (%s): section %u out of range (%u sections)", i, name,
+                          k->section(), count(b->sections()));
+    const Section* s = b->sections()->Get(k->section());
+    if (s->kind() != SectionKind::Code)
+      return EDGE_INVALID("kernel %u (%s): section %u is not a Code section", i, name,
+                          k->section());
+    if (k->entry() >= s->size())
+      return EDGE_INVALID("kernel %u (%s): entry %" PRIu64 " outside its Code section (%" PRIu64
+                          " bytes)",
+                          i, name, k->entry(), s->size());
+  }
+  return EDGERT_OK;
+}
+
+// The buffer a command writes must be writable memory, not the mapped file or caller input.
+edgert_status check_writable(const Bundle* b, uint32_t cmd, uint32_t buffer) {
+  const Buffer* buf = b->buffers()->Get(buffer);
+  if (buf->kind() == BufferKind::Weight || buf->kind() == BufferKind::Input)
+    return EDGE_INVALID("command %u writes buffer %u (%s), which is %s buffer", cmd, buffer,
+                        buffer_name(buf),
+                        buf->kind() == BufferKind::Weight ? "a Weight" : "an Input");
+  return EDGERT_OK;
+}
+
+edgert_status check_commands(const Bundle* b) {
+  const uint32_t num_buffers = count(b->buffers());
+  for (uint32_t i = 0; i < count(b->commands()); ++i) {
+    const Command* c = b->commands()->Get(i);
+    const uint32_t num_args = count(c->args());
+    if (c->kind() != CommandKind::Timestamp) {
+      for (uint32_t a = 0; a < num_args; ++a)
+        if (c->args()->Get(a) >= num_buffers)
+          return EDGE_INVALID("command %u: arg %u is buffer %u, out of range (%u buffers)", i, a,
+                              c->args()->Get(a), num_buffers);
+    }
+    switch (c->kind()) {
+      case CommandKind::Launch: {
+        if (c->kernel() >= count(b->kernels()))
+          return EDGE_INVALID("command %u: kernel %u out of range (%u kernels)", i, c->kernel(),
+                              count(b->kernels()));
+        const Kernel* k = b->kernels()->Get(c->kernel());
+        if (num_args != k->num_args())
+          return EDGE_INVALID("command %u: %u args, but kernel %u (%s) takes %u", i, num_args,
+                              c->kernel(), str(k->name()), k->num_args());
+        // By convention the compiler passes the output first.
+        if (num_args > 0) {
+          edgert_status st = check_writable(b, i, c->args()->Get(0));
+          if (st != EDGERT_OK) return st;
+        }
+        break;
+      }
+      case CommandKind::Copy: {
+        if (num_args != 2)
+          return EDGE_INVALID("command %u: Copy has %u args, needs 2", i, num_args);
+        const Buffer* src = b->buffers()->Get(c->args()->Get(0));
+        const Buffer* dst = b->buffers()->Get(c->args()->Get(1));
+        if (src->size() != dst->size())
+          return EDGE_INVALID("command %u: Copy from %s (%" PRIu64 " bytes) to %s (%" PRIu64
+                              " bytes): sizes differ",
+                              i, buffer_name(src), src->size(), buffer_name(dst), dst->size());
+        edgert_status st = check_writable(b, i, c->args()->Get(1));
+        if (st != EDGERT_OK) return st;
+        break;
+      }
+      case CommandKind::Timestamp: break;
+      default:
+        return EDGE_INVALID("command %u: unknown kind %u", i, static_cast<unsigned>(c->kind()));
+    }
+  }
+  return EDGERT_OK;
+}
+
+edgert_status check_reference(const Bundle* b) {
+  const flatbuffers::Vector<uint32_t>* lists[2] = {b->reference_inputs(), b->reference_outputs()};
+  for (int l = 0; l < 2; ++l) {
+    for (uint32_t i = 0; i < count(lists[l]); ++i) {
+      uint32_t idx = lists[l]->Get(i);
+      if (idx >= count(b->buffers()) || b->buffers()->Get(idx)->kind() != BufferKind::Weight)
+        return EDGE_INVALID("reference_%s %u: buffer %u is not a Weight buffer",
+                            l == 0 ? "inputs" : "outputs", i, idx);
+    }
+  }
+  return EDGERT_OK;
+}
+
+#undef EDGE_INVALID
+
+}  // namespace
+
+edgert_status verify_bundle(const uint8_t* file, size_t file_size, const Bundle** out_root,
+                            const uint8_t** out_data, size_t* out_data_size) {
+  BundleHeader h;
+  edgert_status st = check_header(file, file_size, &h);
+  if (st != EDGERT_OK) return st;
+  const Bundle* root = nullptr;
+  if ((st = check_flatbuffer(file + h.fb_offset, h.fb_size, &root)) != EDGERT_OK) return st;
+  const uint8_t* data = file + h.data_offset;
+  if ((st = check_target(root)) != EDGERT_OK) return st;
+  if ((st = check_sections(root, data, h.data_size)) != EDGERT_OK) return st;
+  if ((st = check_buffers(root)) != EDGERT_OK) return st;
+  if ((st = check_tensors(root, /*inputs=*/true)) != EDGERT_OK) return st;
+  if ((st = check_tensors(root, /*inputs=*/false)) != EDGERT_OK) return st;
+  if ((st = check_kernels(root)) != EDGERT_OK) return st;
+  if ((st = check_commands(root)) != EDGERT_OK) return st;
+  if ((st = check_reference(root)) != EDGERT_OK) return st;
+  *out_root = root;
+  *out_data = data;
+  *out_data_size = static_cast<size_t>(h.data_size);
+  return EDGERT_OK;
+}
+
+}  // namespace edgert

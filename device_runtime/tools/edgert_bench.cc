@@ -1,0 +1,228 @@
+// edgert-bench — latency of edgert_run on one bundle: warm-up runs, then timed runs,
+// reported as min / median / mean / p90 / max (text or one JSON object).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "edgert.h"
+#include "npy.h"
+#include "tool_common.h"
+
+using namespace edgert_tools;
+
+namespace {
+
+const char* kTool = "edgert-bench";
+
+const char* kUsage =
+    "usage: edgert-bench BUNDLE [options]\n"
+    "\n"
+    "Times edgert_run. Inputs not given with --input are filled with deterministic\n"
+    "pseudo-random values (floats in [-1, 1), small integers).\n"
+    "\n"
+    "options:\n"
+    "  --threads N            worker threads (default 1)\n"
+    "  --warmup W             untimed runs first (default 5)\n"
+    "  --iters K              timed runs (default 50)\n"
+    "  --input NAME=FILE.npy  use this input instead of generated values\n"
+    "  --json                 print one JSON object instead of text\n"
+    "  --help                 this text\n";
+
+struct Options {
+  std::string bundle;
+  std::vector<std::string> inputs;
+  long threads = 1, warmup = 5, iters = 50;
+  bool json = false;
+};
+
+int parse_args(int argc, char** argv, Options* o) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    if (a == "--help" || a == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (a == "--input") {
+      const char* v = value();
+      if (!v) return fail(kTool, "--input needs NAME=FILE.npy");
+      o->inputs.push_back(v);
+    } else if (a.rfind("--input=", 0) == 0) {
+      o->inputs.push_back(a.substr(8));
+    } else if (a == "--threads") {
+      if (!parse_count(value(), &o->threads) || o->threads < 1)
+        return fail(kTool, "--threads needs a positive integer");
+    } else if (a == "--warmup") {
+      if (!parse_count(value(), &o->warmup)) return fail(kTool, "--warmup needs an integer >= 0");
+    } else if (a == "--iters") {
+      if (!parse_count(value(), &o->iters) || o->iters < 1)
+        return fail(kTool, "--iters needs a positive integer");
+    } else if (a == "--json") {
+      o->json = true;
+    } else if (!a.empty() && a[0] == '-') {
+      return fail(kTool, "unknown option " + a + " (see --help)");
+    } else if (o->bundle.empty()) {
+      o->bundle = a;
+    } else {
+      return fail(kTool, "more than one bundle given: " + o->bundle + " and " + a);
+    }
+  }
+  if (o->bundle.empty()) return fail(kTool, "no bundle given (see --help)");
+  return -1;
+}
+
+// Deterministic fill: the same bundle always benchmarks on the same data.
+void fill_pseudo_random(edgert_dtype dtype, uint8_t* data, size_t bytes, uint64_t seed) {
+  uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
+  auto next = [&s]() {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    return s;
+  };
+  const size_t elem = edgert_dtype_size(dtype), n = bytes / elem;
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t r = next();
+    const float f = static_cast<float>(r >> 40) / static_cast<float>(1 << 24) * 2.0f - 1.0f;
+    uint8_t* p = data + i * elem;
+    switch (dtype) {
+      case EDGERT_F32: std::memcpy(p, &f, 4); break;
+      case EDGERT_F64: {
+        double d = f;
+        std::memcpy(p, &d, 8);
+        break;
+      }
+      case EDGERT_F16: {  // k/64 for k in [-64, 64): exact in half precision
+        const int k = static_cast<int>(r % 128) - 64;
+        uint16_t h = 0;
+        if (k != 0) {
+          const unsigned m = static_cast<unsigned>(k < 0 ? -k : k);
+          int e = 31 - __builtin_clz(m);  // m = 2^e * (1 + frac)
+          const unsigned frac = (m << (10 - e)) & 0x3ff;
+          h = static_cast<uint16_t>((k < 0 ? 0x8000 : 0) | ((e - 6 + 15) << 10) | frac);
+        }
+        std::memcpy(p, &h, 2);
+        break;
+      }
+      case EDGERT_BOOL: *p = r & 1; break;
+      default: {  // integers: small values that are valid in every integer type
+        const int64_t v = static_cast<int64_t>(r % 8);
+        std::memcpy(p, &v, elem);  // little-endian: the low bytes
+        break;
+      }
+    }
+  }
+}
+
+std::string json_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+struct Handles {
+  edgert_bundle* bundle = nullptr;
+  edgert_context* context = nullptr;
+  ~Handles() {
+    edgert_context_destroy(context);
+    edgert_bundle_close(bundle);
+  }
+};
+
+int bench(const Options& o) {
+  Handles h;
+  edgert_status st = edgert_bundle_open(o.bundle.c_str(), &h.bundle);
+  if (st != EDGERT_OK)
+    return fail(kTool, "cannot open bundle " + o.bundle + ": " + status_text(st));
+
+  const int32_t num_inputs = edgert_bundle_input_count(h.bundle);
+  std::vector<NpyArray> inputs(static_cast<size_t>(num_inputs));
+  std::vector<bool> given(static_cast<size_t>(num_inputs), false);
+  std::string error;
+  for (const std::string& spec : o.inputs)
+    if (!load_input(h.bundle, spec, &inputs, &given, &error)) return fail(kTool, error);
+
+  edgert_context_options options;
+  options.num_threads = static_cast<int32_t>(o.threads);
+  st = edgert_context_create(h.bundle, &options, &h.context);
+  if (st != EDGERT_OK) return fail(kTool, "cannot create context: " + status_text(st));
+  for (int32_t i = 0; i < num_inputs; ++i) {
+    if (!given[i]) {
+      edgert_tensor_info info;
+      edgert_bundle_input_info(h.bundle, i, &info);
+      if (!inputs[i].data.allocate(info.size_bytes))
+        return fail(kTool, std::string("out of memory for input '") + info.name + "'");
+      fill_pseudo_random(info.dtype, inputs[i].data.data(), info.size_bytes,
+                         static_cast<uint64_t>(i));
+    }
+    st = edgert_bind_input(h.context, i, inputs[i].data.data(), inputs[i].data.size());
+    if (st != EDGERT_OK) return fail(kTool, "cannot bind input: " + status_text(st));
+  }
+  const int32_t num_outputs = edgert_bundle_output_count(h.bundle);
+  std::vector<AlignedBuffer> outputs(static_cast<size_t>(num_outputs));
+  for (int32_t i = 0; i < num_outputs; ++i) {
+    edgert_tensor_info info;
+    edgert_bundle_output_info(h.bundle, i, &info);
+    if (!outputs[i].allocate(info.size_bytes))
+      return fail(kTool, std::string("out of memory for output '") + info.name + "'");
+    st = edgert_bind_output(h.context, i, outputs[i].data(), info.size_bytes);
+    if (st != EDGERT_OK) return fail(kTool, "cannot bind output: " + status_text(st));
+  }
+
+  for (long i = 0; i < o.warmup; ++i)
+    if ((st = edgert_run(h.context)) != EDGERT_OK)
+      return fail(kTool, "run failed: " + status_text(st));
+  std::vector<double> ms(static_cast<size_t>(o.iters));
+  for (long i = 0; i < o.iters; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    st = edgert_run(h.context);
+    const auto t1 = std::chrono::steady_clock::now();
+    if (st != EDGERT_OK) return fail(kTool, "run failed: " + status_text(st));
+    ms[static_cast<size_t>(i)] = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  }
+
+  std::sort(ms.begin(), ms.end());
+  const size_t n = ms.size();
+  const double median = n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
+  const size_t p90_rank = (n * 9 + 9) / 10;  // nearest rank: ceil(0.9 n)
+  const double p90 = ms[p90_rank - 1];
+  double mean = 0;
+  for (double v : ms) mean += v;
+  mean /= static_cast<double>(n);
+  const size_t arena = edgert_bundle_arena_size(h.bundle);
+
+  if (o.json) {
+    std::printf(
+        "{\"bundle\": \"%s\", \"threads\": %ld, \"warmup\": %ld, \"iters\": %ld, "
+        "\"arena_bytes\": %zu, \"min_ms\": %.6f, \"median_ms\": %.6f, \"mean_ms\": %.6f, "
+        "\"p90_ms\": %.6f, \"max_ms\": %.6f}\n",
+        json_escape(o.bundle).c_str(), o.threads, o.warmup, o.iters, arena, ms.front(), median,
+        mean, p90, ms.back());
+  } else {
+    std::printf("bundle:  %s\nthreads: %ld  warmup: %ld  iters: %ld  arena: %zu bytes\n",
+                o.bundle.c_str(), o.threads, o.warmup, o.iters, arena);
+    std::printf("latency (ms): min %.6f  median %.6f  mean %.6f  p90 %.6f  max %.6f\n", ms.front(),
+                median, mean, p90, ms.back());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  int code = parse_args(argc, argv, &o);
+  if (code >= 0) return code;
+  return bench(o);
+}

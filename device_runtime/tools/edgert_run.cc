@@ -1,0 +1,203 @@
+// edgert-run — runs a bundle once on .npy inputs and writes every output as .npy.
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "edgert.h"
+#include "npy.h"
+#include "tool_common.h"
+
+using namespace edgert_tools;
+
+namespace {
+
+const char* kTool = "edgert-run";
+
+const char* kUsage =
+    "usage: edgert-run BUNDLE --input NAME=FILE.npy ... --output-dir DIR [options]\n"
+    "\n"
+    "Runs the bundle on the given inputs and writes DIR/<output name>.npy for every\n"
+    "output ('/' in names becomes '_'). Every input must be given, with exactly the\n"
+    "dtype and shape the bundle declares.\n"
+    "\n"
+    "options:\n"
+    "  --input NAME=FILE.npy  an input (repeat for each input)\n"
+    "  --output-dir DIR       where to write outputs (created if missing; optional with --print)\n"
+    "  --threads N            worker threads (default 1)\n"
+    "  --repeat K             run K times and check that every run gives bit-identical\n"
+    "                         outputs (default 1)\n"
+    "  --print                print each output's dtype, shape and first values\n"
+    "  --help                 this text\n";
+
+// mkdir -p.
+bool make_dirs(const std::string& dir, std::string* error) {
+  for (size_t pos = 1; pos <= dir.size(); ++pos) {
+    if (pos != dir.size() && dir[pos] != '/') continue;
+    std::string prefix = dir.substr(0, pos);
+    if (mkdir(prefix.c_str(), 0777) != 0 && errno != EEXIST) {
+      *error = "cannot create directory " + prefix + ": " + std::strerror(errno);
+      return false;
+    }
+  }
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    *error = dir + " is not a directory";
+    return false;
+  }
+  return true;
+}
+
+std::string file_name(const char* output_name) {
+  std::string s = output_name;
+  for (char& c : s)
+    if (c == '/') c = '_';
+  return s + ".npy";
+}
+
+struct Options {
+  std::string bundle, output_dir;
+  std::vector<std::string> inputs;
+  long threads = 1, repeat = 1;
+  bool print = false;
+};
+
+// Returns -1 to go on, else the exit code.
+int parse_args(int argc, char** argv, Options* o) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    if (a == "--help" || a == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (a == "--input") {
+      const char* v = value();
+      if (!v) return fail(kTool, "--input needs NAME=FILE.npy");
+      o->inputs.push_back(v);
+    } else if (a.rfind("--input=", 0) == 0) {
+      o->inputs.push_back(a.substr(8));
+    } else if (a == "--output-dir") {
+      const char* v = value();
+      if (!v) return fail(kTool, "--output-dir needs a directory");
+      o->output_dir = v;
+    } else if (a == "--threads") {
+      if (!parse_count(value(), &o->threads) || o->threads < 1)
+        return fail(kTool, "--threads needs a positive integer");
+    } else if (a == "--repeat") {
+      if (!parse_count(value(), &o->repeat) || o->repeat < 1)
+        return fail(kTool, "--repeat needs a positive integer");
+    } else if (a == "--print") {
+      o->print = true;
+    } else if (!a.empty() && a[0] == '-') {
+      return fail(kTool, "unknown option " + a + " (see --help)");
+    } else if (o->bundle.empty()) {
+      o->bundle = a;
+    } else {
+      return fail(kTool, "more than one bundle given: " + o->bundle + " and " + a);
+    }
+  }
+  if (o->bundle.empty()) return fail(kTool, "no bundle given (see --help)");
+  if (o->output_dir.empty() && !o->print) return fail(kTool, "no --output-dir given (see --help)");
+  return -1;
+}
+
+struct Handles {
+  edgert_bundle* bundle = nullptr;
+  edgert_context* context = nullptr;
+  ~Handles() {
+    edgert_context_destroy(context);
+    edgert_bundle_close(bundle);
+  }
+};
+
+int run(const Options& o) {
+  Handles h;
+  edgert_status st = edgert_bundle_open(o.bundle.c_str(), &h.bundle);
+  if (st != EDGERT_OK)
+    return fail(kTool, "cannot open bundle " + o.bundle + ": " + status_text(st));
+
+  const int32_t num_inputs = edgert_bundle_input_count(h.bundle);
+  std::vector<NpyArray> inputs(static_cast<size_t>(num_inputs));
+  std::vector<bool> given(static_cast<size_t>(num_inputs), false);
+  std::string error;
+  for (const std::string& spec : o.inputs)
+    if (!load_input(h.bundle, spec, &inputs, &given, &error)) return fail(kTool, error);
+  for (int32_t i = 0; i < num_inputs; ++i) {
+    if (given[i]) continue;
+    edgert_tensor_info info;
+    edgert_bundle_input_info(h.bundle, i, &info);
+    return fail(kTool, std::string("missing input '") + info.name + "' (expected " +
+                           tensor_type(info.dtype, info.shape, info.rank) + "; pass --input " +
+                           info.name + "=FILE.npy)");
+  }
+
+  edgert_context_options options;
+  options.num_threads = static_cast<int32_t>(o.threads);
+  st = edgert_context_create(h.bundle, &options, &h.context);
+  if (st != EDGERT_OK) return fail(kTool, "cannot create context: " + status_text(st));
+  for (int32_t i = 0; i < num_inputs; ++i) {
+    st = edgert_bind_input(h.context, i, inputs[i].data.data(), inputs[i].data.size());
+    if (st != EDGERT_OK) return fail(kTool, "cannot bind input: " + status_text(st));
+  }
+
+  const int32_t num_outputs = edgert_bundle_output_count(h.bundle);
+  std::vector<edgert_tensor_info> infos(static_cast<size_t>(num_outputs));
+  std::vector<AlignedBuffer> outputs(static_cast<size_t>(num_outputs));
+  std::vector<AlignedBuffer> first(static_cast<size_t>(num_outputs));
+  for (int32_t i = 0; i < num_outputs; ++i) {
+    edgert_bundle_output_info(h.bundle, i, &infos[i]);
+    if (!outputs[i].allocate(infos[i].size_bytes) ||
+        (o.repeat > 1 && !first[i].allocate(infos[i].size_bytes)))
+      return fail(kTool, std::string("out of memory for output '") + infos[i].name + "'");
+    st = edgert_bind_output(h.context, i, outputs[i].data(), infos[i].size_bytes);
+    if (st != EDGERT_OK) return fail(kTool, "cannot bind output: " + status_text(st));
+  }
+
+  for (long r = 0; r < o.repeat; ++r) {
+    st = edgert_run(h.context);
+    if (st != EDGERT_OK) return fail(kTool, "run failed: " + status_text(st));
+    for (int32_t i = 0; o.repeat > 1 && i < num_outputs; ++i) {
+      const size_t n = infos[i].size_bytes;
+      if (r == 0) {
+        if (n) std::memcpy(first[i].data(), outputs[i].data(), n);
+      } else if (n && std::memcmp(first[i].data(), outputs[i].data(), n) != 0) {
+        return fail(kTool, std::string("output '") + infos[i].name + "' of run " +
+                               std::to_string(r + 1) + " differs from run 1 (not deterministic)");
+      }
+    }
+  }
+  if (o.repeat > 1) std::printf("%ld runs, outputs bit-identical across runs\n", o.repeat);
+
+  if (!o.output_dir.empty() && !make_dirs(o.output_dir, &error)) return fail(kTool, error);
+  for (int32_t i = 0; i < num_outputs; ++i) {
+    const edgert_tensor_info& info = infos[i];
+    if (!o.output_dir.empty()) {
+      std::string path = o.output_dir + "/" + file_name(info.name);
+      if (!write_npy(path.c_str(), info.dtype, info.shape, info.rank, outputs[i].data(),
+                     info.size_bytes, &error))
+        return fail(kTool, error);
+    }
+    if (o.print) {
+      const size_t n = info.size_bytes / edgert_dtype_size(info.dtype);
+      std::string values;
+      for (size_t k = 0; k < n && k < 8; ++k)
+        values += (k ? ", " : "") + element_text(info.dtype, outputs[i].data(), k);
+      if (n > 8) values += ", ...";
+      std::printf("%s: %s = [%s]\n", info.name,
+                  tensor_type(info.dtype, info.shape, info.rank).c_str(), values.c_str());
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  int code = parse_args(argc, argv, &o);
+  if (code >= 0) return code;
+  return run(o);
+}

@@ -1,0 +1,143 @@
+// tool_common.cc — shared helpers of the edgert command-line tools.
+#include "tool_common.h"
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace edgert_tools {
+namespace {
+
+float half_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
+  uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff, bits;
+  if (exp == 0 && mant == 0) {
+    bits = sign;
+  } else if (exp == 0) {  // subnormal: normalize
+    exp = 127 - 15 + 1;
+    while (!(mant & 0x400)) {
+      mant <<= 1;
+      --exp;
+    }
+    bits = sign | (exp << 23) | ((mant & 0x3ff) << 13);
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else {
+    bits = sign | ((exp - 15 + 127) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+template <typename T>
+T load(const void* data, size_t i) {
+  T v;
+  std::memcpy(&v, static_cast<const uint8_t*>(data) + i * sizeof(T), sizeof(T));
+  return v;
+}
+
+}  // namespace
+
+int fail(const char* tool, const std::string& message) {
+  std::fprintf(stderr, "%s: %s\n", tool, message.c_str());
+  return 1;
+}
+
+std::string status_text(edgert_status status) {
+  return std::string(edgert_status_name(status)) + ": " + edgert_last_error();
+}
+
+bool parse_count(const char* text, long* out) {
+  if (!text || !*text) return false;
+  char* end = nullptr;
+  errno = 0;
+  long v = std::strtol(text, &end, 10);
+  if (*end != '\0' || errno != 0 || v < 0) return false;
+  *out = v;
+  return true;
+}
+
+std::string tensor_type(edgert_dtype dtype, const int64_t* shape, size_t rank) {
+  return std::string(edgert_dtype_name(dtype)) + " " + shape_string(shape, rank);
+}
+
+std::string input_names(const edgert_bundle* bundle) {
+  std::string names;
+  for (int32_t i = 0; i < edgert_bundle_input_count(bundle); ++i) {
+    edgert_tensor_info info;
+    if (edgert_bundle_input_info(bundle, i, &info) != EDGERT_OK) continue;
+    if (!names.empty()) names += ", ";
+    names += info.name;
+  }
+  return names.empty() ? "(none)" : names;
+}
+
+bool load_input(const edgert_bundle* bundle, const std::string& spec, std::vector<NpyArray>* inputs,
+                std::vector<bool>* given, std::string* error) {
+  const size_t eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+    *error = "--input wants NAME=FILE.npy, got '" + spec + "'";
+    return false;
+  }
+  const std::string name = spec.substr(0, eq), path = spec.substr(eq + 1);
+  const int32_t index = edgert_bundle_find_input(bundle, name.c_str());
+  if (index < 0) {
+    *error = "unknown input '" + name + "' (the bundle's inputs: " + input_names(bundle) + ")";
+    return false;
+  }
+  if ((*given)[index]) {
+    *error = "input '" + name + "' given twice";
+    return false;
+  }
+  edgert_tensor_info info;
+  edgert_bundle_input_info(bundle, index, &info);
+  NpyArray array;
+  if (!read_npy(path.c_str(), &array, error)) {
+    *error = "input '" + name + "': " + *error;
+    return false;
+  }
+  const std::string expected = tensor_type(info.dtype, info.shape, static_cast<size_t>(info.rank));
+  const std::string got = tensor_type(array.dtype, array.shape.data(), array.shape.size());
+  // Exact match only: a reshaped or 0-d array of the right size is still a caller mistake.
+  bool same = array.dtype == info.dtype && array.shape.size() == static_cast<size_t>(info.rank);
+  for (size_t d = 0; same && d < array.shape.size(); ++d) same = array.shape[d] == info.shape[d];
+  if (!same) {
+    *error = "input '" + name + "' (" + path + "): expected " + expected + ", got " + got;
+    return false;
+  }
+  (*inputs)[index] = std::move(array);
+  (*given)[index] = true;
+  return true;
+}
+
+std::string element_text(edgert_dtype dtype, const void* data, size_t i) {
+  char buf[64];
+  switch (dtype) {
+    case EDGERT_F32:
+      std::snprintf(buf, sizeof(buf), "%.6g", static_cast<double>(load<float>(data, i)));
+      break;
+    case EDGERT_F16:
+      std::snprintf(buf, sizeof(buf), "%.5g",
+                    static_cast<double>(half_to_float(load<uint16_t>(data, i))));
+      break;
+    case EDGERT_F64: std::snprintf(buf, sizeof(buf), "%.10g", load<double>(data, i)); break;
+    case EDGERT_I8: std::snprintf(buf, sizeof(buf), "%d", load<int8_t>(data, i)); break;
+    case EDGERT_U8: std::snprintf(buf, sizeof(buf), "%u", load<uint8_t>(data, i)); break;
+    case EDGERT_BOOL:
+      std::snprintf(buf, sizeof(buf), "%s", load<uint8_t>(data, i) ? "true" : "false");
+      break;
+    case EDGERT_I16: std::snprintf(buf, sizeof(buf), "%d", load<int16_t>(data, i)); break;
+    case EDGERT_U16: std::snprintf(buf, sizeof(buf), "%u", load<uint16_t>(data, i)); break;
+    case EDGERT_I32: std::snprintf(buf, sizeof(buf), "%" PRId32, load<int32_t>(data, i)); break;
+    case EDGERT_U32: std::snprintf(buf, sizeof(buf), "%" PRIu32, load<uint32_t>(data, i)); break;
+    case EDGERT_I64: std::snprintf(buf, sizeof(buf), "%" PRId64, load<int64_t>(data, i)); break;
+    case EDGERT_U64: std::snprintf(buf, sizeof(buf), "%" PRIu64, load<uint64_t>(data, i)); break;
+    default: std::snprintf(buf, sizeof(buf), "?"); break;
+  }
+  return buf;
+}
+
+}  // namespace edgert_tools

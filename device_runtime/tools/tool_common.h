@@ -1,0 +1,35 @@
+// tool_common.h — what edgert-run and edgert-bench share: argument helpers, loading
+// --input NAME=FILE.npy against a bundle's declared inputs, and tensor formatting.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "edgert.h"
+#include "npy.h"
+
+namespace edgert_tools {
+
+// Prints "<tool>: <message>" to stderr and returns 1 (the tools' exit code on error).
+int fail(const char* tool, const std::string& message);
+
+// "STATUS: last error" for a failed edgert call.
+std::string status_text(edgert_status status);
+
+// Parses a non-negative integer option value; false if it is not one.
+bool parse_count(const char* text, long* out);
+
+// Loads NAME=FILE.npy into (*inputs)[index of NAME], checking the name, dtype and shape
+// against the bundle. *inputs has one entry per bundle input; an entry is empty until set.
+bool load_input(const edgert_bundle* bundle, const std::string& spec, std::vector<NpyArray>* inputs,
+                std::vector<bool>* given, std::string* error);
+
+// "f32 (1, 3, 224, 224)".
+std::string tensor_type(edgert_dtype dtype, const int64_t* shape, size_t rank);
+
+// Comma-separated names of the bundle's inputs, for "unknown input" messages.
+std::string input_names(const edgert_bundle* bundle);
+
+// Value `i` of a tensor as text (f16 converted to float).
+std::string element_text(edgert_dtype dtype, const void* data, size_t i);
+
+}  // namespace edgert_tools

@@ -1,0 +1,43 @@
+// cpu_port.h — the CPU back end of the runtime (x86-64, aarch64): which bundles this
+// machine can run, executable memory for kernel code, and kernel launch.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "bundle_generated.h"
+
+namespace edgert::cpu {
+
+// Entry point of every compiled kernel (see Kernel in bundle.fbs).
+using KernelFn = void (*)(void* const* args, int32_t core_id, int32_t num_cores);
+
+// The architecture this runtime was built for, as the bundle names it.
+edge::bundle::Arch host_arch();
+
+// Whether this CPU (and OS) supports the feature `name` as LLVM/GCC spell it ("avx2",
+// "fma", "avx512f", "dotprod", ...; a leading '+' is ignored). *known is set false for a
+// name this port cannot check: the caller refuses those rather than guess.
+bool has_feature(const char* name, bool* known);
+
+// Code copied into its own pages and made read+execute (never writable and executable
+// at once). Kernels are position-independent and call nothing external, so a copy is all
+// the loading they need.
+struct CodeMapping {
+  void* base = nullptr;
+  size_t mapped_size = 0;
+};
+// Returns 0 or an errno value.
+int map_code(const uint8_t* bytes, size_t size, CodeMapping* out);
+void unmap_code(CodeMapping* mapping);
+
+// Runs one kernel launch. For now everything runs on the calling thread as core 0 of 1;
+// a worker pool will split launches whose parallel_extent > 1 by core_id.
+inline void launch(KernelFn fn, void* const* args, uint64_t /*parallel_extent*/,
+                   int32_t /*num_threads*/) {
+  fn(args, 0, 1);
+}
+
+// Monotonic clock in nanoseconds, for Timestamp commands (vDSO: no system call).
+uint64_t now_ns();
+
+}  // namespace edgert::cpu

@@ -1,0 +1,194 @@
+// bundle_writer.h — builds a complete bundle file in memory (header + FlatBuffer + data blob).
+// Header-only so that edgec (C++20) and the runtime's tests (C++17) share one writer and
+// therefore one idea of the file layout. Needs no exceptions.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bundle_generated.h"
+#include "bundle_header.h"
+
+namespace edge::bundle {
+
+struct SectionData {
+  SectionKind kind = SectionKind::Weights;
+  std::vector<uint8_t> bytes;
+  uint32_t alignment = 64;  // raised to kSectionAlignment if smaller
+};
+
+struct BufferDesc {
+  std::string name;
+  BufferKind kind = BufferKind::Arena;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  uint64_t size = 0;      // bytes
+  uint64_t offset = 0;    // arena offset (Arena) or offset inside `section` (Weight)
+  uint32_t section = 0;   // Weight only
+  uint32_t io_index = 0;  // Input/Output only
+};
+
+struct TensorDesc {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  uint32_t buffer = 0;
+};
+
+struct KernelDesc {
+  std::string name;
+  uint32_t section = 0;
+  uint64_t entry = 0;
+  uint32_t num_args = 0;
+  uint64_t parallel_extent = 1;
+  uint64_t flops = 0;
+  uint64_t bytes = 0;
+};
+
+struct CommandDesc {
+  CommandKind kind = CommandKind::Launch;
+  uint32_t kernel = 0;
+  std::vector<uint32_t> args;
+};
+
+struct TargetDesc {
+  Arch arch = Arch::X86_64;
+  std::string cpu;
+  std::vector<std::string> features;
+  std::string port = "cpu";
+};
+
+struct BundleDesc {
+  std::string producer, source_model;
+  TargetDesc target;
+  std::vector<SectionData> sections;
+  std::vector<BufferDesc> buffers;
+  std::vector<TensorDesc> inputs, outputs;
+  std::vector<KernelDesc> kernels;
+  std::vector<CommandDesc> commands;
+  uint64_t arena_size = 0;
+  uint32_t arena_alignment = 64;
+  uint64_t arena_lower_bound = 0;
+  std::vector<uint32_t> reference_inputs, reference_outputs;
+};
+
+namespace detail {
+
+inline uint64_t align_up(uint64_t value, uint64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+inline flatbuffers::Offset<TensorInfo> write_tensor(flatbuffers::FlatBufferBuilder& fbb,
+                                                    const TensorDesc& t) {
+  auto name = fbb.CreateString(t.name);
+  auto shape = fbb.CreateVector(t.shape);
+  return CreateTensorInfo(fbb, name, t.dtype, shape, t.buffer);
+}
+
+inline std::vector<flatbuffers::Offset<TensorInfo>> write_tensors(
+    flatbuffers::FlatBufferBuilder& fbb, const std::vector<TensorDesc>& tensors) {
+  std::vector<flatbuffers::Offset<TensorInfo>> out;
+  out.reserve(tensors.size());
+  for (const TensorDesc& t : tensors) out.push_back(write_tensor(fbb, t));
+  return out;
+}
+
+}  // namespace detail
+
+// The complete file: 64-byte BundleHeader, the FlatBuffer (identifier "EDGB") at offset 64,
+// zero padding, then the data blob at a multiple of kDataAlignment holding the sections in
+// order, each at a blob offset that is a multiple of max(alignment, 64); zero padding between
+// them. The file ends with the last section. Deterministic: the same desc gives the same bytes.
+inline std::vector<uint8_t> serialize_bundle(const BundleDesc& desc) {
+  // Lay out the data blob first: Section.offset goes into the FlatBuffer.
+  std::vector<uint64_t> section_offsets;
+  std::vector<uint32_t> section_alignments;
+  uint64_t data_size = 0;
+  for (const SectionData& s : desc.sections) {
+    uint32_t alignment =
+        s.alignment < kSectionAlignment ? static_cast<uint32_t>(kSectionAlignment) : s.alignment;
+    uint64_t offset = detail::align_up(data_size, alignment);
+    section_offsets.push_back(offset);
+    section_alignments.push_back(alignment);
+    data_size = offset + s.bytes.size();
+  }
+
+  flatbuffers::FlatBufferBuilder fbb(1024);
+  auto producer = fbb.CreateString(desc.producer);
+  auto source_model = fbb.CreateString(desc.source_model);
+
+  std::vector<flatbuffers::Offset<flatbuffers::String>> feature_strings;
+  for (const std::string& f : desc.target.features) feature_strings.push_back(fbb.CreateString(f));
+  auto target_cpu = fbb.CreateString(desc.target.cpu);
+  auto target_features = fbb.CreateVector(feature_strings);
+  auto target_port = fbb.CreateString(desc.target.port);
+  auto target = CreateTarget(fbb, desc.target.arch, target_cpu, target_features, target_port);
+
+  std::vector<flatbuffers::Offset<Section>> sections;
+  for (size_t i = 0; i < desc.sections.size(); ++i) {
+    sections.push_back(CreateSection(fbb, desc.sections[i].kind, section_offsets[i],
+                                     desc.sections[i].bytes.size(), section_alignments[i]));
+  }
+
+  std::vector<flatbuffers::Offset<Buffer>> buffers;
+  for (const BufferDesc& b : desc.buffers) {
+    auto name = fbb.CreateString(b.name);
+    auto shape = fbb.CreateVector(b.shape);
+    buffers.push_back(
+        CreateBuffer(fbb, name, b.kind, b.dtype, shape, b.size, b.offset, b.section, b.io_index));
+  }
+
+  auto inputs = detail::write_tensors(fbb, desc.inputs);
+  auto outputs = detail::write_tensors(fbb, desc.outputs);
+
+  std::vector<flatbuffers::Offset<Kernel>> kernels;
+  for (const KernelDesc& k : desc.kernels) {
+    auto name = fbb.CreateString(k.name);
+    kernels.push_back(CreateKernel(fbb, name, k.section, k.entry, k.num_args, k.parallel_extent,
+                                   k.flops, k.bytes));
+  }
+
+  std::vector<flatbuffers::Offset<Command>> commands;
+  for (const CommandDesc& c : desc.commands) {
+    auto args = fbb.CreateVector(c.args);
+    commands.push_back(CreateCommand(fbb, c.kind, c.kernel, args));
+  }
+
+  auto root = CreateBundle(
+      fbb, kFormatVersion, producer, source_model, target, fbb.CreateVector(sections),
+      fbb.CreateVector(buffers), fbb.CreateVector(inputs), fbb.CreateVector(outputs),
+      fbb.CreateVector(kernels), fbb.CreateVector(commands), desc.arena_size, desc.arena_alignment,
+      desc.arena_lower_bound, fbb.CreateVector(desc.reference_inputs),
+      fbb.CreateVector(desc.reference_outputs));
+  FinishBundleBuffer(fbb, root);
+
+  const uint8_t* fb = fbb.GetBufferPointer();
+  const uint64_t fb_size = fbb.GetSize();
+  const uint64_t data_offset = detail::align_up(kHeaderSize + fb_size, kDataAlignment);
+
+  // Zero-initialized, so all padding is zero (the runtime checks that).
+  std::vector<uint8_t> file(data_offset + data_size, 0);
+  std::memcpy(file.data() + kHeaderSize, fb, fb_size);
+  uint8_t* data = file.data() + data_offset;
+  for (size_t i = 0; i < desc.sections.size(); ++i) {
+    const std::vector<uint8_t>& bytes = desc.sections[i].bytes;
+    if (!bytes.empty()) std::memcpy(data + section_offsets[i], bytes.data(), bytes.size());
+  }
+
+  BundleHeader header;
+  std::memset(&header, 0, sizeof(header));
+  std::memcpy(header.magic, kMagic, sizeof(kMagic));
+  header.format_version = kFormatVersion;
+  header.header_size = kHeaderSize;
+  header.fb_offset = kHeaderSize;
+  header.fb_size = fb_size;
+  header.data_offset = data_offset;
+  header.data_size = data_size;
+  uint64_t hash = content_hash_update(kContentHashSeed, fb, fb_size);
+  header.content_hash = content_hash_update(hash, data, data_size);
+  std::memcpy(file.data(), &header, sizeof(header));
+  return file;
+}
+
+}  // namespace edge::bundle
