@@ -1,0 +1,312 @@
+// lowering.cc — OpContext, tensor decoding and the helpers op families share.
+#include "frontend/lowering.h"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+namespace edgec::onnx_frontend {
+
+DType dtype_from_onnx(int32_t t) {
+  using TP = onnx::TensorProto;
+  switch (t) {
+    case TP::FLOAT: return DType::F32;
+    case TP::UINT8: return DType::U8;
+    case TP::INT8: return DType::I8;
+    case TP::UINT16: return DType::U16;
+    case TP::INT16: return DType::I16;
+    case TP::INT32: return DType::I32;
+    case TP::INT64: return DType::I64;
+    case TP::BOOL: return DType::Bool;
+    case TP::FLOAT16: return DType::F16;
+    case TP::DOUBLE: return DType::F64;
+    case TP::UINT32: return DType::U32;
+    case TP::UINT64: return DType::U64;
+    default:
+      if (TP::DataType_IsValid(t)) throw CompileError("unsupported data type " + TP::DataType_Name(TP::DataType(t)));
+      throw CompileError("unsupported data type " + std::to_string(t));
+  }
+}
+
+HostTensor tensor_from_proto(const onnx::TensorProto& t) {
+  const std::string label = "tensor '" + t.name() + "'";
+  if (t.data_location() == onnx::TensorProto::EXTERNAL || t.external_data_size() > 0)
+    throw CompileError(label + ": external data is not supported");
+  HostTensor out;
+  out.dtype = dtype_from_onnx(t.data_type());
+  for (int64_t d : t.dims()) {
+    if (d < 0) throw CompileError(label + ": negative dimension");
+    out.shape.push_back(d);
+  }
+  const size_t n = size_t(numel(out.shape)), elem = dtype_size(out.dtype);
+  if (t.has_raw_data()) {
+    if (t.raw_data().size() != n * elem)
+      throw CompileError(label + ": raw_data has " + std::to_string(t.raw_data().size()) + " bytes, expected " +
+                         std::to_string(n * elem));
+    out.bytes.assign(t.raw_data().begin(), t.raw_data().end());
+    return out;
+  }
+  auto check_count = [&](int count) {
+    if (size_t(count) != n)
+      throw CompileError(label + ": " + std::to_string(count) + " values for shape " + shape_str(out.shape));
+  };
+  switch (out.dtype) {
+    case DType::F32:
+      check_count(t.float_data_size());
+      out.bytes.resize(n * 4);
+      if (n) std::memcpy(out.bytes.data(), t.float_data().data(), n * 4);
+      return out;
+    case DType::F64:
+      check_count(t.double_data_size());
+      out.bytes.resize(n * 8);
+      if (n) std::memcpy(out.bytes.data(), t.double_data().data(), n * 8);
+      return out;
+    case DType::I64:
+      check_count(t.int64_data_size());
+      return HostTensor::from_ints(out.dtype, out.shape, {t.int64_data().begin(), t.int64_data().end()});
+    case DType::U32:
+    case DType::U64: {
+      check_count(t.uint64_data_size());
+      out.bytes.resize(n * elem);
+      for (size_t k = 0; k < n; ++k) {
+        uint64_t v = t.uint64_data(int(k));
+        std::memcpy(&out.bytes[k * elem], &v, elem);  // little-endian: the low bytes
+      }
+      return out;
+    }
+    case DType::F16: {  // the bits, one per int32
+      check_count(t.int32_data_size());
+      std::vector<int64_t> bits(t.int32_data().begin(), t.int32_data().end());
+      HostTensor u = HostTensor::from_ints(DType::U16, out.shape, bits);
+      out.bytes = std::move(u.bytes);
+      return out;
+    }
+    default:  // int8/16/32, uint8/16, bool: one value per int32
+      check_count(t.int32_data_size());
+      return HostTensor::from_ints(out.dtype, out.shape, {t.int32_data().begin(), t.int32_data().end()});
+  }
+}
+
+// ---- OpContext ----
+
+void OpContext::fail(const std::string& message) const { throw CompileError(message); }
+
+Node* OpContext::input(size_t i) const {
+  Node* n = optional_input(i);
+  if (!n) fail("missing required input " + std::to_string(i));
+  return n;
+}
+
+Node* OpContext::optional_input(size_t i) const { return i < inputs_.size() ? inputs_[i] : nullptr; }
+
+HostTensor OpContext::const_input(size_t i) const {
+  Node* n = input(i);
+  if (!g.is_constant(n)) fail("input " + std::to_string(i) + " ('" + node.input(int(i)) + "') must be a constant");
+  return g.evaluate(n);
+}
+
+std::optional<std::vector<int64_t>> OpContext::ints_from_input_or_attr(size_t i, const char* attr_name,
+                                                                       int64_t since) const {
+  if (opset >= since) {
+    if (!optional_input(i)) return std::nullopt;
+    return const_ints(i);
+  }
+  if (!has_attr(attr_name)) return std::nullopt;
+  return attr_ints(attr_name);
+}
+
+const onnx::AttributeProto* OpContext::attr(const std::string& name) const {
+  for (const auto& a : node.attribute())
+    if (a.name() == name) {
+      if (!a.ref_attr_name().empty()) fail("attribute '" + name + "' refers to a function attribute");
+      return &a;
+    }
+  return nullptr;
+}
+
+int64_t OpContext::attr_int(const std::string& name, int64_t def) const {
+  const auto* a = attr(name);
+  return a ? a->i() : def;
+}
+
+float OpContext::attr_float(const std::string& name, float def) const {
+  const auto* a = attr(name);
+  return a ? a->f() : def;
+}
+
+std::string OpContext::attr_string(const std::string& name, const std::string& def) const {
+  const auto* a = attr(name);
+  return a ? a->s() : def;
+}
+
+std::vector<int64_t> OpContext::attr_ints(const std::string& name, std::vector<int64_t> def) const {
+  const auto* a = attr(name);
+  return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : def;
+}
+
+std::vector<float> OpContext::attr_floats(const std::string& name) const {
+  const auto* a = attr(name);
+  return a ? std::vector<float>(a->floats().begin(), a->floats().end()) : std::vector<float>{};
+}
+
+int64_t OpContext::axis(int64_t axis, int64_t rank) const { return normalize_axis(axis, rank); }
+
+const OpTable& op_table() {
+  static const OpTable table = [] {
+    OpTable t;
+    add_elementwise_ops(t);
+    add_nn_ops(t);
+    add_shape_ops(t);
+    add_reduce_ops(t);
+    return t;
+  }();
+  return table;
+}
+
+// ---- shared helpers ----
+
+std::vector<int64_t> iota_ints(int64_t from, int64_t to) {
+  std::vector<int64_t> v(static_cast<size_t>(std::max<int64_t>(to - from, 0)));
+  std::iota(v.begin(), v.end(), from);
+  return v;
+}
+
+Node* scalar(Graph& g, double value, const Node* like) { return g.constant(value, like->dtype); }
+
+Node* concat(Graph& g, const std::vector<Node*>& xs, int64_t axis) {
+  if (xs.empty()) throw CompileError("concat of no tensors");
+  Shape shape = xs[0]->shape;
+  axis = normalize_axis(axis, int64_t(shape.size()));
+  int64_t total = 0;
+  for (Node* x : xs) {
+    Shape s = x->shape;
+    if (s.size() != shape.size() || x->dtype != xs[0]->dtype)
+      throw CompileError("concat: " + shape_str(s) + " does not match " + shape_str(shape));
+    s[axis] = shape[axis];
+    if (s != shape) throw CompileError("concat: " + shape_str(x->shape) + " does not match " + shape_str(shape));
+    total += x->shape[axis];
+  }
+  Node* sum = nullptr;
+  int64_t offset = 0;
+  for (Node* x : xs) {
+    int64_t len = x->shape[axis];
+    if (len == 0) continue;  // empty parts add nothing
+    std::vector<int64_t> lo(shape.size(), 0), hi(shape.size(), 0);
+    lo[axis] = offset;
+    hi[axis] = total - offset - len;
+    Node* part = g.pad(x, lo, hi, 0.0);
+    sum = !sum ? part : g.binary(x->dtype == DType::Bool ? Op::Or : Op::Add, sum, part);
+    offset += len;
+  }
+  if (!sum) {  // all parts empty
+    shape[axis] = 0;
+    return g.reshape(xs[0], shape);
+  }
+  return sum;
+}
+
+Node* strided_slice(Graph& g, Node* x, int64_t axis, int64_t begin, int64_t count, int64_t step) {
+  Shape shape = x->shape;
+  std::vector<int64_t> lo(shape.size(), 0), hi = shape;
+  if (step == 1 || count <= 1) {
+    lo[axis] = begin;
+    hi[axis] = begin + count;
+    return g.shrink(x, lo, hi);
+  }
+  // Take [begin, begin + count*step) (padding the tail if it runs past the end), view it as
+  // (count, step) and keep column 0.
+  int64_t end = std::min(begin + count * step, shape[axis]);
+  lo[axis] = begin;
+  hi[axis] = end;
+  Node* y = g.shrink(x, lo, hi);
+  std::vector<int64_t> plo(shape.size(), 0), phi(shape.size(), 0);
+  phi[axis] = begin + count * step - end;
+  y = g.pad(y, plo, phi, 0.0);
+  Shape split = shape;
+  split[axis] = count;
+  split.insert(split.begin() + axis + 1, step);
+  y = g.reshape(y, split);
+  std::vector<int64_t> slo(split.size(), 0), shi = split;
+  shi[axis + 1] = 1;
+  y = g.shrink(y, slo, shi);
+  shape[axis] = count;
+  return g.reshape(y, shape);
+}
+
+Node* squeeze_axes(Graph& g, Node* x, std::vector<int64_t> axes) {
+  int64_t rank = int64_t(x->shape.size());
+  std::vector<bool> drop(rank, false);
+  for (int64_t a : axes) {
+    a = normalize_axis(a, rank);
+    if (x->shape[a] != 1)
+      throw CompileError("cannot squeeze dim " + std::to_string(a) + " of " + shape_str(x->shape) + ": size is not 1");
+    drop[a] = true;
+  }
+  Shape shape;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!drop[d]) shape.push_back(x->shape[d]);
+  return g.reshape(x, shape);
+}
+
+Node* unsqueeze_axes(Graph& g, Node* x, std::vector<int64_t> axes) {
+  int64_t rank = int64_t(x->shape.size() + axes.size());
+  std::vector<bool> inserted(rank, false);
+  for (int64_t a : axes) {
+    a = normalize_axis(a, rank);
+    if (inserted[a]) throw CompileError("unsqueeze: repeated axis " + std::to_string(a));
+    inserted[a] = true;
+  }
+  Shape shape;
+  size_t next = 0;
+  for (int64_t d = 0; d < rank; ++d) shape.push_back(inserted[d] ? 1 : x->shape[next++]);
+  return g.reshape(x, shape);
+}
+
+Node* matmul(Graph& g, Node* a, Node* b) {
+  if (a->shape.empty() || b->shape.empty()) throw CompileError("MatMul of a scalar");
+  bool a_vec = a->shape.size() == 1, b_vec = b->shape.size() == 1;
+  if (a_vec) a = g.reshape(a, {1, a->shape[0]});
+  if (b_vec) b = g.reshape(b, {b->shape[0], 1});
+  size_t ra = a->shape.size(), rb = b->shape.size();
+  if (a->shape[ra - 1] != b->shape[rb - 2])
+    throw CompileError("MatMul: inner dims of " + shape_str(a->shape) + " and " + shape_str(b->shape) + " differ");
+  // (..., M, K) x (..., K, N) as (..., M, 1, K) * (..., 1, N, K) summed over the last dim,
+  // so the reduction runs over contiguous elements of a.
+  Shape as = a->shape;
+  as.insert(as.end() - 1, 1);
+  std::vector<int64_t> perm = iota_ints(0, int64_t(rb));
+  std::swap(perm[rb - 1], perm[rb - 2]);
+  Node* bt = g.permute(b, perm);
+  Shape bs = bt->shape;
+  bs.insert(bs.end() - 2, 1);
+  Node* prod = g.binary(Op::Mul, g.reshape(a, as), g.reshape(bt, bs));
+  Node* sum = g.reduce(Op::ReduceSum, prod, {-1});
+  Shape out(sum->shape.begin(), sum->shape.end() - 1);
+  Node* y = g.reshape(sum, out);
+  std::vector<int64_t> drop;
+  if (a_vec) drop.push_back(-2);
+  if (b_vec) drop.push_back(-1);
+  return drop.empty() ? y : squeeze_axes(g, y, drop);
+}
+
+Node* reduce_min(Graph& g, Node* x, const std::vector<int64_t>& axes) {
+  if (is_float(x->dtype))  // min(x) = -max(-x), exact for floats
+    return g.unary(Op::Neg, g.reduce(Op::ReduceMax, g.unary(Op::Neg, x), axes));
+  if (x->dtype == DType::Bool)  // all(x) = !any(!x)
+    return g.unary(Op::Not, g.reduce(Op::ReduceMax, g.unary(Op::Not, x), axes));
+  if (x->dtype == DType::U64)
+    throw CompileError(std::string("min reduction of ") + dtype_name(x->dtype) + " is not supported");
+  // Integers: complementing every bit reverses the order without overflow (~x = -x-1,
+  // or MAX-x unsigned): min(x) = ~max(~x).
+  double ones = is_signed_int(x->dtype) ? -1.0 : double((uint64_t(1) << (8 * dtype_size(x->dtype))) - 1);
+  Node* mask = scalar(g, ones, x);
+  return g.binary(Op::Xor, g.reduce(Op::ReduceMax, g.binary(Op::Xor, x, mask), axes), mask);
+}
+
+Node* reduce_mean(Graph& g, Node* x, const std::vector<int64_t>& axes) {
+  int64_t count = 1;
+  for (int64_t a : axes) count *= x->shape[normalize_axis(a, int64_t(x->shape.size()))];
+  return g.binary(Op::Div, g.reduce(Op::ReduceSum, x, axes), scalar(g, double(count), x));
+}
+
+}  // namespace edgec::onnx_frontend

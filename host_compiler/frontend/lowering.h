@@ -1,0 +1,95 @@
+// lowering.h — what the ONNX op lowerings share: the per-node context (inputs, attributes
+// with defaults, constant inputs), the op table, and helpers several op families use.
+//
+// Adding an op: write `std::vector<Node*> lower_foo(OpContext& ctx)` in the ops_*.cc file of
+// its family and add it to that file's table function.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "onnx_subset.pb.h"
+
+namespace edgec::onnx_frontend {
+
+// ONNX TensorProto.DataType -> DType; throws CompileError for types edgec lacks.
+DType dtype_from_onnx(int32_t onnx_type);
+// Decodes raw_data or the typed fields (float16 stays uint16 bits).
+HostTensor tensor_from_proto(const onnx::TensorProto& t);
+
+class OpContext {
+ public:
+  OpContext(Graph& graph, const onnx::NodeProto& node, int64_t opset, std::vector<Node*> inputs)
+      : g(graph), node(node), opset(opset), inputs_(std::move(inputs)) {}
+
+  Graph& g;
+  const onnx::NodeProto& node;
+  const int64_t opset;  // version of the default (ai.onnx) operator set the model imports
+
+  // Throws CompileError(message); the importer prefixes the node name and op type.
+  [[noreturn]] void fail(const std::string& message) const;
+
+  // ---- inputs ----
+  size_t num_inputs() const { return inputs_.size(); }
+  Node* input(size_t i) const;           // required
+  Node* optional_input(size_t i) const;  // nullptr where absent or named ""
+  // Input i evaluated on the host; it must be constant.
+  HostTensor const_input(size_t i) const;
+  std::vector<int64_t> const_ints(size_t i) const { return const_input(i).to_ints(); }
+  // A required int list: from input `i` when the model's opset passes it as an input
+  // (opset >= since), from attribute `attr` before that. nullopt when absent.
+  std::optional<std::vector<int64_t>> ints_from_input_or_attr(size_t i, const char* attr, int64_t since) const;
+
+  // ---- outputs ----
+  size_t num_outputs() const { return size_t(node.output_size()); }
+  bool output_used(size_t i) const { return i < num_outputs() && !node.output(int(i)).empty(); }
+
+  // ---- attributes ----
+  const onnx::AttributeProto* attr(const std::string& name) const;  // nullptr if absent
+  bool has_attr(const std::string& name) const { return attr(name) != nullptr; }
+  int64_t attr_int(const std::string& name, int64_t def) const;
+  float attr_float(const std::string& name, float def) const;
+  std::string attr_string(const std::string& name, const std::string& def) const;
+  std::vector<int64_t> attr_ints(const std::string& name, std::vector<int64_t> def = {}) const;
+  std::vector<float> attr_floats(const std::string& name) const;
+
+  // Axis attribute / value normalized against rank.
+  int64_t axis(int64_t axis, int64_t rank) const;
+
+ private:
+  std::vector<Node*> inputs_;
+};
+
+// Returns one node per ONNX output (nullptr for an optional output it does not produce).
+using LowerFn = std::vector<Node*> (*)(OpContext&);
+using OpTable = std::map<std::string, LowerFn>;
+void add_elementwise_ops(OpTable& table);
+void add_nn_ops(OpTable& table);
+void add_shape_ops(OpTable& table);
+void add_reduce_ops(OpTable& table);
+const OpTable& op_table();
+
+// ---- helpers shared by op families ----
+
+// from, from+1, ..., to-1 (empty if to <= from).
+std::vector<int64_t> iota_ints(int64_t from, int64_t to);
+// A scalar constant of x's dtype (broadcasts in binary ops).
+Node* scalar(Graph& g, double value, const Node* like);
+// Concatenation along axis: each input is padded with zeros to the full extent and the
+// results are added (or'ed for bool). Every output element then reads exactly one input
+// through a guarded load, which fuses into one kernel with no copies.
+Node* concat(Graph& g, const std::vector<Node*>& xs, int64_t axis);
+// Elements begin, begin+step, ... (count of them) along axis; step >= 1.
+Node* strided_slice(Graph& g, Node* x, int64_t axis, int64_t begin, int64_t count, int64_t step);
+// Drops / inserts size-1 dims.
+Node* squeeze_axes(Graph& g, Node* x, std::vector<int64_t> axes);
+Node* unsqueeze_axes(Graph& g, Node* x, std::vector<int64_t> axes);
+// numpy matmul (batch broadcasting, 1-D operands).
+Node* matmul(Graph& g, Node* a, Node* b);
+// Reductions over normalized axes, reduced dims kept as 1.
+Node* reduce_min(Graph& g, Node* x, const std::vector<int64_t>& axes);
+Node* reduce_mean(Graph& g, Node* x, const std::vector<int64_t>& axes);
+
+}  // namespace edgec::onnx_frontend
