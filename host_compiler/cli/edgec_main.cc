@@ -14,6 +14,7 @@
 #include "codegen/target.h"
 #include "driver/compile.h"
 #include "bundle/bundle_builder.h"
+#include "npy.h"
 
 namespace {
 
@@ -30,6 +31,8 @@ const char* kUsage =
     "  --target NAME            code target (default x86_64; see --list-targets)\n"
     "  --list-targets           print the known targets\n"
     "  --input-shape NAME=D0,D1,...  fix the shape of an input with symbolic dims\n"
+    "  --const-input NAME=FILE.npy   freeze an input to a value (e.g. a shape or axes\n"
+    "                           tensor); it is no longer an input of the bundle\n"
     "  -O0 / -O1 / -O2 / -O3    LLVM optimization level (default -O3)\n"
     "  --dump-kernels FILE      write the kernel IR (loop nests, index math)\n"
     "  --dump-llvm-ir FILE      write the optimized LLVM IR\n"
@@ -51,6 +54,17 @@ edgec::Shape parse_dims(const std::string& s) {
   return dims;
 }
 
+edgec::HostTensor read_npy_tensor(const std::string& path) {
+  edgert_tools::NpyArray a;
+  std::string err;
+  if (!edgert_tools::read_npy(path.c_str(), &a, &err)) throw edgec::CompileError(path + ": " + err);
+  edgec::HostTensor t;
+  t.dtype = static_cast<edgec::DType>(a.dtype);  // the two enums share their values
+  t.shape = a.shape;
+  t.bytes.assign(a.data.data(), a.data.data() + edgert_dtype_size(a.dtype) * edgec::numel(a.shape));
+  return t;
+}
+
 int cmd_compile(const std::vector<std::string>& args) {
   edgec::CompileOptions opt;
   std::string model, output;
@@ -69,7 +83,12 @@ int cmd_compile(const std::vector<std::string>& args) {
       if (eq == std::string::npos) throw edgec::CompileError("--input-shape wants NAME=D0,D1,...");
       opt.input_shapes[v.substr(0, eq)] = parse_dims(v.substr(eq + 1));
     } else if (a.size() == 3 && a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3') opt.opt_level = a[2] - '0';
-    else if (a == "--dump-kernels") opt.dump_kernels = value();
+    else if (a == "--const-input") {
+      std::string v = value();
+      auto eq = v.find('=');
+      if (eq == std::string::npos) throw edgec::CompileError("--const-input wants NAME=FILE.npy");
+      opt.constant_inputs[v.substr(0, eq)] = read_npy_tensor(v.substr(eq + 1));
+    } else if (a == "--dump-kernels") opt.dump_kernels = value();
     else if (a == "--dump-llvm-ir") opt.dump_llvm_ir = value();
     else if (a == "-q" || a == "--quiet") quiet = true;
     else if (!a.empty() && a[0] == '-') throw edgec::CompileError("unknown option " + a + " (see edgec --help)");

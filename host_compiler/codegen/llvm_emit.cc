@@ -357,7 +357,8 @@ class Emitter {
     }
     if (ft->isFloatingPointTy() && tt->isFloatingPointTy()) {
       LV* r = b_.CreateFPCast(x, tt);
-      if (to == DType::F16) r = b_.CreateFPExt(b_.CreateFPTrunc(x, b_.getHalfTy()), tt);
+      // double -> half has no instruction (LLVM would call __truncdfhf2): go through float.
+      if (to == DType::F16) r = b_.CreateFPExt(b_.CreateFPTrunc(r, b_.getHalfTy()), tt);
       return r;
     }
     if (ft->isFloatingPointTy()) {

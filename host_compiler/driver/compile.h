@@ -14,6 +14,7 @@ struct CompileOptions {
   std::string target = "x86_64";
   int opt_level = 3;
   std::map<std::string, Shape> input_shapes;   // overrides for symbolic input dims
+  std::map<std::string, HostTensor> constant_inputs;  // inputs frozen to these values
   std::string dump_kernels;                    // write the kernel IR here
   std::string dump_llvm_ir;                    // write the optimized LLVM IR here
   std::function<void(const std::string&)> progress;  // one line per stage

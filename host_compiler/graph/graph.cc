@@ -195,6 +195,10 @@ bool is_float_only(Op op) {
 Node* Graph::make(Op op, DType dtype, Shape shape, std::vector<Node*> srcs) {
   for (int64_t d : shape)
     if (d < 0) fail(std::string(op_name(op)) + ": negative dimension in shape " + shape_str(shape));
+  // A view of a Const is the same Const in the new shape (Pad excepted: its fill may
+  // differ). Keeping it a Const lets kernels use an immediate instead of a load.
+  if (is_movement(op) && op != Op::Pad && srcs.size() == 1 && srcs[0]->op == Op::Const)
+    return constant(srcs[0]->value, dtype, shape);
   auto node = std::make_unique<Node>();
   node->id = int(nodes_.size());
   node->op = op;

@@ -61,7 +61,8 @@ class Scheduler {
 
   void mark_required() {
     for (const GraphInput& in : graph_.inputs()) realize(in.node);
-    for (const GraphOutput& out : graph_.outputs()) realize(out.node);
+    // A Const output still needs a kernel that fills the caller's buffer.
+    for (const GraphOutput& out : graph_.outputs()) realized_[out.node->id] = true;
     for (const Node* n : live_) {
       if (n->op == Op::Input || n->op == Op::Weight) realize(n);
       if (is_reduce(n->op)) {
