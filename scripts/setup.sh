@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Installs what the build and the tests need, skipping what is already there.
+#   apt: compilers, CMake, LLVM 19, protobuf, FlatBuffers, doctest, mimalloc
+#   pip (for the python3 on PATH): onnx==1.17.0, onnxruntime, numpy
+#   --torchvision: also Debian's python3-torchvision (for tests/models/, manual check)
+# Quiet when nothing is missing; safe to run any number of times.
+set -euo pipefail
+
+WITH_TORCHVISION=0
+for arg in "$@"; do
+  case "$arg" in
+    --torchvision) WITH_TORCHVISION=1 ;;
+    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
+    *) echo "setup.sh: unknown option $arg" >&2; exit 2 ;;
+  esac
+done
+
+APT_PACKAGES=(build-essential cmake llvm-19-dev clang-19 lld-19 libflatbuffers-dev flatbuffers-compiler
+              doctest-dev libmimalloc-dev libprotobuf-dev protobuf-compiler binutils file)
+if [[ $WITH_TORCHVISION == 1 ]]; then APT_PACKAGES+=(python3-torchvision); fi
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+if ((${#missing[@]})); then
+  echo "setup: installing apt packages: ${missing[*]}"
+  SUDO=()
+  if [[ $(id -u) != 0 ]]; then
+    if command -v sudo >/dev/null; then SUDO=(sudo); else
+      echo "setup: need root (or sudo) to install: ${missing[*]}" >&2; exit 1
+    fi
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${SUDO[@]}" apt-get update -qq
+  "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+PYTHON=${PYTHON:-python3}
+if ! command -v "$PYTHON" >/dev/null; then
+  echo "setup: $PYTHON not found" >&2; exit 1
+fi
+pip_missing=()
+"$PYTHON" -c 'import onnx, sys; sys.exit(onnx.__version__ != "1.17.0")' 2>/dev/null || pip_missing+=("onnx==1.17.0")
+"$PYTHON" -c 'import onnxruntime' 2>/dev/null || pip_missing+=(onnxruntime)
+"$PYTHON" -c 'import numpy' 2>/dev/null || pip_missing+=(numpy)
+if ((${#pip_missing[@]})); then
+  echo "setup: pip installing for $("$PYTHON" -c 'import sys; print(sys.executable)'): ${pip_missing[*]}"
+  "$PYTHON" -m pip install -q --disable-pip-version-check "${pip_missing[@]}"
+fi
+# onnx 1.17.0 is pinned: later wheels no longer ship backend/test/data/node, which the
+# conformance runner (tests/onnx/run_node_tests.py) reads.
+"$PYTHON" -c 'import onnx, os, sys; d = os.path.join(os.path.dirname(onnx.__file__), "backend/test/data/node"); sys.exit(not os.path.isdir(d))' \
+  || { echo "setup: the installed onnx wheel has no backend node test data" >&2; exit 1; }
