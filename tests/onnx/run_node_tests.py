@@ -7,6 +7,12 @@ expected TensorProtos (floats: rtol 1e-3, atol 1e-5; ints/bools: exact; NaN posi
     python3 tests/onnx/run_node_tests.py [--filter REGEX] [--jobs 2] [--timeout 120]
         [--report docs/conformance.md] [--expect tests/onnx/passing_tests.txt] [--update-expect]
 
+Tests are classified as in scope or excluded (see EXCLUSION_RULES): a test is excluded
+if its model uses string, sequence, optional or map values, a training op, a random-number
+op, control flow, or a float8 / float4 / int4 / uint4 / complex element type. Excluded
+tests still run; the report gives the pass count over all tests and over the tests in
+scope.
+
 Exit status: with --expect, 1 only if a listed test no longer passes (or is gone); newly
 passing tests are printed so the list can be updated (--update-expect rewrites it). Without
 --expect, 1 if any selected test fails. Tools come from EDGEC / EDGERT_RUN or build/."""
@@ -26,6 +32,104 @@ import numpy as np  # noqa: E402
 import edge_testlib as lib  # noqa: E402
 
 RTOL, ATOL = 1e-3, 1e-5
+
+# What takes a test out of scope for the conformance percentage (the project's issue 3:
+# "every test except those whose model uses string, sequence, optional or map values,
+# training ops, random-number ops, control flow, or the element types float8, float4,
+# int4, uint4 and complex"). bfloat16 is not excluded.
+EXCLUSION_RULES = [
+    ("string", "a string tensor (input, output, intermediate value, initializer, constant or Cast target)"),
+    ("sequence", "a sequence value (sequence_type, or a Sequence*/SplitToSequence/ConcatFromSequence op)"),
+    ("optional", "an optional value (optional_type, or an Optional/OptionalHasElement/OptionalGetElement op)"),
+    ("map", "a map value"),
+    ("training", "a training op (Adam, Adagrad, Momentum, Gradient)"),
+    ("random", "a random-number op (RandomUniform, RandomNormal, RandomUniformLike, RandomNormalLike, "
+               "Bernoulli, Multinomial)"),
+    ("control flow", "control flow (If, Loop, Scan)"),
+    ("float8", "a float8 element type (FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ)"),
+    ("float4", "a float4 element type (FLOAT4E2M1)"),
+    ("int4", "an int4 element type"),
+    ("uint4", "a uint4 element type"),
+    ("complex", "a complex element type (COMPLEX64, COMPLEX128)"),
+]
+_TRAINING_OPS = {"Adam", "Adagrad", "Momentum", "Gradient"}
+_RANDOM_OPS = {"RandomUniform", "RandomNormal", "RandomUniformLike", "RandomNormalLike", "Bernoulli", "Multinomial"}
+_CONTROL_FLOW_OPS = {"If", "Loop", "Scan"}
+_SEQUENCE_OPS = {"SequenceConstruct", "SequenceAt", "SequenceEmpty", "SequenceInsert", "SequenceErase",
+                 "SequenceLength", "SequenceMap", "SplitToSequence", "ConcatFromSequence"}
+_OPTIONAL_OPS = {"Optional", "OptionalHasElement", "OptionalGetElement"}
+
+
+def _excluded_elem_types():
+    from onnx import TensorProto as TP
+    kinds = {"STRING": "string", "FLOAT8E4M3FN": "float8", "FLOAT8E4M3FNUZ": "float8", "FLOAT8E5M2": "float8",
+             "FLOAT8E5M2FNUZ": "float8", "FLOAT4E2M1": "float4", "INT4": "int4", "UINT4": "uint4",
+             "COMPLEX64": "complex", "COMPLEX128": "complex"}
+    return {getattr(TP, name): kind for name, kind in kinds.items() if hasattr(TP, name)}
+
+
+def exclusion_reasons(model) -> list[str]:
+    """The EXCLUSION_RULES keys that apply to an onnx ModelProto (empty: in scope). Looks at
+    every value's type after shape inference (graph inputs, outputs, intermediates, also in
+    subgraphs and model-local functions), initializers, tensor attributes, Cast targets and
+    the op types."""
+    import onnx
+    bad_types = _excluded_elem_types()
+    why = set()
+    try:
+        model = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # noqa: BLE001 - classify what the model declares
+        pass
+
+    def check_type(tp):
+        kind = tp.WhichOneof("value")
+        if kind == "tensor_type":
+            if tp.tensor_type.elem_type in bad_types:
+                why.add(bad_types[tp.tensor_type.elem_type])
+        elif kind in ("sequence_type", "optional_type", "map_type"):
+            why.add(kind.split("_")[0])
+            inner = {"sequence_type": lambda: tp.sequence_type.elem_type,
+                     "optional_type": lambda: tp.optional_type.elem_type,
+                     "map_type": lambda: tp.map_type.value_type}[kind]()
+            check_type(inner)
+
+    def check_nodes(nodes):
+        for n in nodes:
+            if n.op_type in _TRAINING_OPS:
+                why.add("training")
+            if n.op_type in _RANDOM_OPS:
+                why.add("random")
+            if n.op_type in _CONTROL_FLOW_OPS:
+                why.add("control flow")
+            if n.op_type in _SEQUENCE_OPS:
+                why.add("sequence")
+            if n.op_type in _OPTIONAL_OPS:
+                why.add("optional")
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.TENSOR and a.t.data_type in bad_types:
+                    why.add(bad_types[a.t.data_type])
+                if a.type == onnx.AttributeProto.STRINGS and n.op_type == "Constant":
+                    why.add("string")
+                if a.name == "to" and a.type == onnx.AttributeProto.INT and a.i in bad_types:
+                    why.add(bad_types[a.i])
+                if a.type == onnx.AttributeProto.GRAPH:
+                    check_graph(a.g)
+                for sub in a.graphs:
+                    check_graph(sub)
+
+    def check_graph(g):
+        for vi in list(g.input) + list(g.output) + list(g.value_info):
+            check_type(vi.type)
+        for t in g.initializer:
+            if t.data_type in bad_types:
+                why.add(bad_types[t.data_type])
+        check_nodes(g.node)
+
+    check_graph(model.graph)
+    for f in model.functions:
+        check_nodes(f.node)
+    order = [k for k, _ in EXCLUSION_RULES]
+    return sorted(why, key=order.index)
 
 
 def node_test_root() -> Path:
@@ -81,13 +185,22 @@ def first_line(text: str) -> str:
     return ""
 
 
+def classify(test: str, root: str) -> list[str]:
+    import onnx
+    try:
+        return exclusion_reasons(onnx.load(str(Path(root) / test / "model.onnx")))
+    except Exception as e:  # noqa: BLE001 - an unreadable model is in scope (and fails)
+        print(f"warning: {test}: cannot classify: {e}", file=sys.stderr)
+        return []
+
+
 def run_one(test: str, root: str, work: str, timeout: float, edgec: str, edgert_run: str):
-    """Worker: returns (test, status, reason, seconds). status: pass | fail."""
+    """Worker: returns (test, status, reason, seconds, exclusion reasons). status: pass | fail."""
     test, status, reason, secs = _run_one(test, root, work, timeout, edgec, edgert_run)
     # Keep reasons short and machine-independent: no absolute paths.
     for prefix in (str(Path(root) / test) + "/", str(Path(work) / test) + "/"):
         reason = reason.replace(prefix, "")
-    return test, status, reason, secs
+    return test, status, reason, secs, classify(test, root)
 
 
 def _run_one(test: str, root: str, work: str, timeout: float, edgec: str, edgert_run: str):
@@ -182,11 +295,22 @@ def md_escape(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ").replace("`", "'")
 
 
+def pct(n: int, total: int) -> str:
+    return f"{100.0 * n / total:.1f}%" if total else "n/a"
+
+
+def summary(results):
+    """(passed, total, passed in scope, total in scope)."""
+    in_scope = [t for t, r in results.items() if not r[3]]
+    passed = [t for t, r in results.items() if r[0] == "pass"]
+    return len(passed), len(results), sum(1 for t in in_scope if results[t][0] == "pass"), len(in_scope)
+
+
 def write_report(path: Path, results, root: Path, pattern):
     import onnx
-    passed = sorted(t for t, r in results.items() if r[0] == "pass")
     failed = sorted(t for t, r in results.items() if r[0] != "pass")
-    total = len(results)
+    excluded = sorted(t for t, r in results.items() if r[3])
+    n_pass, total, n_pass_in, total_in = summary(results)
     lines = [
         "# ONNX node conformance",
         "",
@@ -194,33 +318,44 @@ def write_report(path: Path, results, root: Path, pattern):
         f"from the node tests of onnx {onnx.__version__} "
         f"(`onnx/backend/test/data/node`), x86_64, rtol {RTOL:g} / atol {ATOL:g} for floats, exact for integers.",
         "",
-        f"**{len(passed)} passed, {len(failed)} failed, {total} total**"
-        + (f" ({100.0 * len(passed) / total:.1f}% pass)" if total else ""),
+        f"- **In scope: {n_pass_in} of {total_in} pass ({pct(n_pass_in, total_in)})** — every test except the "
+        f"{len(excluded)} excluded below",
+        f"- **All tests: {n_pass} of {total} pass ({pct(n_pass, total)})**, {total - n_pass} fail",
+        "",
+        "A test is excluded (it still runs and is listed) when its model uses:",
         "",
     ]
-    # Failure reasons grouped by their kind, most common first.
+    counts = {k: sum(1 for t in excluded if k in results[t][3]) for k, _ in EXCLUSION_RULES}
+    lines += [f"- **{k}**: {text} — {counts[k]} tests" for k, text in EXCLUSION_RULES]
+    lines += ["", "(A test can match several rules.) Element types, including those of intermediate values, "
+              "come from ONNX shape inference.", ""]
+    if excluded:
+        lines += [f"Excluded tests ({len(excluded)}): "
+                  + ", ".join(f"{t} ({', '.join(results[t][3])})" for t in excluded), ""]
+    # Failure reasons grouped by their kind, most common first (tests in scope only).
     kinds = {}
     for t in failed:
-        kinds.setdefault(results[t][1].split(":", 1)[0], []).append(t)
+        if not results[t][3]:
+            kinds.setdefault(results[t][1].split(":", 1)[0], []).append(t)
     if kinds:
-        lines += ["| failure kind | tests |", "| --- | --- |"]
+        lines += ["| failure kind (tests in scope) | tests |", "| --- | --- |"]
         for k, ts in sorted(kinds.items(), key=lambda kv: -len(kv[1])):
             lines.append(f"| {md_escape(k)} | {len(ts)} |")
         lines.append("")
-    # Which unsupported operators cost the most tests.
+    # Which unsupported operators cost the most tests in scope.
     ops = {}
     for t in failed:
         m = re.search(r"\((\w+)\): unsupported operator", results[t][1])
-        if m:
+        if m and not results[t][3]:
             ops.setdefault(m.group(1), []).append(t)
     if ops:
-        lines += ["Unsupported operators (by tests failing on them): "
+        lines += ["Unsupported operators (by tests in scope failing on them): "
                   + ", ".join(f"{op} ({len(ts)})" for op, ts in sorted(ops.items(), key=lambda kv: (-len(kv[1]), kv[0]))),
                   ""]
-    lines += ["| test | result | reason |", "| --- | --- | --- |"]
+    lines += ["| test | result | reason | excluded because it uses |", "| --- | --- | --- | --- |"]
     for t in sorted(results):
-        status, reason, _ = results[t]
-        lines.append(f"| {t} | {status} | {md_escape(reason)} |")
+        status, reason, _, why = results[t]
+        lines.append(f"| {t} | {status} | {md_escape(reason)} | {', '.join(why)} |")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
 
@@ -267,8 +402,8 @@ def main(argv=None):
         futures = [pool.submit(run_one, t, str(root), str(work), args.timeout, str(edgec), str(edgert_run))
                    for t in tests]
         for i, fut in enumerate(as_completed(futures), 1):
-            test, status, reason, secs = fut.result()
-            results[test] = (status, reason, secs)
+            test, status, reason, secs, why = fut.result()
+            results[test] = (status, reason, secs, why)
             if args.verbose:
                 print(f"[{i}/{len(tests)}] {status.upper():4} {test} ({secs:.1f}s) {reason}", flush=True)
             elif i % 100 == 0:
@@ -317,6 +452,9 @@ def main(argv=None):
             for t in failed:
                 print(f"  {t}: {results[t][1]}")
         rc = 1 if failed else 0
+    n_pass, total, n_pass_in, total_in = summary(results)
+    print(f"in scope (not excluded): {n_pass_in} of {total_in} pass ({pct(n_pass_in, total_in)}); "
+          f"all tests: {n_pass} of {total} pass ({pct(n_pass, total)})")
     print(f"{len(passed)} passed, {len(failed)} failed", flush=True)
     return rc
 
