@@ -3,6 +3,14 @@
 // that loads its buffer pointers, takes its share of the outermost parallel loop, and
 // runs the loop nest. Math that would call libm (exp, log, tanh, erf, sin, cos, pow)
 // is expanded inline so that the code needs no dynamic linker.
+//
+// The innermost output dimension is vectorized explicitly: each iteration computes
+// `lanes` consecutive outputs as one LLVM vector (a reduce keeps `lanes` accumulators),
+// which keeps the order of every float reduction and so the results of the scalar
+// loop, while LLVM's own vectorizers would need reassociation. A load whose index
+// moves by one element per lane is a vector load (masked where a pad guard applies);
+// one that does not depend on the lane is a broadcast; anything else a gather.
+// Index math runs in 32 bits when every index in the kernel fits.
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LLVMContext.h>
@@ -14,6 +22,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
 
 #include "codegen/llvm_emit.h"
 
@@ -28,7 +37,13 @@ bool is_unsigned(DType t) { return t == DType::U8 || t == DType::U16 || t == DTy
 
 class Emitter {
  public:
-  Emitter(llvm::Module& m, const KernelIR& k) : m_(m), ctx_(m.getContext()), k_(k), b_(ctx_) {}
+  Emitter(llvm::Module& m, const KernelIR& k, int vector_lanes)
+      : m_(m), ctx_(m.getContext()), k_(k), b_(ctx_), vector_lanes_(vector_lanes) {
+    // a*b+c may become one fused multiply-add: as deterministic, and more accurate.
+    llvm::FastMathFlags fmf;
+    fmf.setAllowContract(true);
+    b_.setFastMathFlags(fmf);
+  }
 
   void emit() {
     auto* ptr = llvm::PointerType::get(ctx_, 0);
@@ -62,29 +77,49 @@ class Emitter {
       noalias_md_.push_back(llvm::MDNode::get(ctx_, others));
     }
     vars_.assign(k_.num_vars(), nullptr);
+    narrow_ = indices_fit_32_bits();
+    idx_ty_ = narrow_ ? b_.getInt32Ty() : b_.getInt64Ty();
 
-    // Outer loops over the output; the first dim longer than 1 is split across cores.
+    // Outer loops over the output; the first dim longer than 1 is split across cores,
+    // the last one longer than 1 (stride 1 in the output) is vectorized.
     const Shape& out = k_.out_shape;
     int par = 0;
     while (par < static_cast<int>(out.size()) && out[par] == 1) ++par;
+    int vec = static_cast<int>(out.size()) - 1;
+    while (vec >= 0 && out[vec] == 1) --vec;
+    int max_lanes = vector_lanes_;
     std::function<void(int)> loop_out = [&](int d) {
       if (d == static_cast<int>(out.size())) {
-        emit_element();
+        emit_element(1);
         return;
       }
       if (out[d] == 1) {
         loop_out(d + 1);
         return;
       }
-      LV* lo = i64(0);
-      LV* hi = i64(out[d]);
+      LV* lo = ic(0);
+      LV* hi = ic(out[d]);
       if (d == par) {
-        LV* c = b_.CreateSExt(core, b_.getInt64Ty());
-        LV* n = b_.CreateSExt(cores, b_.getInt64Ty());
-        lo = b_.CreateUDiv(b_.CreateMul(c, hi), n);
-        hi = b_.CreateUDiv(b_.CreateMul(b_.CreateAdd(c, i64(1)), hi), n);
+        // This core's share [extent*core/cores, extent*(core+1)/cores), in 64 bits.
+        LV* c64 = b_.CreateSExt(core, b_.getInt64Ty());
+        LV* n64 = b_.CreateSExt(cores, b_.getInt64Ty());
+        LV* e64 = b_.getInt64(static_cast<uint64_t>(out[d]));
+        lo = b_.CreateIntCast(b_.CreateUDiv(b_.CreateMul(c64, e64), n64), idx_ty_, false);
+        hi = b_.CreateIntCast(b_.CreateUDiv(b_.CreateMul(b_.CreateAdd(c64, b_.getInt64(1)), e64), n64), idx_ty_, false);
       }
-      emit_loop(lo, hi, [&](LV* iv) {
+      if (d == vec && max_lanes > 1 && out[d] * 2 >= max_lanes) {
+        // `lanes` outputs at a time; lanes past this core's end are masked off, so
+        // short rows (7, 14, ...) stay vectorized too.
+        bool ragged = out[d] % max_lanes != 0 || d == par;
+        emit_loop(lo, hi, max_lanes, [&](LV* iv) {
+          vars_[d] = iv;
+          vec_var_ = d;
+          emit_element(max_lanes, ragged ? hi : nullptr);
+          vec_var_ = -1;
+        });
+        return;
+      }
+      emit_loop(lo, hi, 1, [&](LV* iv) {
         vars_[d] = iv;
         loop_out(d + 1);
       });
@@ -94,28 +129,40 @@ class Emitter {
   }
 
  private:
-  LV* i64(int64_t v) { return b_.getInt64(static_cast<uint64_t>(v)); }
+  // ---- constants of the type of a value (scalars, or splats for vectors) ----
+  LV* ic(int64_t v) { return llvm::ConstantInt::get(idx_ty_, static_cast<uint64_t>(v), true); }
+  static LV* fc(LV* like, double c) { return llvm::ConstantFP::get(like->getType(), c); }
+  static LV* intc(LV* like, int64_t c) { return llvm::ConstantInt::get(like->getType(), static_cast<uint64_t>(c), true); }
+  // The type `elem` with as many lanes as `like` has.
+  static llvm::Type* same_lanes(LV* like, llvm::Type* elem) {
+    if (auto* v = llvm::dyn_cast<llvm::FixedVectorType>(like->getType())) return llvm::FixedVectorType::get(elem, v->getNumElements());
+    return elem;
+  }
+  llvm::Type* lanes_of(llvm::Type* elem, int lanes) {
+    return lanes == 1 ? elem : static_cast<llvm::Type*>(llvm::FixedVectorType::get(elem, lanes));
+  }
+  LV* splat(LV* x, int lanes) { return lanes == 1 || x->getType()->isVectorTy() ? x : b_.CreateVectorSplat(lanes, x); }
 
-  void emit_loop(LV* lo, LV* hi, const std::function<void(LV*)>& body) {
+  void emit_loop(LV* lo, LV* hi, int step, const std::function<void(LV*)>& body) {
     llvm::BasicBlock* pre = b_.GetInsertBlock();
     auto* header = llvm::BasicBlock::Create(ctx_, "loop", fn_);
     auto* bodyb = llvm::BasicBlock::Create(ctx_, "body", fn_);
     auto* exit = llvm::BasicBlock::Create(ctx_, "exit", fn_);
     b_.CreateBr(header);
     b_.SetInsertPoint(header);
-    llvm::PHINode* iv = b_.CreatePHI(b_.getInt64Ty(), 2);
+    llvm::PHINode* iv = b_.CreatePHI(idx_ty_, 2);
     iv->addIncoming(lo, pre);
     b_.CreateCondBr(b_.CreateICmpSLT(iv, hi), bodyb, exit);
     b_.SetInsertPoint(bodyb);
     body(iv);
-    LV* next = b_.CreateAdd(iv, i64(1), "", true, true);
+    LV* next = b_.CreateAdd(iv, ic(step), "", true, true);
     iv->addIncoming(next, b_.GetInsertBlock());
     b_.CreateBr(header);
     b_.SetInsertPoint(exit);
   }
 
   // ---- types ----
-  llvm::Type* compute_type(DType t) {
+  llvm::Type* scalar_type(DType t) {
     switch (t) {
       case DType::F32: case DType::F16: return b_.getFloatTy();
       case DType::F64: return b_.getDoubleTy();
@@ -126,15 +173,42 @@ class Emitter {
   llvm::Type* storage_type(DType t) {
     if (t == DType::F16) return b_.getHalfTy();
     if (t == DType::Bool) return b_.getInt8Ty();
-    return compute_type(t);
+    return scalar_type(t);
   }
 
-  // ---- one output element ----
-  void emit_element() {
-    std::map<const Value*, LV*> outer_memo;
+  // Every index and guard bound of the kernel fits in int32: index math in 32 bits.
+  bool indices_fit_32_bits() const {
+    constexpr int64_t lim = int64_t{1} << 30;  // headroom for the lane offsets
+    std::function<bool(const Index&)> fits = [&](const Index& ix) {
+      if (ix.min() < -lim || ix.max() > lim) return false;
+      for (const auto& [atom, coef] : ix.terms())
+        if (atom->kind != Atom::Kind::Var && !fits(atom->inner)) return false;
+      return true;
+    };
+    for (const KernelArg& a : k_.args)
+      if (a.numel > lim) return false;
+    for (const auto& v : k_.values) {
+      if (v->kind == Value::Kind::Load && !fits(v->index)) return false;
+      for (const Guard& g : v->guards)
+        if (!fits(g.index) || std::abs(g.lo) > lim || std::abs(g.hi) > lim) return false;
+    }
+    return true;
+  }
+
+  // ---- one output element, or `lanes` consecutive ones along vec_var_ ----
+  // end: where the vectorized dim stops for this core; lanes at or past it are masked.
+  void emit_element(int lanes, LV* end = nullptr) {
+    lanes_ = lanes;
+    lane_mask_ = nullptr;
+    if (lanes > 1) {
+      std::vector<llvm::Constant*> iota;
+      for (int u = 0; u < lanes; ++u) iota.push_back(llvm::ConstantInt::get(idx_ty_, static_cast<uint64_t>(u)));
+      vec_iota_ = b_.CreateAdd(b_.CreateVectorSplat(lanes, vars_[vec_var_]), llvm::ConstantVector::get(iota));
+      if (end) lane_mask_ = b_.CreateICmpSLT(vec_iota_, b_.CreateVectorSplat(lanes, end));
+    }
     LV* acc_value = nullptr;
     if (k_.has_reduce()) {
-      llvm::Type* at = compute_type(k_.acc_dtype);
+      llvm::Type* at = lanes_of(scalar_type(k_.acc_dtype), lanes);
       llvm::AllocaInst* acc;
       {
         // Allocas belong in the entry block so mem2reg turns them into registers.
@@ -146,7 +220,7 @@ class Emitter {
       std::function<void(int)> loop_red = [&](int j) {
         if (j == static_cast<int>(k_.reduce_extents.size())) {
           memo_.clear();
-          LV* x = value(k_.reduce_body);
+          LV* x = splat(value(k_.reduce_body), lanes);
           LV* a = b_.CreateLoad(at, acc);
           b_.CreateStore(combine(a, x, k_.acc_dtype), acc);
           return;
@@ -155,7 +229,7 @@ class Emitter {
           loop_red(j + 1);
           return;
         }
-        emit_loop(i64(0), i64(k_.reduce_extents[j]), [&](LV* iv) {
+        emit_loop(ic(0), ic(k_.reduce_extents[j]), 1, [&](LV* iv) {
           vars_[first + j] = iv;
           loop_red(j + 1);
         });
@@ -165,8 +239,8 @@ class Emitter {
     }
     memo_.clear();
     acc_ = acc_value;
-    LV* r = value(k_.result);
-    store(0, output_index(), r, k_.out_dtype);
+    LV* r = splat(value(k_.result), lanes);
+    store(output_index(), r, k_.out_dtype);
   }
 
   Index output_index() {
@@ -181,9 +255,9 @@ class Emitter {
 
   LV* reduce_identity(llvm::Type* t) {
     if (k_.reduce_op == Op::ReduceSum) return llvm::Constant::getNullValue(t);
-    if (t->isFloatingPointTy()) return llvm::ConstantFP::getInfinity(t, true);
+    if (t->isFPOrFPVectorTy()) return llvm::ConstantFP::getInfinity(t, true);
     if (is_unsigned(k_.acc_dtype)) return llvm::Constant::getNullValue(t);
-    return llvm::ConstantInt::get(t, llvm::APInt::getSignedMinValue(t->getIntegerBitWidth()));
+    return llvm::ConstantInt::get(t, llvm::APInt::getSignedMinValue(t->getScalarSizeInBits()));
   }
   LV* combine(LV* a, LV* x, DType t) {
     if (k_.reduce_op == Op::ReduceSum) return t == DType::Bool ? b_.CreateOr(a, x) : add(a, x);
@@ -191,32 +265,59 @@ class Emitter {
   }
 
   // ---- index math ----
-  LV* index(const Index& ix) {
-    LV* r = i64(ix.constant());
+  static bool depends_on(const Index& ix, int var) {
     for (const auto& [atom, coef] : ix.terms()) {
-      LV* a = this->atom(*atom);
-      r = b_.CreateAdd(r, coef == 1 ? a : b_.CreateMul(a, i64(coef)));
+      if (atom->kind == Atom::Kind::Var ? atom->var == var : depends_on(atom->inner, var)) return true;
+    }
+    return false;
+  }
+  // Coefficient of `var` if ix is affine in it (var not inside a div/mod), else nullopt.
+  static std::optional<int64_t> affine_coef(const Index& ix, int var) {
+    int64_t c = 0;
+    for (const auto& [atom, coef] : ix.terms()) {
+      if (atom->kind == Atom::Kind::Var) {
+        if (atom->var == var) c += coef;
+      } else if (depends_on(atom->inner, var)) {
+        return std::nullopt;
+      }
+    }
+    return c;
+  }
+  bool varies(const Index& ix) const { return lanes_ > 1 && depends_on(ix, vec_var_); }
+
+  // The index at lane 0 (vec = false), or one per lane.
+  LV* index(const Index& ix, bool vec = false) {
+    LV* r = ic(ix.constant());
+    if (vec) r = b_.CreateVectorSplat(lanes_, r);
+    for (const auto& [atom, coef] : ix.terms()) {
+      LV* a = this->atom(*atom, vec);
+      if (coef != 1) a = b_.CreateMul(a, vec ? b_.CreateVectorSplat(lanes_, ic(coef)) : ic(coef));
+      r = b_.CreateAdd(r, a);
     }
     return r;
   }
-  LV* atom(const Atom& a) {
-    if (a.kind == Atom::Kind::Var) return vars_[a.var];
-    LV* x = index(a.inner);
-    LV* k = i64(a.divisor);
+  LV* atom(const Atom& a, bool vec) {
+    if (a.kind == Atom::Kind::Var) {
+      if (vec) return a.var == vec_var_ ? vec_iota_ : b_.CreateVectorSplat(lanes_, vars_[a.var]);
+      return vars_[a.var];
+    }
+    LV* x = index(a.inner, vec);
+    LV* k = vec ? b_.CreateVectorSplat(lanes_, ic(a.divisor)) : ic(a.divisor);
     if (a.inner.min() >= 0) return a.kind == Atom::Kind::Div ? b_.CreateUDiv(x, k) : b_.CreateURem(x, k);
     // Floor semantics for a dividend that can be negative.
     LV* q = b_.CreateSDiv(x, k);
     LV* r = b_.CreateSRem(x, k);
-    LV* neg = b_.CreateICmpSLT(r, i64(0));
-    if (a.kind == Atom::Kind::Div) return b_.CreateSub(q, b_.CreateZExt(neg, b_.getInt64Ty()));
-    return b_.CreateAdd(r, b_.CreateSelect(neg, k, i64(0)));
+    LV* neg = b_.CreateICmpSLT(r, llvm::Constant::getNullValue(r->getType()));
+    if (a.kind == Atom::Kind::Div) return b_.CreateSub(q, b_.CreateZExt(neg, q->getType()));
+    return b_.CreateAdd(r, b_.CreateSelect(neg, k, llvm::Constant::getNullValue(k->getType())));
   }
-  LV* guards_hold(const std::vector<Guard>& guards) {
-    LV* ok = b_.getTrue();
+  LV* guards_hold(const std::vector<Guard>& guards, bool vec) {
+    LV* ok = vec ? b_.CreateVectorSplat(lanes_, b_.getTrue()) : b_.getTrue();
     for (const Guard& g : guards) {
-      LV* x = index(g.index);
-      if (g.index.min() < g.lo) ok = b_.CreateAnd(ok, b_.CreateICmpSGE(x, i64(g.lo)));
-      if (g.index.max() >= g.hi) ok = b_.CreateAnd(ok, b_.CreateICmpSLT(x, i64(g.hi)));
+      LV* x = index(g.index, vec);
+      auto bound = [&](int64_t v) { return vec ? b_.CreateVectorSplat(lanes_, ic(v)) : ic(v); };
+      if (g.index.min() < g.lo) ok = b_.CreateAnd(ok, b_.CreateICmpSGE(x, bound(g.lo)));
+      if (g.index.max() >= g.hi) ok = b_.CreateAnd(ok, b_.CreateICmpSLT(x, bound(g.hi)));
     }
     return ok;
   }
@@ -226,21 +327,54 @@ class Emitter {
     inst->setMetadata(llvm::LLVMContext::MD_alias_scope, scope_md_[arg]);
     inst->setMetadata(llvm::LLVMContext::MD_noalias, noalias_md_[arg]);
   }
-  LV* load(int arg, LV* idx, DType t) {
-    llvm::Type* st = storage_type(t);
-    LV* p = b_.CreateInBoundsGEP(st, buffers_[arg], idx);
-    auto* l = b_.CreateAlignedLoad(st, p, llvm::Align(dtype_size(t)));
-    annotate(l, arg);
-    if (t == DType::F16) return b_.CreateFPExt(l, b_.getFloatTy());
-    if (t == DType::Bool) return b_.CreateICmpNE(l, b_.getInt8(0));
+  LV* widen(LV* l, DType t) {
+    if (t == DType::F16) return b_.CreateFPExt(l, same_lanes(l, b_.getFloatTy()));
+    if (t == DType::Bool) return b_.CreateICmpNE(l, llvm::Constant::getNullValue(l->getType()));
     return l;
   }
-  void store(int arg, const Index& ix, LV* v, DType t) {
+  LV* load(const Value* v) {
+    llvm::Type* st = storage_type(v->dtype);
+    llvm::Align align(dtype_size(v->dtype));
+    LV* base = buffers_[v->arg];
+    bool guards_vary = false;
+    for (const Guard& g : v->guards) guards_vary = guards_vary || varies(g.index);
+    if (!varies(v->index) && !guards_vary) {
+      // The same element for every lane: one scalar load, broadcast.
+      LV* idx = index(v->index);
+      if (!v->guards.empty()) idx = b_.CreateSelect(guards_hold(v->guards, false), idx, ic(0));
+      auto* l = b_.CreateAlignedLoad(st, b_.CreateInBoundsGEP(st, base, idx), align);
+      annotate(l, v->arg);
+      return splat(widen(l, v->dtype), lanes_);
+    }
+    llvm::Type* vt = llvm::FixedVectorType::get(st, lanes_);
+    // Lanes to read: where the guards hold and the lane is a real output.
+    LV* mask = v->guards.empty() ? nullptr : guards_hold(v->guards, true);
+    if (lane_mask_) mask = mask ? b_.CreateAnd(mask, lane_mask_) : lane_mask_;
+    if (affine_coef(v->index, vec_var_) == std::optional<int64_t>(1)) {
+      // Consecutive elements: a vector load, masked where needed.
+      LV* ptr = b_.CreateInBoundsGEP(st, base, index(v->index));
+      llvm::Instruction* l;
+      if (!mask) l = b_.CreateAlignedLoad(vt, ptr, align);
+      else l = b_.CreateMaskedLoad(vt, ptr, align, mask, llvm::Constant::getNullValue(vt));
+      annotate(l, v->arg);
+      return widen(l, v->dtype);
+    }
+    LV* idx = index(v->index, true);
+    if (mask) idx = b_.CreateSelect(mask, idx, llvm::Constant::getNullValue(idx->getType()));
+    LV* ptrs = b_.CreateInBoundsGEP(st, base, idx);
+    auto* l = b_.CreateMaskedGather(vt, ptrs, align);
+    annotate(l, v->arg);
+    return widen(l, v->dtype);
+  }
+  void store(const Index& ix, LV* v, DType t) {
     llvm::Type* st = storage_type(t);
-    if (t == DType::F16) v = b_.CreateFPTrunc(v, st);
-    if (t == DType::Bool) v = b_.CreateZExt(v, st);
-    LV* p = b_.CreateInBoundsGEP(st, buffers_[arg], index(ix));
-    annotate(b_.CreateAlignedStore(v, p, llvm::Align(dtype_size(t))), arg);
+    if (t == DType::F16) v = b_.CreateFPTrunc(v, same_lanes(v, st));
+    if (t == DType::Bool) v = b_.CreateZExt(v, same_lanes(v, st));
+    LV* p = b_.CreateInBoundsGEP(st, buffers_[0], index(ix));  // lanes are consecutive outputs
+    llvm::Align align(dtype_size(t));
+    llvm::Instruction* st_inst = lane_mask_ ? static_cast<llvm::Instruction*>(b_.CreateMaskedStore(v, p, align, lane_mask_))
+                                            : b_.CreateAlignedStore(v, p, align);
+    annotate(st_inst, 0);
   }
 
   // ---- values ----
@@ -252,9 +386,9 @@ class Emitter {
   }
 
   LV* constant(double c, DType t) {
-    llvm::Type* ty = compute_type(t);
-    if (ty->isFloatingPointTy()) return llvm::ConstantFP::get(ty, t == DType::F16 ? static_cast<float>(c) : c);
-    if (t == DType::Bool) return b_.getInt1(c != 0.0);
+    llvm::Type* ty = lanes_of(scalar_type(t), lanes_);
+    if (ty->isFPOrFPVectorTy()) return llvm::ConstantFP::get(ty, t == DType::F16 ? static_cast<float>(c) : c);
+    if (t == DType::Bool) return llvm::ConstantInt::get(ty, c != 0.0 ? 1 : 0);
     if (is_unsigned(t)) return llvm::ConstantInt::get(ty, static_cast<uint64_t>(c));
     return llvm::ConstantInt::get(ty, static_cast<uint64_t>(static_cast<int64_t>(c)), true);
   }
@@ -263,18 +397,18 @@ class Emitter {
     switch (v->kind) {
       case Value::Kind::Const: return constant(v->constant, v->dtype);
       case Value::Kind::Accumulator: return acc_;
-      case Value::Kind::InBounds: return guards_hold(v->guards);
-      case Value::Kind::Load: {
-        LV* idx = index(v->index);
-        if (!v->guards.empty()) idx = b_.CreateSelect(guards_hold(v->guards), idx, i64(0));
-        return load(v->arg, idx, v->dtype);
+      case Value::Kind::InBounds: {
+        bool vary = false;
+        for (const Guard& g : v->guards) vary = vary || varies(g.index);
+        return vary ? guards_hold(v->guards, true) : splat(guards_hold(v->guards, false), lanes_);
       }
+      case Value::Kind::Load: return load(v);
       case Value::Kind::Alu: break;
     }
     std::vector<LV*> s;
     for (const Value* x : v->srcs) s.push_back(value(x));
     DType in = v->srcs.empty() ? v->dtype : v->srcs[0]->dtype;
-    bool fp = compute_type(in)->isFloatingPointTy();
+    bool fp = s[0]->getType()->isFPOrFPVectorTy();
     switch (v->op) {
       case Op::Neg: return fp ? b_.CreateFNeg(s[0]) : b_.CreateNeg(s[0]);
       case Op::Exp: return math1(s[0], [&](LV* x) { return exp(x); });
@@ -284,7 +418,7 @@ class Emitter {
       case Op::Sin: return math1(s[0], [&](LV* x) { return sincos(x, false); });
       case Op::Cos: return math1(s[0], [&](LV* x) { return sincos(x, true); });
       case Op::Sqrt: return intrinsic(llvm::Intrinsic::sqrt, s[0]);
-      case Op::Recip: return b_.CreateFDiv(llvm::ConstantFP::get(s[0]->getType(), 1.0), s[0]);
+      case Op::Recip: return b_.CreateFDiv(fc(s[0], 1.0), s[0]);
       case Op::Abs:
         if (fp) return intrinsic(llvm::Intrinsic::fabs, s[0]);
         if (is_unsigned(in)) return s[0];
@@ -322,14 +456,14 @@ class Emitter {
     throw CompileError(std::string("code generator: unsupported op ") + op_name(v->op) + " (" + dtype_name(in) + ")");
   }
 
-  LV* add(LV* a, LV* b) { return a->getType()->isFloatingPointTy() ? b_.CreateFAdd(a, b) : b_.CreateAdd(a, b); }
+  LV* add(LV* a, LV* b) { return a->getType()->isFPOrFPVectorTy() ? b_.CreateFAdd(a, b) : b_.CreateAdd(a, b); }
   LV* max(LV* a, LV* b, DType t) {
-    if (a->getType()->isFloatingPointTy()) return b_.CreateSelect(b_.CreateFCmpUGT(a, b), a, b);  // NaN in a wins
+    if (a->getType()->isFPOrFPVectorTy()) return b_.CreateSelect(b_.CreateFCmpUGT(a, b), a, b);  // NaN in a wins
     if (t == DType::Bool) return b_.CreateOr(a, b);
     return b_.CreateSelect(is_unsigned(t) ? b_.CreateICmpUGT(a, b) : b_.CreateICmpSGT(a, b), a, b);
   }
   LV* min(LV* a, LV* b, DType t) {
-    if (a->getType()->isFloatingPointTy()) return b_.CreateSelect(b_.CreateFCmpULT(a, b), a, b);
+    if (a->getType()->isFPOrFPVectorTy()) return b_.CreateSelect(b_.CreateFCmpULT(a, b), a, b);
     if (t == DType::Bool) return b_.CreateAnd(a, b);
     return b_.CreateSelect(is_unsigned(t) ? b_.CreateICmpULT(a, b) : b_.CreateICmpSLT(a, b), a, b);
   }
@@ -344,31 +478,31 @@ class Emitter {
   }
 
   LV* cast(LV* x, DType from, DType to) {
-    llvm::Type* tt = compute_type(to);
+    llvm::Type* tt = vtype(to);
     llvm::Type* ft = x->getType();
     if (to == DType::Bool) {
-      return ft->isFloatingPointTy() ? b_.CreateFCmpUNE(x, llvm::ConstantFP::get(ft, 0.0))
+      return ft->isFPOrFPVectorTy() ? b_.CreateFCmpUNE(x, llvm::ConstantFP::get(ft, 0.0))
                                      : b_.CreateICmpNE(x, llvm::Constant::getNullValue(ft));
     }
     if (ft == tt) {
       // F16 computes in float: rounding to half precision is what a cast to F16 means.
-      if (to == DType::F16 && from != DType::F16) return b_.CreateFPExt(b_.CreateFPTrunc(x, b_.getHalfTy()), tt);
+      if (to == DType::F16 && from != DType::F16) return b_.CreateFPExt(b_.CreateFPTrunc(x, lanes_of(b_.getHalfTy(), lanes_)), tt);
       return x;
     }
-    if (ft->isFloatingPointTy() && tt->isFloatingPointTy()) {
+    if (ft->isFPOrFPVectorTy() && tt->isFPOrFPVectorTy()) {
       LV* r = b_.CreateFPCast(x, tt);
       // double -> half has no instruction (LLVM would call __truncdfhf2): go through float.
-      if (to == DType::F16) r = b_.CreateFPExt(b_.CreateFPTrunc(r, b_.getHalfTy()), tt);
+      if (to == DType::F16) r = b_.CreateFPExt(b_.CreateFPTrunc(r, lanes_of(b_.getHalfTy(), lanes_)), tt);
       return r;
     }
-    if (ft->isFloatingPointTy()) {
+    if (ft->isFPOrFPVectorTy()) {
       // Saturate first: out-of-range float to int is undefined in LLVM.
       return is_unsigned(to) ? b_.CreateIntrinsic(llvm::Intrinsic::fptoui_sat, {tt, ft}, {x})
                              : b_.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {tt, ft}, {x});
     }
-    if (tt->isFloatingPointTy()) {
+    if (tt->isFPOrFPVectorTy()) {
       LV* r = is_unsigned(from) ? b_.CreateUIToFP(x, tt) : b_.CreateSIToFP(x, tt);
-      if (to == DType::F16) r = b_.CreateFPExt(b_.CreateFPTrunc(r, b_.getHalfTy()), tt);
+      if (to == DType::F16) r = b_.CreateFPExt(b_.CreateFPTrunc(r, lanes_of(b_.getHalfTy(), lanes_)), tt);
       return r;
     }
     return b_.CreateIntCast(x, tt, !is_unsigned(from));
@@ -378,15 +512,20 @@ class Emitter {
 
   // Transcendentals are computed in float; double values round-trip through float.
   LV* math1(LV* x, const std::function<LV*(LV*)>& f) {
-    if (x->getType()->isDoubleTy()) return b_.CreateFPExt(f(b_.CreateFPTrunc(x, b_.getFloatTy())), b_.getDoubleTy());
+    if (x->getType()->getScalarType()->isDoubleTy()) return b_.CreateFPExt(f(b_.CreateFPTrunc(x, f32t())), lanes_of(b_.getDoubleTy(), lanes_));
     return f(x);
   }
   LV* math2(LV* x, LV* y, const std::function<LV*(LV*, LV*)>& f) {
-    if (x->getType()->isDoubleTy())
-      return b_.CreateFPExt(f(b_.CreateFPTrunc(x, b_.getFloatTy()), b_.CreateFPTrunc(y, b_.getFloatTy())), b_.getDoubleTy());
+    if (x->getType()->getScalarType()->isDoubleTy())
+      return b_.CreateFPExt(f(b_.CreateFPTrunc(x, f32t()), b_.CreateFPTrunc(y, f32t())), lanes_of(b_.getDoubleTy(), lanes_));
     return f(x, y);
   }
-  LV* f32(double c) { return llvm::ConstantFP::get(b_.getFloatTy(), c); }
+  // Constants and types with the current number of lanes.
+  llvm::Type* vtype(DType t) { return lanes_of(scalar_type(t), lanes_); }
+  llvm::Type* f32t() { return lanes_of(b_.getFloatTy(), lanes_); }
+  llvm::Type* i32t() { return lanes_of(b_.getInt32Ty(), lanes_); }
+  LV* f32(double c) { return llvm::ConstantFP::get(f32t(), c); }
+  LV* i32c(int64_t c) { return llvm::ConstantInt::get(i32t(), static_cast<uint64_t>(c), true); }
   LV* poly(LV* x, std::initializer_list<double> coefs) {  // Horner, highest degree first
     LV* r = nullptr;
     for (double c : coefs) r = r ? b_.CreateFAdd(b_.CreateFMul(r, x), f32(c)) : f32(c);
@@ -394,8 +533,8 @@ class Emitter {
   }
   // 2^n for an integer-valued float n in [-126, 127].
   LV* exp2i(LV* n) {
-    LV* bits = b_.CreateShl(b_.CreateAdd(b_.CreateFPToSI(n, b_.getInt32Ty()), b_.getInt32(127)), 23);
-    return b_.CreateBitCast(bits, b_.getFloatTy());
+    LV* bits = b_.CreateShl(b_.CreateAdd(b_.CreateFPToSI(n, i32t()), i32c(127)), 23);
+    return b_.CreateBitCast(bits, f32t());
   }
 
   LV* exp(LV* x) {
@@ -417,17 +556,17 @@ class Emitter {
 
   LV* log(LV* x) {
     // x = m * 2^e with m in [sqrt(1/2), sqrt(2)); log(x) = log1p(m - 1) + e*ln2.
-    auto* i32 = b_.getInt32Ty();
+    auto* i32 = i32t();
     LV* tiny = b_.CreateFCmpOLT(x, f32(1.17549435e-38));
     LV* xs = b_.CreateSelect(tiny, b_.CreateFMul(x, f32(8388608.0)), x);  // lift denormals
     LV* bits = b_.CreateBitCast(xs, i32);
-    LV* e = b_.CreateSub(b_.CreateLShr(bits, 23), b_.getInt32(127));
-    e = b_.CreateSelect(tiny, b_.CreateSub(e, b_.getInt32(23)), e);
-    LV* m = b_.CreateBitCast(b_.CreateOr(b_.CreateAnd(bits, b_.getInt32(0x7fffff)), b_.getInt32(0x3f800000)), b_.getFloatTy());
+    LV* e = b_.CreateSub(b_.CreateLShr(bits, 23), i32c(127));
+    e = b_.CreateSelect(tiny, b_.CreateSub(e, i32c(23)), e);
+    LV* m = b_.CreateBitCast(b_.CreateOr(b_.CreateAnd(bits, i32c(0x7fffff)), i32c(0x3f800000)), f32t());
     LV* big = b_.CreateFCmpOGT(m, f32(1.41421356237));
     m = b_.CreateSelect(big, b_.CreateFMul(m, f32(0.5)), m);
-    e = b_.CreateSelect(big, b_.CreateAdd(e, b_.getInt32(1)), e);
-    LV* ef = b_.CreateSIToFP(e, b_.getFloatTy());
+    e = b_.CreateSelect(big, b_.CreateAdd(e, i32c(1)), e);
+    LV* ef = b_.CreateSIToFP(e, f32t());
     LV* f = b_.CreateFSub(m, f32(1.0));
     LV* z = b_.CreateFMul(f, f);
     LV* y = poly(f, {7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1, -1.2420140846E-1, 1.4249322787E-1,
@@ -471,14 +610,14 @@ class Emitter {
     LV* r = b_.CreateFSub(x, b_.CreateFMul(n, f32(1.5703125)));
     r = b_.CreateFSub(r, b_.CreateFMul(n, f32(4.837512969970703125e-4)));
     r = b_.CreateFSub(r, b_.CreateFMul(n, f32(7.54978995489188216e-8)));
-    LV* q = b_.CreateFPToSI(n, b_.getInt32Ty());
-    if (cosine) q = b_.CreateAdd(q, b_.getInt32(1));
+    LV* q = b_.CreateFPToSI(n, i32t());
+    if (cosine) q = b_.CreateAdd(q, i32c(1));
     LV* r2 = b_.CreateFMul(r, r);
     LV* s = b_.CreateFAdd(r, b_.CreateFMul(b_.CreateFMul(r, r2), poly(r2, {-1.9515295891E-4, 8.3321608736E-3, -1.6666654611E-1})));
     LV* c = b_.CreateFAdd(f32(1.0), b_.CreateFMul(r2, poly(r2, {2.443315711809948E-5, -1.388731625493765E-3, 4.166664568298827E-2, -0.5})));
-    LV* odd = b_.CreateICmpNE(b_.CreateAnd(q, b_.getInt32(1)), b_.getInt32(0));
+    LV* odd = b_.CreateICmpNE(b_.CreateAnd(q, i32c(1)), i32c(0));
     LV* v = b_.CreateSelect(odd, c, s);
-    LV* neg = b_.CreateICmpNE(b_.CreateAnd(q, b_.getInt32(2)), b_.getInt32(0));
+    LV* neg = b_.CreateICmpNE(b_.CreateAnd(q, i32c(2)), i32c(0));
     return b_.CreateSelect(neg, b_.CreateFNeg(v), v);
   }
 
@@ -504,13 +643,22 @@ class Emitter {
   llvm::Function* fn_ = nullptr;
   std::vector<LV*> buffers_;
   std::vector<llvm::MDNode*> scope_md_, noalias_md_;
-  std::vector<LV*> vars_;
+  std::vector<LV*> vars_;            // loop variables (lane 0 for the vectorized one)
   std::map<const Value*, LV*> memo_;
   LV* acc_ = nullptr;
+  int vector_lanes_;                 // lanes for the vectorized dim, from the target
+  int lanes_ = 1;                    // lanes of the element being emitted
+  int vec_var_ = -1;                 // the vectorized loop variable, -1 when lanes_ == 1
+  LV* vec_iota_ = nullptr;           // its value in each lane
+  LV* lane_mask_ = nullptr;          // lanes that are real outputs (null: all)
+  bool narrow_ = false;              // index math in 32 bits
+  llvm::Type* idx_ty_ = nullptr;
 };
 
 }  // namespace
 
-void emit_kernel(llvm::Module& module, const KernelIR& kernel) { Emitter(module, kernel).emit(); }
+void emit_kernel(llvm::Module& module, const KernelIR& kernel, int vector_bytes) {
+  Emitter(module, kernel, std::max(1, vector_bytes / 4)).emit();
+}
 
 }  // namespace edgec

@@ -7,5 +7,6 @@ class Module;
 }
 
 namespace edgec {
-void emit_kernel(llvm::Module& module, const KernelIR& kernel);
+// vector_bytes: width of the target's vector registers (32 for AVX2, 16 for NEON).
+void emit_kernel(llvm::Module& module, const KernelIR& kernel, int vector_bytes);
 }

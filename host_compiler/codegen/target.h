@@ -13,6 +13,7 @@ struct TargetSpec {
   std::vector<std::string> required_features;  // what the runtime checks on the device
   int bundle_arch;                  // edge::bundle::Arch value
   int vector_bytes;                 // widest vector register the optimizer should fill
+  int vector_registers = 16;        // how many of them (unroll / accumulator budget)
 };
 
 // Throws CompileError listing the known targets if `name` is unknown.
