@@ -3,6 +3,7 @@
 // again, so anything they rely on must be checked here. One function per part of the
 // bundle; to add a check, add it to the part it concerns and name the field in the message.
 #include <cinttypes>
+#include <cstdio>
 #include <cstring>
 
 #include "bundle_header.h"
@@ -121,13 +122,28 @@ edgert_status check_flatbuffer(const uint8_t* fb, uint64_t fb_size, const Bundle
 
 const char* arch_name(Arch a) { return a <= Arch::MAX ? EnumNameArch(a) : "unknown"; }
 
+// "AArch64 (cpu generic, features neon,dotprod)": what the bundle was compiled for.
+const char* describe_target(const Target* t, char* buf, size_t size) {
+  int used = std::snprintf(buf, size, "%s (cpu %s, features ", arch_name(t->arch()), str(t->cpu()));
+  for (uint32_t i = 0; i < count(t->features()) && used >= 0 && static_cast<size_t>(used) < size; ++i)
+    used += std::snprintf(buf + used, size - static_cast<size_t>(used), "%s%s", i ? "," : "",
+                          str(t->features()->Get(i)));
+  if (used >= 0 && static_cast<size_t>(used) < size)
+    std::snprintf(buf + used, size - static_cast<size_t>(used), "%s)", count(t->features()) ? "" : "none");
+  return buf;
+}
+
+// A mismatch names both sides: the bundle's target and this machine.
 edgert_status check_target(const Bundle* b) {
   const Target* t = b->target();
   if (!t) return EDGE_INVALID("target is missing");
+  char target[160];
+  char machine[256];
   if (t->arch() != cpu::host_arch())
-    return set_error(
-        EDGERT_ERROR_UNSUPPORTED, "bundle targets arch %s (%u), but this runtime runs on %s",
-        arch_name(t->arch()), static_cast<unsigned>(t->arch()), arch_name(cpu::host_arch()));
+    return set_error(EDGERT_ERROR_UNSUPPORTED,
+                     "bundle targets %s [arch %u], but this machine is %s: compile it for this machine",
+                     describe_target(t, target, sizeof(target)), static_cast<unsigned>(t->arch()),
+                     arch_name(cpu::host_arch()));
   if (!t->port() || std::strcmp(t->port()->c_str(), "cpu") != 0)
     return set_error(EDGERT_ERROR_UNSUPPORTED,
                      "bundle needs runtime port \"%s\", this runtime has port \"cpu\"",
@@ -138,11 +154,14 @@ edgert_status check_target(const Bundle* b) {
     bool present = cpu::has_feature(name, &known);
     if (!known)
       return set_error(EDGERT_ERROR_UNSUPPORTED,
-                       "target feature \"%s\" is unknown to this runtime; refusing to guess", name);
+                       "bundle targets %s; CPU feature \"%s\" is unknown to this runtime; refusing to guess",
+                       describe_target(t, target, sizeof(target)), name);
     if (!present)
       return set_error(EDGERT_ERROR_UNSUPPORTED,
-                       "bundle needs CPU feature \"%s\" (cpu %s), which this CPU lacks", name,
-                       str(t->cpu()));
+                       "bundle targets %s and needs CPU feature \"%s\", which this machine lacks "
+                       "(%s, features %s)",
+                       describe_target(t, target, sizeof(target)), name, arch_name(cpu::host_arch()),
+                       cpu::describe_features(machine, sizeof(machine)));
   }
   return EDGERT_OK;
 }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 
@@ -34,15 +35,10 @@ struct Feature {
   bool present;
 };
 
-bool find(const Feature* table, size_t count, const char* name, bool* known) {
-  for (size_t i = 0; i < count; ++i) {
-    if (std::strcmp(table[i].name, name) == 0) {
-      *known = true;
-      return table[i].present;
-    }
-  }
-  *known = false;
-  return false;
+size_t copy_table(const Feature* table, size_t count, Feature* out, size_t cap) {
+  if (count > cap) count = cap;
+  for (size_t i = 0; i < count; ++i) out[i] = table[i];
+  return count;
 }
 
 #if defined(__x86_64__)
@@ -58,7 +54,7 @@ constexpr int kEcx = 2;
 // at bundle open): a function-local static would need the C++ runtime's init guards.
 #define EDGE_FEATURE(n) \
   { n, __builtin_cpu_supports(n) != 0 }
-bool lookup(const char* name, bool* known) {
+size_t feature_table(Feature* out, size_t cap) {
   __builtin_cpu_init();
   const Feature table[] = {
       EDGE_FEATURE("cmov"),       EDGE_FEATURE("mmx"),          EDGE_FEATURE("popcnt"),
@@ -79,12 +75,12 @@ bool lookup(const char* name, bool* known) {
       {"cx8", true},
       {"fxsr", true},
   };
-  return find(table, sizeof(table) / sizeof(table[0]), name, known);
+  return copy_table(table, sizeof(table) / sizeof(table[0]), out, cap);
 }
 #undef EDGE_FEATURE
 
 #elif defined(__aarch64__)
-bool lookup(const char* name, bool* known) {
+size_t feature_table(Feature* out, size_t cap) {
 #if defined(__linux__)
   const unsigned long hw = getauxval(AT_HWCAP);
 #else
@@ -106,15 +102,45 @@ bool lookup(const char* name, bool* known) {
 #endif
   };
   (void)hw;
-  return find(table, sizeof(table) / sizeof(table[0]), name, known);
+  return copy_table(table, sizeof(table) / sizeof(table[0]), out, cap);
 }
 #endif
+
+// Large enough for every table above.
+constexpr size_t kMaxFeatures = 64;
 
 }  // namespace
 
 bool has_feature(const char* name, bool* known) {
   if (name[0] == '+') ++name;
-  return lookup(name, known);
+  Feature table[kMaxFeatures];
+  const size_t count = feature_table(table, kMaxFeatures);
+  for (size_t i = 0; i < count; ++i) {
+    if (std::strcmp(table[i].name, name) == 0) {
+      *known = true;
+      return table[i].present;
+    }
+  }
+  *known = false;
+  return false;
+}
+
+const char* describe_features(char* buf, size_t size) {
+  if (size == 0) return buf;
+  buf[0] = '\0';
+  Feature table[kMaxFeatures];
+  const size_t count = feature_table(table, kMaxFeatures);
+  size_t used = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (!table[i].present) continue;
+    const int n = std::snprintf(buf + used, size - used, "%s%s", used ? "," : "", table[i].name);
+    if (n < 0 || static_cast<size_t>(n) >= size - used) {  // truncated: end with "..."
+      if (size >= 4) std::memcpy(buf + size - 4, "...", 4);
+      break;
+    }
+    used += static_cast<size_t>(n);
+  }
+  return buf;
 }
 
 int map_code(const uint8_t* bytes, size_t size, CodeMapping* out) {

@@ -19,6 +19,10 @@ edge::bundle::Arch host_arch();
 // name this port cannot check: the caller refuses those rather than guess.
 bool has_feature(const char* name, bool* known);
 
+// The features of this CPU that has_feature knows and finds present, comma-separated
+// ("neon,fp-armv8,dotprod,..."), truncated with "..." to fit `size`; returns buf.
+const char* describe_features(char* buf, size_t size);
+
 // Code copied into its own pages and made read+execute (never writable and executable
 // at once). Kernels are position-independent and call nothing external, so a copy is all
 // the loading they need.

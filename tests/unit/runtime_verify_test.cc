@@ -203,7 +203,7 @@ TEST_CASE("open: FlatBuffer identifier and structure") {
 TEST_CASE("open: target arch, features and port") {
   BundleDesc d = copy_bundle();
   d.target.arch = host_arch() == Arch::X86_64 ? Arch::AArch64 : Arch::X86_64;
-  expect_error(d, EDGERT_ERROR_UNSUPPORTED, {"AArch64", "X86_64"});
+  expect_error(d, EDGERT_ERROR_UNSUPPORTED, {"AArch64", "X86_64", "bundle targets", "this machine is"});
   d.target.arch = Arch::Hexagon;
   expect_error(d, EDGERT_ERROR_UNSUPPORTED, {"Hexagon"});
   d.target.arch = static_cast<Arch>(77);
@@ -224,7 +224,34 @@ TEST_CASE("open: target arch, features and port") {
   d.target.features = {"avx2"};
   Opened o2(d);
   CHECK(o2.status == (__builtin_cpu_supports("avx2") ? EDGERT_OK : EDGERT_ERROR_UNSUPPORTED));
+#elif defined(__aarch64__)
+  d = copy_bundle();
+  d.target.features = {"neon", "+fp-armv8"};  // mandatory in AArch64: always present
+  Opened o(d);
+  CHECK(o.status == EDGERT_OK);
 #endif
+  // A feature this CPU lacks is refused with a message naming the bundle's target (arch,
+  // cpu, features) and this machine (arch and the features it has).
+  const char* missing = nullptr;
+  for (const char* f : {"avx512f", "avx512vbmi2", "dotprod", "fullfp16", "sve"}) {
+    d = copy_bundle();
+    d.target.features = {f};
+    Opened probe(d);
+    if (probe.status != EDGERT_OK && contains(edgert_last_error(), "lacks")) {
+      missing = f;
+      break;
+    }
+  }
+  if (missing) {
+    d = copy_bundle();
+    d.target.cpu = "test-cpu";
+    d.target.features = {missing};
+    const char* machine = host_arch() == Arch::X86_64 ? "(X86_64, features " : "(AArch64, features ";
+    expect_error(d, EDGERT_ERROR_UNSUPPORTED,
+                 {"bundle targets", "test-cpu", missing, "this machine lacks", machine});
+  } else {
+    MESSAGE("this CPU has every probed feature: the refusal message is not checked here");
+  }
 }
 
 TEST_CASE("open: sections") {
