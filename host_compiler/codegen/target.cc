@@ -14,10 +14,13 @@ std::vector<TargetSpec> all_targets() {
       // registers of 16 bytes. The cpu stays "generic" in every aarch64 variant: a named
       // core would imply features (LSE, CRC, ...) the runtime does not check.
       {"aarch64", "aarch64-unknown-linux-gnu", "generic", "+neon", {"neon"}, /*AArch64*/ 1, 16, 32},
-      // + the ARMv8.2 dot product (SDOT/UDOT: 4-way int8 multiply-accumulate), Cortex-A55/A75
-      // and later (Kryo 385+): changes int8 reductions (MatMulInteger, ConvInteger, QLinear*).
-      {"aarch64-dotprod", "aarch64-unknown-linux-gnu", "generic", "+neon,+dotprod", {"neon", "dotprod"}, 1, 16, 32},
-      // + ARMv8.2 half-precision arithmetic (FPHP scalar, ASIMDHP vector).
+      // No "aarch64-dotprod" yet: SDOT/UDOT need int8 reductions vectorized along the reduce
+      // axis, and the code generator vectorizes output dims only, so +dotprod emits the very
+      // same code (checked on int8 Cast/Mul/ReduceSum and MatMul models) while refusing
+      // ARMv8.0 cores. Add it here once it changes code; the runtime already checks "dotprod".
+      //
+      // + ARMv8.2 half-precision arithmetic (FPHP scalar, ASIMDHP vector): float16 min/max,
+      // IsNaN/IsInf and comparisons compute in half precision instead of converting to float.
       {"aarch64-fp16", "aarch64-unknown-linux-gnu", "generic", "+neon,+fullfp16", {"neon", "fp16", "fullfp16"},
        1, 16, 32},
   };
