@@ -2,6 +2,7 @@
 #include "frontend/lowering.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 
@@ -158,6 +159,8 @@ const OpTable& op_table() {
     add_nn_ops(t);
     add_shape_ops(t);
     add_reduce_ops(t);
+    add_index_ops(t);
+    add_loss_ops(t);
     return t;
   }();
   return table;
@@ -307,6 +310,103 @@ Node* reduce_mean(Graph& g, Node* x, const std::vector<int64_t>& axes) {
   int64_t count = 1;
   for (int64_t a : axes) count *= x->shape[normalize_axis(a, int64_t(x->shape.size()))];
   return g.binary(Op::Div, g.reduce(Op::ReduceSum, x, axes), scalar(g, double(count), x));
+}
+
+Node* reduce_prod(Graph& g, Node* x, const std::vector<int64_t>& axes_in) {
+  int64_t rank = int64_t(x->shape.size());
+  std::vector<bool> reduced(size_t(rank), false);
+  for (int64_t a : axes_in) reduced[normalize_axis(a, rank)] = true;
+  // Kept dims first, reduced dims last, merged into one dim of n elements.
+  std::vector<int64_t> perm;
+  Shape kept, out = x->shape;
+  int64_t n = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!reduced[d]) perm.push_back(d), kept.push_back(x->shape[d]);
+  for (int64_t d = 0; d < rank; ++d)
+    if (reduced[d]) perm.push_back(d), n *= x->shape[d], out[d] = 1;
+  if (n == 0) return g.constant(1, x->dtype, out);
+  Node* y = g.permute(x, perm);
+  Shape flat = kept;
+  flat.push_back(n);
+  y = g.reshape(y, flat);
+  size_t last = kept.size();
+  while (n > 1) {
+    if (n % 2) {  // pad with the neutral element
+      std::vector<int64_t> lo(last + 1, 0), hi(last + 1, 0);
+      hi[last] = 1;
+      y = g.pad(y, lo, hi, 1.0);
+      ++n;
+    }
+    Shape pairs = kept;
+    pairs.insert(pairs.end(), {n / 2, 2});
+    y = g.reshape(y, pairs);
+    std::vector<int64_t> begin(last + 2, 0), end = pairs;
+    end[last + 1] = 1;
+    Node* a = g.shrink(y, begin, end);
+    begin[last + 1] = 1, end[last + 1] = 2;
+    Node* b = g.shrink(y, begin, end);
+    n /= 2;
+    flat[last] = n;
+    y = g.binary(x->dtype == DType::Bool ? Op::And : Op::Mul, g.reshape(a, flat), g.reshape(b, flat));
+  }
+  return g.reshape(y, out);
+}
+
+Node* move_axis_last(Graph& g, Node* x, int64_t axis) {
+  int64_t rank = int64_t(x->shape.size());
+  std::vector<int64_t> perm;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis) perm.push_back(d);
+  perm.push_back(axis);
+  return g.permute(x, perm);
+}
+
+Node* move_last_to(Graph& g, Node* x, int64_t axis) {
+  int64_t rank = int64_t(x->shape.size());
+  std::vector<int64_t> perm;
+  for (int64_t d = 0; d < rank - 1; ++d) {
+    if (d == axis) perm.push_back(rank - 1);
+    perm.push_back(d);
+  }
+  if (axis == rank - 1) perm.push_back(rank - 1);
+  return g.permute(x, perm);
+}
+
+Node* iota(Graph& g, int64_t n, DType dtype, size_t rank, size_t axis) {
+  Shape shape(rank, 1);
+  shape[axis] = n;
+  return g.weight(HostTensor::from_ints(dtype, shape, iota_ints(0, n)));
+}
+
+Node* wrap_negative(Graph& g, Node* idx, int64_t dim) {
+  if (!is_signed_int(idx->dtype)) return idx;
+  Node* negative = g.binary(Op::CmpLt, idx, scalar(g, 0, idx));
+  return g.where(negative, g.binary(Op::Add, idx, scalar(g, double(dim), idx)), idx);
+}
+
+Node* select_along(Graph& g, Node* table, int64_t axis, Node* idx) {
+  size_t rank = table->shape.size();
+  axis = normalize_axis(axis, int64_t(rank));
+  if (is_float(idx->dtype) || idx->dtype == DType::Bool)
+    throw CompileError(std::string("indices must be integers, got ") + dtype_name(idx->dtype));
+  Node* mask = g.binary(Op::CmpEq, idx, iota(g, table->shape[axis], idx->dtype, rank, size_t(axis)));
+  DType t = table->dtype;
+  Node* src = t == DType::Bool ? g.cast(table, DType::U8) : table;
+  Node* picked = g.where(mask, src, scalar(g, 0, src));
+  return g.cast(g.reduce(Op::ReduceSum, picked, {axis}), t);
+}
+
+double lowest_value(DType t) {
+  if (is_float(t)) return -INFINITY;
+  if (is_signed_int(t)) return -std::ldexp(1.0, 8 * int(dtype_size(t)) - 1);
+  return 0.0;
+}
+
+double highest_value(DType t) {
+  if (is_float(t)) return INFINITY;
+  if (t == DType::Bool) return 1.0;
+  int bits = 8 * int(dtype_size(t)) - (is_signed_int(t) ? 1 : 0);
+  return std::ldexp(1.0, bits) - 1.0;  // rounds to 2^bits for 64-bit types; Const saturates
 }
 
 }  // namespace edgec::onnx_frontend

@@ -69,6 +69,8 @@ void add_elementwise_ops(OpTable& table);
 void add_nn_ops(OpTable& table);
 void add_shape_ops(OpTable& table);
 void add_reduce_ops(OpTable& table);
+void add_index_ops(OpTable& table);
+void add_loss_ops(OpTable& table);
 const OpTable& op_table();
 
 // ---- helpers shared by op families ----
@@ -91,5 +93,25 @@ Node* matmul(Graph& g, Node* a, Node* b);
 // Reductions over normalized axes, reduced dims kept as 1.
 Node* reduce_min(Graph& g, Node* x, const std::vector<int64_t>& axes);
 Node* reduce_mean(Graph& g, Node* x, const std::vector<int64_t>& axes);
+// Product over axes (reduced dims kept as 1) as a tree of pairwise products of views:
+// exact for integers, log2(n) levels.
+Node* reduce_prod(Graph& g, Node* x, const std::vector<int64_t>& axes);
+// Permutes dim `axis` to the end / back from the end.
+Node* move_axis_last(Graph& g, Node* x, int64_t axis);
+Node* move_last_to(Graph& g, Node* x, int64_t axis);
+
+// ---- data-dependent indexing ----
+// 0, 1, ..., n-1 as a dtype tensor of rank `rank` with n at `axis` and 1 elsewhere.
+Node* iota(Graph& g, int64_t n, DType dtype, size_t rank = 1, size_t axis = 0);
+// idx + dim where idx < 0 (ONNX's negative indices), in idx's dtype.
+Node* wrap_negative(Graph& g, Node* idx, int64_t dim);
+// One-hot selection: table has the candidates along `axis`; idx (integer, broadcastable to
+// table with size 1 at axis) says which one. Returns table's shape with `axis` reduced to 1;
+// an index outside [0, table.shape[axis]) selects 0 (false for bool). O(candidates) per
+// output element, all elementwise + one ReduceSum.
+Node* select_along(Graph& g, Node* table, int64_t axis, Node* idx);
+// The lowest / highest value of dtype (-inf / inf for floats).
+double lowest_value(DType t);
+double highest_value(DType t);
 
 }  // namespace edgec::onnx_frontend

@@ -71,6 +71,7 @@ void add_reduce_ops(OpTable& t) {
   t["ReduceL2"] = lower_reduce<l2, 18>;
   t["ReduceLogSum"] = lower_reduce<log_sum, 18>;
   t["ReduceLogSumExp"] = lower_reduce<log_sum_exp, 18>;
+  t["ReduceProd"] = lower_reduce<reduce_prod, 18>;
   t["ArgMax"] = lower_arg<true>;
   t["ArgMin"] = lower_arg<false>;
 }

@@ -326,13 +326,18 @@ Outs lower_pad(OpContext& ctx) {
   std::string mode = ctx.attr_string("mode", "constant");
   std::vector<int64_t> pads;
   double fill = 0.0;
+  Node* fill_node = nullptr;  // a fill value known only at run time
   std::vector<int64_t> axes;
   if (ctx.opset < 11) {
     pads = ctx.attr_ints(ctx.opset < 2 ? "paddings" : "pads");
     fill = ctx.attr_float("value", 0.0f);
   } else {
     pads = ctx.const_ints(1);
-    if (ctx.optional_input(2)) fill = ctx.const_input(2).get(0);
+    if (Node* v = ctx.optional_input(2)) {
+      if (numel(v->shape) != 1) ctx.fail("constant_value must hold one value");
+      if (g.is_constant(v)) fill = ctx.const_input(2).get(0);
+      else fill_node = g.reshape(v, {});
+    }
     if (ctx.optional_input(3)) axes = ctx.const_ints(3);
   }
   if (axes.empty()) axes = iota_ints(0, rank);
@@ -353,7 +358,11 @@ Outs lower_pad(OpContext& ctx) {
     hi[a] = std::max<int64_t>(0, hi[a]);
   }
   x = g.shrink(x, begin, end);
-  if (mode == "constant") return {g.pad(x, lo, hi, fill)};
+  if (mode == "constant") {
+    if (!fill_node) return {g.pad(x, lo, hi, fill)};
+    Node* inside = g.pad(g.constant(1, DType::Bool, x->shape), lo, hi, 0.0);
+    return {g.where(inside, g.pad(x, lo, hi, 0.0), fill_node)};
+  }
   for (int64_t a = 0; a < rank; ++a)
     if (lo[a] || hi[a]) x = pad_from_edges(ctx, x, a, lo[a], hi[a], mode);
   return {x};

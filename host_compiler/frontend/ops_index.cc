@@ -1,0 +1,380 @@
+// ops_index.cc — data-dependent indexing and index-pattern ops: GatherElements, GatherND,
+// ScatterElements / Scatter, ScatterND, OneHot, Trilu, EyeLike, CumSum, TopK, Hardmax.
+//
+// There is no data-dependent load primitive: an index computed at run time selects through
+// a one-hot comparison with an iota and a ReduceSum (select_along), O(candidates) work per
+// output element. Index patterns known at compile time (Trilu, EyeLike) are constant masks.
+#include <algorithm>
+#include <cmath>
+
+#include "frontend/lowering.h"
+
+namespace edgec::onnx_frontend {
+namespace {
+
+using Outs = std::vector<Node*>;
+
+void check_int_indices(const OpContext& ctx, const Node* idx) {
+  if (is_float(idx->dtype) || idx->dtype == DType::Bool)
+    ctx.fail(std::string("indices must be int32 or int64, got ") + dtype_name(idx->dtype));
+}
+
+Shape insert_dim(Shape s, size_t at, int64_t size) {
+  s.insert(s.begin() + int64_t(at), size);
+  return s;
+}
+
+// x with dim `axis` moved to the end and a size-1 dim left in its place:
+// (d0.., d_axis, ..) -> (d0.., 1, .., d_axis).
+Node* axis_to_candidates(Graph& g, Node* x, int64_t axis) {
+  Node* y = move_axis_last(g, x, axis);
+  Shape s = x->shape;
+  s[axis] = 1;
+  s.push_back(x->shape[axis]);
+  return g.reshape(y, s);
+}
+
+Outs lower_gather_elements(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node *data = ctx.input(0), *idx = ctx.input(1);
+  check_int_indices(ctx, idx);
+  int64_t rank = int64_t(data->shape.size());
+  if (int64_t(idx->shape.size()) != rank) ctx.fail("data and indices differ in rank");
+  int64_t axis = ctx.axis(ctx.attr_int("axis", 0), rank), dim = data->shape[axis];
+  // Data restricted to the index extent in the other dims.
+  std::vector<int64_t> begin(size_t(rank), 0), end = idx->shape;
+  end[axis] = dim;
+  for (int64_t d = 0; d < rank; ++d)
+    if (end[d] > data->shape[d]) ctx.fail("indices " + shape_str(idx->shape) + " exceed data " + shape_str(data->shape));
+  Node* table = axis_to_candidates(g, g.shrink(data, begin, end), axis);  // (I.. with 1 at axis, dim)
+  table = g.expand(table, insert_dim(idx->shape, size_t(rank), dim));
+  Node* which = g.reshape(wrap_negative(g, idx, dim), insert_dim(idx->shape, size_t(rank), 1));
+  return {g.reshape(select_along(g, table, rank, which), idx->shape)};
+}
+
+// Flat index into the first k dims of `dims` from the last axis of idx (..., k).
+Node* flat_index(Graph& g, Node* idx, const Shape& dims) {
+  size_t k = dims.size(), r = idx->shape.size();
+  Shape out(idx->shape.begin(), idx->shape.end() - 1);
+  Node* flat = nullptr;
+  int64_t stride = 1;
+  Node* idx64 = g.cast(idx, DType::I64);
+  for (size_t i = k; i-- > 0;) {
+    Node* part = g.reshape(strided_slice(g, idx64, int64_t(r - 1), int64_t(i), 1, 1), out);
+    part = wrap_negative(g, part, dims[i]);
+    if (stride != 1) part = g.binary(Op::Mul, part, g.constant(double(stride), DType::I64));
+    flat = flat ? g.binary(Op::Add, flat, part) : part;
+    stride *= dims[i];
+  }
+  return flat ? flat : g.constant(0, DType::I64, out);
+}
+
+Outs lower_gather_nd(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node *data = ctx.input(0), *idx = ctx.input(1);
+  check_int_indices(ctx, idx);
+  int64_t b = ctx.attr_int("batch_dims", 0);
+  size_t r = data->shape.size(), q = idx->shape.size();
+  if (q < 1 || b < 0 || size_t(b) >= std::min(r, q)) ctx.fail("batch_dims " + std::to_string(b) + " does not fit");
+  int64_t k = idx->shape.back();
+  if (k < 1 || size_t(b + k) > r) ctx.fail("index depth " + std::to_string(k) + " does not fit data " + shape_str(data->shape));
+  for (int64_t d = 0; d < b; ++d)
+    if (data->shape[d] != idx->shape[d]) ctx.fail("batch dims of data and indices differ");
+  Shape batch(data->shape.begin(), data->shape.begin() + b);
+  Shape indexed(data->shape.begin() + b, data->shape.begin() + b + k);
+  Shape rest(data->shape.begin() + b + k, data->shape.end());
+  Shape qdims(idx->shape.begin() + b, idx->shape.end() - 1);
+  int64_t f = numel(indexed);
+  Node* flat = flat_index(g, idx, indexed);  // (B..., Q...)
+  // Table (B..., Q..., F, R...) and index (B..., Q..., 1, 1...).
+  Shape ts = batch;
+  ts.insert(ts.end(), qdims.size(), 1);
+  ts.push_back(f);
+  ts.insert(ts.end(), rest.begin(), rest.end());
+  Node* table = g.reshape(data, ts);
+  Shape full = batch;
+  full.insert(full.end(), qdims.begin(), qdims.end());
+  full.push_back(f);
+  full.insert(full.end(), rest.begin(), rest.end());
+  table = g.expand(table, full);
+  Shape is(idx->shape.begin(), idx->shape.end() - 1);
+  is.insert(is.end(), 1 + rest.size(), 1);
+  int64_t axis = b + int64_t(qdims.size());
+  Node* y = select_along(g, table, axis, g.reshape(flat, is));
+  Shape out = batch;
+  out.insert(out.end(), qdims.begin(), qdims.end());
+  out.insert(out.end(), rest.begin(), rest.end());
+  return {g.reshape(y, out)};
+}
+
+// Combines the updates that hit each element: mask (D..., U) says which of the U candidate
+// updates (upd, same shape) land on each data element.
+Node* scatter_combine(OpContext& ctx, Node* data, Node* mask, Node* upd) {
+  Graph& g = ctx.g;
+  std::string reduction = ctx.attr_string("reduction", "none");
+  int64_t last = int64_t(mask->shape.size()) - 1;
+  Shape out = data->shape;
+  DType t = data->dtype;
+  bool boolean = t == DType::Bool;
+  if (boolean) {
+    data = g.cast(data, DType::U8);
+    upd = g.cast(upd, DType::U8);
+  }
+  auto drop_last = [&](Node* x) { return g.reshape(x, out); };
+  Node* y;
+  if (reduction == "none" || reduction == "add") {
+    Node* sum = drop_last(g.reduce(Op::ReduceSum, g.where(mask, upd, scalar(g, 0, upd)), {last}));
+    if (reduction == "add") {
+      y = g.binary(Op::Add, data, sum);
+    } else {
+      // Indices are unique in this mode (ONNX leaves duplicates undefined): the sum is the update.
+      Node* any = drop_last(g.reduce(Op::ReduceMax, mask, {last}));
+      y = g.where(any, sum, data);
+    }
+  } else if (reduction == "mul") {
+    y = g.binary(Op::Mul, data, drop_last(reduce_prod(g, g.where(mask, upd, scalar(g, 1, upd)), {last})));
+  } else if (reduction == "max") {
+    Node* m = g.reduce(Op::ReduceMax, g.where(mask, upd, scalar(g, lowest_value(upd->dtype), upd)), {last});
+    Node* any = drop_last(g.reduce(Op::ReduceMax, mask, {last}));
+    y = g.where(any, g.binary(Op::Max, data, drop_last(m)), data);
+  } else if (reduction == "min") {
+    Node* m = reduce_min(g, g.where(mask, upd, scalar(g, highest_value(upd->dtype), upd)), {last});
+    Node* any = drop_last(g.reduce(Op::ReduceMax, mask, {last}));
+    y = g.where(any, g.binary(Op::Min, data, drop_last(m)), data);
+  } else {
+    ctx.fail("unsupported reduction '" + reduction + "'");
+  }
+  return boolean ? g.cast(y, DType::Bool) : y;
+}
+
+Outs lower_scatter_elements(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node *data = ctx.input(0), *idx = ctx.input(1), *upd = ctx.input(2);
+  check_int_indices(ctx, idx);
+  int64_t rank = int64_t(data->shape.size());
+  if (int64_t(idx->shape.size()) != rank || idx->shape != upd->shape)
+    ctx.fail("indices " + shape_str(idx->shape) + " and updates " + shape_str(upd->shape) + " must match in shape and data's rank");
+  if (upd->dtype != data->dtype) ctx.fail("updates and data differ in dtype");
+  int64_t axis = ctx.axis(ctx.attr_int("axis", 0), rank), dim = data->shape[axis], n = idx->shape[axis];
+  // Candidates per data element: the updates in its line along the axis, (D.. with 1 at axis, n),
+  // padded with index -1 (never matches) beyond the index extent in the other dims.
+  std::vector<int64_t> lo(size_t(rank + 1), 0), hi(size_t(rank + 1), 0);
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d == axis) continue;
+    if (idx->shape[d] > data->shape[d]) ctx.fail("indices " + shape_str(idx->shape) + " exceed data " + shape_str(data->shape));
+    hi[d] = data->shape[d] - idx->shape[d];
+  }
+  Node* cand_idx = g.pad(axis_to_candidates(g, wrap_negative(g, idx, dim), axis), lo, hi, -1.0);
+  Node* cand_upd = g.pad(axis_to_candidates(g, upd, axis), lo, hi, 0.0);
+  Node* mask = g.binary(Op::CmpEq, cand_idx, iota(g, dim, idx->dtype, size_t(rank + 1), size_t(axis)));
+  Shape full = data->shape;
+  full.push_back(n);
+  return {scatter_combine(ctx, data, g.expand(mask, full), g.expand(cand_upd, full))};
+}
+
+Outs lower_scatter_nd(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node *data = ctx.input(0), *idx = ctx.input(1), *upd = ctx.input(2);
+  check_int_indices(ctx, idx);
+  if (idx->shape.empty()) ctx.fail("indices must have rank >= 1");
+  int64_t k = idx->shape.back();
+  size_t r = data->shape.size();
+  if (k < 1 || size_t(k) > r) ctx.fail("index depth " + std::to_string(k) + " does not fit data " + shape_str(data->shape));
+  Shape indexed(data->shape.begin(), data->shape.begin() + k), rest(data->shape.begin() + k, data->shape.end());
+  Shape qdims(idx->shape.begin(), idx->shape.end() - 1);
+  Shape want = qdims;
+  want.insert(want.end(), rest.begin(), rest.end());
+  if (upd->shape != want) ctx.fail("updates " + shape_str(upd->shape) + " should be " + shape_str(want));
+  if (upd->dtype != data->dtype) ctx.fail("updates and data differ in dtype");
+  int64_t f = numel(indexed), u = numel(qdims);
+  Node* flat = g.reshape(flat_index(g, idx, indexed), {1, u});  // (1, U)
+  Node* mask = g.binary(Op::CmpEq, flat, iota(g, f, DType::I64, 2, 0));  // (F, U)
+  Shape ms{f, u}, us{1, u};
+  ms.insert(ms.end(), rest.size(), 1);
+  us.insert(us.end(), rest.begin(), rest.end());
+  Shape full{f, u};
+  full.insert(full.end(), rest.begin(), rest.end());
+  // Work in (F, R..., U) so the candidates are the last dim.
+  std::vector<int64_t> perm{0};
+  for (size_t i = 0; i < rest.size(); ++i) perm.push_back(int64_t(2 + i));
+  perm.push_back(1);
+  Node* m = g.permute(g.expand(g.reshape(mask, ms), full), perm);
+  Node* up = g.permute(g.expand(g.reshape(upd, us), full), perm);
+  Shape ds{f};
+  ds.insert(ds.end(), rest.begin(), rest.end());
+  Node* y = scatter_combine(ctx, g.reshape(data, ds), m, up);
+  return {g.reshape(y, data->shape)};
+}
+
+Outs lower_one_hot(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node *indices = ctx.input(0), *values = ctx.input(2);
+  HostTensor depth_t = ctx.const_input(1);
+  if (depth_t.numel() != 1) ctx.fail("depth must hold one value");
+  int64_t depth = int64_t(depth_t.get(0));
+  if (depth < 1) ctx.fail("depth must be positive");
+  if (values->shape.size() != 1 || values->shape[0] != 2) ctx.fail("values must be [off_value, on_value]");
+  size_t rank = indices->shape.size() + 1;
+  int64_t axis = ctx.axis(ctx.attr_int("axis", -1), int64_t(rank));
+  Node* idx = indices;
+  if (is_float(idx->dtype)) idx = g.cast(idx, DType::I64);  // non-integral indices are cast first
+  if (!is_signed_int(idx->dtype)) idx = g.cast(idx, DType::I64);
+  idx = wrap_negative(g, idx, depth);
+  idx = g.reshape(idx, insert_dim(indices->shape, size_t(axis), 1));
+  Node* mask = g.binary(Op::CmpEq, idx, iota(g, depth, idx->dtype, rank, size_t(axis)));
+  Node* off = g.reshape(strided_slice(g, values, 0, 0, 1, 1), {});
+  Node* on = g.reshape(strided_slice(g, values, 0, 1, 1, 1), {});
+  return {g.where(mask, on, off)};
+}
+
+// Bool mask over the last two dims (n, m): keep[i][j] = lower ? j - i <= k : j - i >= k.
+Node* band_mask(Graph& g, int64_t n, int64_t m, int64_t k, bool upper, bool equal_only = false) {
+  std::vector<int64_t> v;
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < m; ++j) v.push_back(equal_only ? j - i == k : upper ? j - i >= k : j - i <= k);
+  return g.weight(HostTensor::from_ints(DType::Bool, {n, m}, v));
+}
+
+Outs lower_trilu(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node* x = ctx.input(0);
+  if (x->shape.size() < 2) ctx.fail("input must have rank >= 2");
+  int64_t k = 0;
+  if (ctx.optional_input(1)) {
+    HostTensor kt = ctx.const_input(1);
+    if (kt.numel() != 1) ctx.fail("k must hold one value");
+    k = kt.get_int(0);
+  }
+  int64_t n = x->shape[x->shape.size() - 2], m = x->shape.back();
+  Node* keep = band_mask(g, n, m, k, ctx.attr_int("upper", 1) != 0);
+  return {g.where(keep, x, scalar(g, 0, x))};
+}
+
+Outs lower_eye_like(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node* x = ctx.input(0);
+  if (x->shape.size() != 2) ctx.fail("input must be 2-D");
+  DType t = ctx.has_attr("dtype") ? dtype_from_onnx(int32_t(ctx.attr_int("dtype", 0))) : x->dtype;
+  Node* mask = band_mask(g, x->shape[0], x->shape[1], ctx.attr_int("k", 0), false, true);
+  return {g.cast(mask, t)};
+}
+
+Outs lower_cumsum(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node* x = ctx.input(0);
+  HostTensor at = ctx.const_input(1);
+  if (at.numel() != 1) ctx.fail("axis must hold one value");
+  int64_t rank = int64_t(x->shape.size());
+  int64_t axis = ctx.axis(at.get_int(0), rank), n = x->shape[axis];
+  bool exclusive = ctx.attr_int("exclusive", 0), reverse = ctx.attr_int("reverse", 0);
+  if (n == 0) return {x};
+  Node* y = move_axis_last(g, x, axis);
+  if (reverse) y = g.flip(y, {-1});
+  Shape s = y->shape;
+  size_t last = size_t(rank - 1);
+  std::vector<int64_t> lo(size_t(rank), 0), hi(size_t(rank), 0);
+  if (exclusive) {  // shift by one: 0, x0, x1, ..., x_{n-2}
+    y = strided_slice(g, y, rank - 1, 0, n - 1, 1);
+    lo[last] = 1;
+    y = g.pad(y, lo, hi, 0.0);
+    lo[last] = 0;
+  }
+  // y[i] = sum of the window x[i-n+1 .. i] over x padded with n-1 leading zeros.
+  lo[last] = n - 1;
+  Node* win = g.window(g.pad(y, lo, hi, 0.0), {n}, {1}, {1});  // (..., n, n)
+  y = g.reshape(g.reduce(Op::ReduceSum, win, {-1}), s);
+  if (reverse) y = g.flip(y, {-1});
+  return {move_last_to(g, y, axis)};
+}
+
+// Rank of each element along the last dim in the order TopK returns them (largest: greater
+// first, ties by lower index), as int64: (..., n).
+Node* sort_rank(Graph& g, Node* x, bool largest) {
+  size_t r = x->shape.size();
+  Shape si = x->shape, sj = x->shape;
+  si.push_back(1);                 // x_i (..., n, 1)
+  sj.insert(sj.end() - 1, 1);      // x_j (..., 1, n)
+  Node* xi = g.reshape(x, si);
+  Node* xj = g.reshape(x, sj);
+  int64_t n = x->shape.back();
+  Node* before = largest ? g.binary(Op::CmpLt, xi, xj) : g.binary(Op::CmpLt, xj, xi);  // x_j ranks before x_i
+  std::vector<int64_t> earlier;  // j < i
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) earlier.push_back(j < i);
+  Node* tie = g.binary(Op::And, g.binary(Op::CmpEq, xi, xj), g.weight(HostTensor::from_ints(DType::Bool, {n, n}, earlier)));
+  Node* ahead = g.cast(g.binary(Op::Or, before, tie), DType::I64);
+  Node* rank = g.reduce(Op::ReduceSum, ahead, {int64_t(r)});
+  return g.reshape(rank, x->shape);
+}
+
+Outs lower_topk(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node* x = ctx.input(0);
+  int64_t rank = int64_t(x->shape.size());
+  int64_t axis = ctx.axis(ctx.attr_int("axis", -1), rank), n = x->shape[axis];
+  int64_t k;
+  if (ctx.opset >= 10) {
+    HostTensor kt = ctx.const_input(1);
+    if (kt.numel() != 1) ctx.fail("K must hold one value");
+    k = kt.get_int(0);
+  } else {
+    k = ctx.attr_int("k", -1);
+  }
+  if (k < 0 || k > n) ctx.fail("K = " + std::to_string(k) + " is outside [0, " + std::to_string(n) + "]");
+  bool largest = ctx.attr_int("largest", 1);  // `sorted` = 0 allows any order: sorted is one
+  Node* xl = move_axis_last(g, x, axis);      // (..., n)
+  Node* r = sort_rank(g, xl, largest);
+  // Output slot s takes the element whose rank is s: (..., k, n) masks over the candidates.
+  Shape rs = r->shape;
+  rs.insert(rs.end() - 1, 1);
+  Node* slot = iota(g, k, DType::I64, rs.size(), rs.size() - 2);
+  Node* which = g.binary(Op::CmpEq, g.reshape(r, rs), slot);
+  Shape cand = xl->shape;
+  cand.insert(cand.end() - 1, 1);
+  Node* src = g.reshape(xl, cand);
+  Node* values = g.reduce(Op::ReduceSum, g.where(which, src, scalar(g, 0, src)), {-1});
+  Node* positions = iota(g, n, DType::I64, rs.size(), rs.size() - 1);
+  Node* indices = g.reduce(Op::ReduceSum, g.where(which, positions, g.constant(0, DType::I64)), {-1});
+  Shape outl = xl->shape;
+  outl.back() = k;
+  return {move_last_to(g, g.reshape(values, outl), axis), move_last_to(g, g.reshape(indices, outl), axis)};
+}
+
+Outs lower_hardmax(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node* x = ctx.input(0);
+  int64_t rank = int64_t(x->shape.size());
+  bool flatten = ctx.opset < 13;
+  int64_t axis = ctx.axis(ctx.attr_int("axis", flatten ? 1 : -1), rank);
+  Node* y = x;
+  if (flatten) {  // as if reshaped to 2-D at axis
+    int64_t outer = numel(Shape(x->shape.begin(), x->shape.begin() + axis));
+    y = g.reshape(x, {outer, numel(x->shape) / std::max<int64_t>(outer, 1)});
+    axis = 1;
+  }
+  int64_t n = y->shape[axis];
+  size_t r = y->shape.size();
+  Node* hit = g.binary(Op::CmpEq, y, g.reduce(Op::ReduceMax, y, {axis}));
+  Node* pos = iota(g, n, DType::I64, r, size_t(axis));
+  Node* first = reduce_min(g, g.where(hit, pos, g.constant(double(n), DType::I64)), {axis});
+  Node* one_hot = g.binary(Op::CmpEq, pos, first);
+  return {g.reshape(g.cast(one_hot, x->dtype), x->shape)};
+}
+
+}  // namespace
+
+void add_index_ops(OpTable& t) {
+  t["GatherElements"] = lower_gather_elements;
+  t["GatherND"] = lower_gather_nd;
+  t["ScatterElements"] = lower_scatter_elements;
+  t["Scatter"] = lower_scatter_elements;
+  t["ScatterND"] = lower_scatter_nd;
+  t["OneHot"] = lower_one_hot;
+  t["Trilu"] = lower_trilu;
+  t["EyeLike"] = lower_eye_like;
+  t["CumSum"] = lower_cumsum;
+  t["TopK"] = lower_topk;
+  t["Hardmax"] = lower_hardmax;
+}
+
+}  // namespace edgec::onnx_frontend
