@@ -206,9 +206,177 @@ Outs lower_gelu(OpContext& ctx) {
   return {g.binary(Op::Mul, g.binary(Op::Mul, c(0.5), x), g.binary(Op::Add, c(1), inner))};
 }
 
+// ---- inverse trigonometric and hyperbolic functions, from Exp / Log / Sqrt / Div ----
+
+Node* float_input(OpContext& ctx) {
+  Node* x = ctx.input(0);
+  if (!is_float(x->dtype)) ctx.fail(std::string("input must be a float tensor, got ") + dtype_name(x->dtype));
+  return x;
+}
+
+// atan by Cephes' atanf: range reduction to |x| <= tan(pi/8), then an odd polynomial
+// (relative error ~1e-7). Handles +-inf (-> +-pi/2) and NaN.
+Node* atan(Graph& g, Node* x) {
+  auto c = [&](double v) { return scalar(g, v, x); };
+  Node* neg = g.binary(Op::CmpLt, x, c(0));
+  Node* a = g.unary(Op::Abs, x);
+  Node* big = g.binary(Op::CmpLt, c(2.414213562373095), a);      // |x| > tan(3pi/8)
+  Node* mid = g.binary(Op::CmpLt, c(0.4142135623730950), a);     // |x| > tan(pi/8)
+  Node* r_big = g.unary(Op::Neg, g.unary(Op::Recip, a));
+  Node* r_mid = g.binary(Op::Div, g.binary(Op::Sub, a, c(1)), g.binary(Op::Add, a, c(1)));
+  Node* r = g.where(big, r_big, g.where(mid, r_mid, a));
+  Node* y0 = g.where(big, c(M_PI_2), g.where(mid, c(M_PI_4), c(0)));
+  Node* z = g.binary(Op::Mul, r, r);
+  Node* poly = c(8.05374449538e-2);
+  poly = g.binary(Op::Sub, g.binary(Op::Mul, poly, z), c(1.38776856032e-1));
+  poly = g.binary(Op::Add, g.binary(Op::Mul, poly, z), c(1.99777106478e-1));
+  poly = g.binary(Op::Sub, g.binary(Op::Mul, poly, z), c(3.33329491539e-1));
+  Node* y = g.binary(Op::Add, g.binary(Op::Mul, g.binary(Op::Mul, poly, z), r), r);
+  y = g.binary(Op::Add, y, y0);
+  return g.where(neg, g.unary(Op::Neg, y), y);
+}
+Outs lower_atan(OpContext& ctx) { return {atan(ctx.g, float_input(ctx))}; }
+
+// asin x = atan(x / sqrt((1 - x)(1 + x))): +-1 gives +-pi/2, |x| > 1 NaN.
+Outs lower_asin(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node* x = float_input(ctx);
+  Node* one = scalar(g, 1, x);
+  Node* root = g.unary(Op::Sqrt, g.binary(Op::Mul, g.binary(Op::Sub, one, x), g.binary(Op::Add, one, x)));
+  return {atan(g, g.binary(Op::Div, x, root))};
+}
+
+// acos x = 2 atan(sqrt((1 - x) / (1 + x))), accurate near both ends.
+Outs lower_acos(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node* x = float_input(ctx);
+  Node* one = scalar(g, 1, x);
+  Node* t = g.unary(Op::Sqrt, g.binary(Op::Div, g.binary(Op::Sub, one, x), g.binary(Op::Add, one, x)));
+  return {g.binary(Op::Mul, scalar(g, 2, x), atan(g, t))};
+}
+
+Outs lower_sinh(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node* x = float_input(ctx);
+  Node* d = g.binary(Op::Sub, g.unary(Op::Exp, x), g.unary(Op::Exp, g.unary(Op::Neg, x)));
+  return {g.binary(Op::Mul, d, scalar(g, 0.5, x))};
+}
+
+Outs lower_cosh(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node* x = float_input(ctx);
+  Node* s = g.binary(Op::Add, g.unary(Op::Exp, x), g.unary(Op::Exp, g.unary(Op::Neg, x)));
+  return {g.binary(Op::Mul, s, scalar(g, 0.5, x))};
+}
+
+// asinh x = sign(x) log(|x| + sqrt(x^2 + 1)).
+Outs lower_asinh(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node* x = float_input(ctx);
+  Node* a = g.unary(Op::Abs, x);
+  Node* y = g.unary(Op::Log, g.binary(Op::Add, a, g.unary(Op::Sqrt, g.binary(Op::Add, g.binary(Op::Mul, x, x), scalar(g, 1, x)))));
+  return {g.where(g.binary(Op::CmpLt, x, scalar(g, 0, x)), g.unary(Op::Neg, y), y)};
+}
+
+// acosh x = log(x + sqrt((x - 1)(x + 1))).
+Outs lower_acosh(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node* x = float_input(ctx);
+  Node* one = scalar(g, 1, x);
+  Node* root = g.unary(Op::Sqrt, g.binary(Op::Mul, g.binary(Op::Sub, x, one), g.binary(Op::Add, x, one)));
+  return {g.unary(Op::Log, g.binary(Op::Add, x, root))};
+}
+
+// atanh x = log((1 + x) / (1 - x)) / 2.
+Outs lower_atanh(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node* x = float_input(ctx);
+  Node* one = scalar(g, 1, x);
+  Node* q = g.binary(Op::Div, g.binary(Op::Add, one, x), g.binary(Op::Sub, one, x));
+  return {g.binary(Op::Mul, g.unary(Op::Log, q), scalar(g, 0.5, x))};
+}
+
+// ---- more activations ----
+
+Outs lower_celu(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node* x = float_input(ctx);
+  double alpha = ctx.attr_float("alpha", 1.0f);
+  if (alpha == 0) ctx.fail("alpha must not be 0");
+  Node* em1 = g.binary(Op::Sub, g.unary(Op::Exp, g.binary(Op::Div, x, scalar(g, alpha, x))), scalar(g, 1, x));
+  Node* neg = g.binary(Op::Min, scalar(g, 0, x), g.binary(Op::Mul, scalar(g, alpha, x), em1));
+  return {g.binary(Op::Add, g.binary(Op::Max, scalar(g, 0, x), x), neg)};
+}
+
+// x * tanh(softplus(x)).
+Outs lower_mish(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node* x = float_input(ctx);
+  Node* softplus = g.unary(Op::Log, g.binary(Op::Add, g.unary(Op::Exp, x), scalar(g, 1, x)));
+  return {g.binary(Op::Mul, x, g.unary(Op::Tanh, softplus))};
+}
+
+// x < -lambd: x + bias; x > lambd: x - bias; else 0.
+Outs lower_shrink(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node* x = ctx.input(0);
+  if (x->dtype == DType::Bool) ctx.fail("input must be numeric");
+  double lambd = ctx.attr_float("lambd", 0.5f), bias = ctx.attr_float("bias", 0.0f);
+  Node* below = g.binary(Op::CmpLt, x, scalar(g, -lambd, x));
+  Node* above = g.binary(Op::CmpLt, scalar(g, lambd, x), x);
+  Node* up = g.binary(Op::Add, x, scalar(g, bias, x));
+  Node* down = g.binary(Op::Sub, x, scalar(g, bias, x));
+  return {g.where(below, up, g.where(above, down, scalar(g, 0, x)))};
+}
+
+// ---- bitwise ----
+
+// ~x = -x - 1 in two's complement (also for unsigned types, modulo 2^bits).
+Outs lower_bitwise_not(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node* x = ctx.input(0);
+  if (x->dtype == DType::Bool) return {g.unary(Op::Not, x)};
+  if (is_float(x->dtype)) ctx.fail("input must be an integer tensor");
+  return {g.binary(Op::Sub, g.unary(Op::Neg, x), scalar(g, 1, x))};
+}
+
+// x << y = x * 2^y and x >> y = x / 2^y (unsigned, 0 once y >= bits); 2^y is built from
+// the bits of y so that it is exact.
+Outs lower_bit_shift(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node *x = ctx.input(0), *y = ctx.input(1);
+  if (is_float(x->dtype) || is_signed_int(x->dtype) || x->dtype == DType::Bool || y->dtype != x->dtype)
+    ctx.fail("inputs must be unsigned integers of one type");
+  std::string direction = ctx.attr_string("direction", "");
+  if (direction != "LEFT" && direction != "RIGHT") ctx.fail("direction must be LEFT or RIGHT, got '" + direction + "'");
+  int bits = 8 * int(dtype_size(x->dtype));
+  Node* power = nullptr;
+  for (int b = 0; (1 << b) < bits; ++b) {
+    Node* set = g.unary(Op::Not, g.binary(Op::CmpEq, g.binary(Op::And, y, scalar(g, double(1 << b), y)), scalar(g, 0, y)));
+    Node* factor = g.where(set, scalar(g, std::ldexp(1.0, 1 << b), y), scalar(g, 1, y));
+    power = power ? g.binary(Op::Mul, power, factor) : factor;
+  }
+  Node* in_range = g.binary(Op::CmpLt, y, scalar(g, double(bits), y));
+  Node* shifted = g.binary(direction == "LEFT" ? Op::Mul : Op::Div, x, power);
+  return {g.where(in_range, shifted, scalar(g, 0, x))};
+}
+
 }  // namespace
 
 void add_elementwise_ops(OpTable& t) {
+  t["Atan"] = lower_atan;
+  t["Asin"] = lower_asin;
+  t["Acos"] = lower_acos;
+  t["Sinh"] = lower_sinh;
+  t["Cosh"] = lower_cosh;
+  t["Asinh"] = lower_asinh;
+  t["Acosh"] = lower_acosh;
+  t["Atanh"] = lower_atanh;
+  t["Celu"] = lower_celu;
+  t["Mish"] = lower_mish;
+  t["Shrink"] = lower_shrink;
+  t["BitwiseNot"] = lower_bitwise_not;
+  t["BitShift"] = lower_bit_shift;
   t["Identity"] = lower_identity;
   t["Neg"] = lower_unary<Op::Neg>;
   t["Abs"] = lower_unary<Op::Abs>;

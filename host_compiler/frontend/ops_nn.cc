@@ -76,20 +76,17 @@ Node* reduce_taps(Graph& g, Op op, Node* win, size_t k) {
   return g.reshape(r, Shape(win->shape.begin(), win->shape.end() - k));
 }
 
-Outs lower_conv(OpContext& ctx) {
+// Convolution of x (N, C, S...) with w (M, C/groups, K...) over the window `spec`.
+Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, const WindowSpec& spec) {
   Graph& g = ctx.g;
-  Node *x = ctx.input(0), *w = ctx.input(1), *bias = ctx.optional_input(2);
   const Shape& ws = w->shape;
-  if (ws.size() < 3 || x->shape.size() != ws.size()) ctx.fail("weight " + shape_str(ws) + " does not fit input " + shape_str(x->shape));
   size_t k = ws.size() - 2;
-  int64_t n = x->shape[0], c = x->shape[1], m = ws[0], groups = ctx.attr_int("group", 1);
+  int64_t n = x->shape[0], c = x->shape[1], m = ws[0];
   if (groups < 1 || c % groups || m % groups || ws[1] != c / groups)
     ctx.fail("input channels " + std::to_string(c) + ", weight " + shape_str(ws) + " and group " +
              std::to_string(groups) + " do not fit");
+  if (w->dtype != x->dtype) ctx.fail("input and weight dtypes differ");
   std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
-  if (ctx.has_attr("kernel_shape") && ctx.attr_ints("kernel_shape") != kernel)
-    ctx.fail("kernel_shape does not match the weight " + shape_str(ws));
-  WindowSpec spec = window_spec(ctx, x->shape, kernel, false);
   Node* win = windows(g, x, spec, 0.0);  // (N, C, O..., K...)
   Shape out_spatial(win->shape.begin() + 2, win->shape.begin() + 2 + k);
   int64_t cg = c / groups, mg = m / groups;
@@ -120,11 +117,133 @@ Outs lower_conv(OpContext& ctx) {
   out.insert(out.end(), out_spatial.begin(), out_spatial.end());
   Node* y = g.reshape(sum, out);
   if (bias) {
+    if (bias->shape != Shape{m}) ctx.fail("bias " + shape_str(bias->shape) + " should be [" + std::to_string(m) + "]");
     Shape bs{m};
     bs.insert(bs.end(), k, 1);
     y = g.binary(Op::Add, y, g.reshape(bias, bs));
   }
-  return {y};
+  return y;
+}
+
+Outs lower_conv(OpContext& ctx) {
+  Node *x = ctx.input(0), *w = ctx.input(1), *bias = ctx.optional_input(2);
+  const Shape& ws = w->shape;
+  if (ws.size() < 3 || x->shape.size() != ws.size()) ctx.fail("weight " + shape_str(ws) + " does not fit input " + shape_str(x->shape));
+  std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
+  if (ctx.has_attr("kernel_shape") && ctx.attr_ints("kernel_shape") != kernel)
+    ctx.fail("kernel_shape does not match the weight " + shape_str(ws));
+  WindowSpec spec = window_spec(ctx, x->shape, kernel, false);
+  return {conv_core(ctx, x, w, bias, ctx.attr_int("group", 1), spec)};
+}
+
+// Pads (lo/hi >= 0) or crops (< 0) the spatial dims (2...) of x.
+Node* pad_or_crop(Graph& g, Node* x, const std::vector<int64_t>& lo, const std::vector<int64_t>& hi) {
+  size_t r = x->shape.size();
+  std::vector<int64_t> begin(r, 0), end = x->shape, plo(r, 0), phi(r, 0);
+  for (size_t i = 0; i < lo.size(); ++i) {
+    begin[2 + i] = std::max<int64_t>(0, -lo[i]);
+    end[2 + i] -= std::max<int64_t>(0, -hi[i]);
+    plo[2 + i] = std::max<int64_t>(0, lo[i]);
+    phi[2 + i] = std::max<int64_t>(0, hi[i]);
+  }
+  return g.pad(g.shrink(x, begin, end), plo, phi, 0.0);
+}
+
+// ConvTranspose as a convolution: the input dilated by the stride (zeros between
+// elements), padded by dilation*(kernel-1) minus the node's padding, convolved with the
+// spatially flipped kernel whose in/out channel dims are swapped per group.
+Outs lower_conv_transpose(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node *x = ctx.input(0), *w = ctx.input(1), *bias = ctx.optional_input(2);
+  const Shape& ws = w->shape;
+  if (ws.size() < 3 || x->shape.size() != ws.size()) ctx.fail("weight " + shape_str(ws) + " does not fit input " + shape_str(x->shape));
+  size_t k = ws.size() - 2;
+  int64_t c = x->shape[1], groups = ctx.attr_int("group", 1);
+  if (groups < 1 || c % groups || ws[0] != c) ctx.fail("input channels " + std::to_string(c) + ", weight " + shape_str(ws) + " and group " + std::to_string(groups) + " do not fit");
+  std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
+  if (ctx.has_attr("kernel_shape") && ctx.attr_ints("kernel_shape") != kernel)
+    ctx.fail("kernel_shape does not match the weight " + shape_str(ws));
+  auto per_dim = [&](const char* name, int64_t def) {
+    std::vector<int64_t> v = ctx.attr_ints(name, std::vector<int64_t>(k, def));
+    if (v.size() != k) ctx.fail(std::string(name) + " must have one entry per spatial dim");
+    return v;
+  };
+  std::vector<int64_t> stride = per_dim("strides", 1), dilation = per_dim("dilations", 1);
+  std::vector<int64_t> out_pad = per_dim("output_padding", 0);
+  std::vector<int64_t> pads = ctx.attr_ints("pads", std::vector<int64_t>(2 * k, 0));
+  if (pads.size() != 2 * k) ctx.fail("pads must have two entries per spatial dim");
+  std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER" && auto_pad != "VALID")
+    ctx.fail("unknown auto_pad '" + auto_pad + "'");
+  std::vector<int64_t> output_shape = ctx.attr_ints("output_shape");
+  if (!output_shape.empty() && output_shape.size() != k) {
+    if (output_shape.size() == k + 2) output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
+    else ctx.fail("output_shape must have one entry per spatial dim");
+  }
+  bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  std::vector<int64_t> lo(k), hi(k), out(k);
+  for (size_t i = 0; i < k; ++i) {
+    int64_t in = x->shape[2 + i], span = dilation[i] * (kernel[i] - 1) + 1;
+    if (stride[i] < 1 || dilation[i] < 1) ctx.fail("strides and dilations must be positive");
+    int64_t full = stride[i] * (in - 1) + out_pad[i] + span;
+    if (!output_shape.empty() || same) {  // padding derived from the output size
+      int64_t target = output_shape.empty() ? in * stride[i] : output_shape[i];
+      int64_t total = full - target;
+      int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);  // floor division
+      if (auto_pad == "SAME_UPPER") lo[i] = half, hi[i] = total - half;
+      else lo[i] = total - half, hi[i] = half;
+    } else if (auto_pad == "VALID") {
+      lo[i] = hi[i] = 0;
+    } else {
+      lo[i] = pads[i], hi[i] = pads[k + i];
+    }
+    out[i] = full - lo[i] - hi[i];
+    if (out[i] < 1) ctx.fail("output size " + std::to_string(out[i]) + " in spatial dim " + std::to_string(i));
+  }
+  // Dilate the input: (.., S) -> (.., S, stride) with zeros after each element -> (.., (S-1)*stride+1).
+  Node* z = x;
+  for (size_t i = 0; i < k; ++i) {
+    if (stride[i] == 1) continue;
+    size_t d = 2 + i;
+    Shape s = z->shape;
+    Shape split = s;
+    split.insert(split.begin() + int64_t(d) + 1, 1);
+    std::vector<int64_t> plo(split.size(), 0), phi(split.size(), 0);
+    phi[d + 1] = stride[i] - 1;
+    Node* t = g.pad(g.reshape(z, split), plo, phi, 0.0);
+    Shape merged = s;
+    merged[d] = s[d] * stride[i];
+    t = g.reshape(t, merged);
+    std::vector<int64_t> begin(merged.size(), 0), end = merged;
+    end[d] = (s[d] - 1) * stride[i] + 1;
+    z = g.shrink(t, begin, end);
+  }
+  // Pad so that a stride-1 window of the flipped kernel gives out[i] outputs.
+  std::vector<int64_t> zlo(k), zhi(k);
+  for (size_t i = 0; i < k; ++i) {
+    int64_t span = dilation[i] * (kernel[i] - 1);
+    zlo[i] = span - lo[i];
+    zhi[i] = out[i] + span - z->shape[2 + i] - zlo[i];
+  }
+  z = pad_or_crop(g, z, zlo, zhi);
+  // Weight (C, M/G, K...) -> (G, C/G, M/G, K...) -> (G, M/G, C/G, K...) -> (M, C/G, K...), flipped.
+  int64_t cg = c / groups, mg = ws[1];
+  Shape wg{groups, cg, mg};
+  wg.insert(wg.end(), kernel.begin(), kernel.end());
+  std::vector<int64_t> perm{0, 2, 1};
+  for (size_t i = 0; i < k; ++i) perm.push_back(3 + int64_t(i));
+  Shape wm{groups * mg, cg};
+  wm.insert(wm.end(), kernel.begin(), kernel.end());
+  Node* wt = g.reshape(g.permute(g.reshape(w, wg), perm), wm);
+  wt = g.flip(wt, iota_ints(2, int64_t(2 + k)));
+  WindowSpec spec;
+  spec.kernel = kernel;
+  spec.stride.assign(k, 1);
+  spec.dilation = dilation;
+  spec.pad_lo.assign(k, 0);
+  spec.pad_hi.assign(k, 0);
+  spec.extra_hi.assign(k, 0);
+  return {conv_core(ctx, z, wt, bias, groups, spec)};
 }
 
 std::vector<int64_t> pool_kernel(const OpContext& ctx) {
@@ -133,15 +252,101 @@ std::vector<int64_t> pool_kernel(const OpContext& ctx) {
   return kernel;
 }
 
+// The flat input index (over the spatial dims, row-major) each window tap reads, or -1 in
+// the padding: (O..., K...).
+std::vector<int64_t> tap_positions(const WindowSpec& w, const Shape& in, const Shape& out) {
+  size_t k = w.kernel.size();
+  Shape taps = out;
+  taps.insert(taps.end(), w.kernel.begin(), w.kernel.end());
+  std::vector<int64_t> pos, idx(2 * k, 0);
+  for (int64_t e = 0; e < numel(taps); ++e) {
+    int64_t flat = 0;
+    bool inside = true;
+    for (size_t i = 0; i < k; ++i) {
+      int64_t p = idx[i] * w.stride[i] + idx[k + i] * w.dilation[i] - w.pad_lo[i];
+      inside = inside && p >= 0 && p < in[i];
+      flat = flat * in[i] + p;
+    }
+    pos.push_back(inside ? flat : -1);
+    for (size_t d = 2 * k; d-- > 0;)
+      if (++idx[d] < taps[d]) break;
+      else idx[d] = 0;
+  }
+  return pos;
+}
+
 Outs lower_max_pool(OpContext& ctx) {
   Graph& g = ctx.g;
-  if (ctx.output_used(1)) ctx.fail("the Indices output is not supported");
   Node* x = ctx.input(0);
+  if (x->shape.size() < 3) ctx.fail("input " + shape_str(x->shape) + " has no spatial dims");
   WindowSpec spec = window_spec(ctx, x->shape, pool_kernel(ctx), ctx.attr_int("ceil_mode", 0));
+  size_t k = spec.kernel.size();
   // Padding never wins the max.
-  double lowest = is_float(x->dtype) ? -INFINITY : is_signed_int(x->dtype) ? -std::ldexp(1.0, 8 * int(dtype_size(x->dtype)) - 1) : 0.0;
-  return {reduce_taps(g, Op::ReduceMax, windows(g, x, spec, lowest), spec.kernel.size())};
+  Node* win = windows(g, x, spec, lowest_value(x->dtype));
+  Node* y = reduce_taps(g, Op::ReduceMax, win, k);
+  if (!ctx.output_used(1)) return {y};
+  // Indices: the first tap (in row-major order) holding the maximum, as a flat index into
+  // x (N, C, spatial...) — column-major over the spatial dims with storage_order 1.
+  int64_t order = ctx.attr_int("storage_order", 0);
+  if (order != 0 && order != 1) ctx.fail("storage_order must be 0 or 1");
+  Shape in_spatial(x->shape.begin() + 2, x->shape.end()), out_spatial(y->shape.begin() + 2, y->shape.end());
+  std::vector<int64_t> pos = tap_positions(spec, in_spatial, out_spatial);
+  int64_t plane = numel(in_spatial);
+  for (int64_t& p : pos)
+    if (p < 0) p = plane;  // never the minimum of a window with an inside tap
+  Shape taps = out_spatial;
+  taps.insert(taps.end(), spec.kernel.begin(), spec.kernel.end());
+  Node* positions = g.weight(HostTensor::from_ints(DType::I64, taps, pos));
+  Shape ys = y->shape;
+  ys.insert(ys.end(), k, 1);
+  Node* hit = g.binary(Op::CmpEq, win, g.reshape(y, ys));
+  int64_t rank = int64_t(win->shape.size());
+  Node* first = reduce_min(g, g.where(hit, positions, g.constant(double(plane), DType::I64)), iota_ints(rank - int64_t(k), rank));
+  first = g.reshape(first, y->shape);  // row-major spatial index
+  if (order == 1 && k > 1) {  // re-linearize column-major
+    Node* rest = first;
+    Node* col = nullptr;
+    int64_t col_stride = 1;
+    std::vector<Node*> coords(k);
+    for (size_t i = k; i-- > 0;) {
+      Node* dim = g.constant(double(in_spatial[i]), DType::I64);
+      coords[i] = g.binary(Op::Mod, rest, dim);
+      rest = g.binary(Op::Div, rest, dim);
+    }
+    for (size_t i = 0; i < k; ++i) {
+      Node* term = g.binary(Op::Mul, coords[i], g.constant(double(col_stride), DType::I64));
+      col = col ? g.binary(Op::Add, col, term) : term;
+      col_stride *= in_spatial[i];
+    }
+    first = col;
+  }
+  // + (n * C + c) * plane
+  int64_t n = x->shape[0], c = x->shape[1];
+  Node* base = g.weight(HostTensor::from_ints(DType::I64, Shape{n, c}, [&] {
+    std::vector<int64_t> v;
+    for (int64_t i = 0; i < n * c; ++i) v.push_back(i * plane);
+    return v;
+  }()));
+  Shape bs{n, c};
+  bs.insert(bs.end(), k, 1);
+  return {y, g.binary(Op::Add, first, g.reshape(base, bs))};
 }
+
+Outs lower_lp_pool(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node* x = ctx.input(0);
+  if (!is_float(x->dtype)) ctx.fail("input must be a float tensor");
+  WindowSpec spec = window_spec(ctx, x->shape, pool_kernel(ctx), ctx.attr_int("ceil_mode", 0));
+  double p = double(ctx.attr_int("p", 2));
+  if (p <= 0) ctx.fail("p must be positive");
+  Node* a = g.unary(Op::Abs, x);
+  Node* powered = p == 1 ? a : p == 2 ? g.binary(Op::Mul, x, x) : g.binary(Op::Pow, a, scalar(g, p, x));
+  Node* sum = reduce_taps(g, Op::ReduceSum, windows(g, powered, spec, 0.0), spec.kernel.size());
+  if (p == 1) return {sum};
+  if (p == 2) return {g.unary(Op::Sqrt, sum)};
+  return {g.binary(Op::Pow, sum, scalar(g, 1.0 / p, sum))};
+}
+
 
 // How many taps of each window fall inside [lo_bound, hi_bound) of one spatial dim.
 std::vector<int64_t> taps_inside(int64_t outputs, int64_t kernel, int64_t stride, int64_t dilation, int64_t pad_lo,
@@ -204,13 +409,42 @@ Node* channel_param(Graph& g, Node* p, size_t x_rank) {
   return g.reshape(p, s);
 }
 
+// Training mode: normalizes with the batch statistics (over all dims but the channel) and
+// returns the updated running mean / variance (momentum-weighted, population variance).
+Outs batch_norm_training(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node* x = ctx.input(0);
+  size_t rank = x->shape.size();
+  int64_t c = x->shape[1];
+  std::vector<int64_t> axes{0};
+  for (int64_t d = 2; d < int64_t(rank); ++d) axes.push_back(d);
+  Node* mean = reduce_mean(g, x, axes);
+  Node* centered = g.binary(Op::Sub, x, mean);
+  Node* var = reduce_mean(g, g.binary(Op::Mul, centered, centered), axes);
+  Node* eps = scalar(g, ctx.attr_float("epsilon", 1e-5f), x);
+  Node* y = g.binary(Op::Div, centered, g.unary(Op::Sqrt, g.binary(Op::Add, var, eps)));
+  y = g.binary(Op::Add, g.binary(Op::Mul, y, channel_param(g, ctx.input(1), rank)), channel_param(g, ctx.input(2), rank));
+  Node* momentum = scalar(g, ctx.attr_float("momentum", 0.9f), x);
+  Node* rest = scalar(g, 1.0 - double(ctx.attr_float("momentum", 0.9f)), x);
+  auto running = [&](Node* old, Node* batch) {
+    return g.binary(Op::Add, g.binary(Op::Mul, old, momentum), g.binary(Op::Mul, g.reshape(batch, {c}), rest));
+  };
+  Node* running_mean = ctx.output_used(1) ? running(ctx.input(3), mean) : nullptr;
+  Node* running_var = ctx.output_used(2) ? running(ctx.input(4), var) : nullptr;
+  return {y, running_mean, running_var};
+}
+
 Outs lower_batch_norm(OpContext& ctx) {
   Graph& g = ctx.g;
-  if (ctx.attr_int("training_mode", 0)) ctx.fail("training_mode is not supported (inference only)");
-  for (size_t i = 1; i < ctx.num_outputs(); ++i)
-    if (ctx.output_used(i)) ctx.fail("only the Y output is supported (inference only)");
   Node* x = ctx.input(0);
   if (x->shape.size() < 2) ctx.fail("input " + shape_str(x->shape) + " has no channel dim");
+  if (ctx.attr_int("training_mode", 0)) {
+    if (ctx.opset < 14) ctx.fail("training_mode before opset 14 is not supported");
+    return batch_norm_training(ctx);
+  }
+  for (size_t i = 1; i < ctx.num_outputs(); ++i)
+    if (ctx.output_used(i))
+      ctx.fail("output " + std::to_string(i) + " exists only in training mode (opset >= 14, training_mode = 1)");
   size_t rank = x->shape.size();
   Node *scale = channel_param(g, ctx.input(1), rank), *bias = channel_param(g, ctx.input(2), rank);
   Node *mean = channel_param(g, ctx.input(3), rank), *var = channel_param(g, ctx.input(4), rank);
@@ -291,21 +525,98 @@ Outs lower_softmax(OpContext& ctx) {
 
 Outs lower_dropout(OpContext& ctx) {
   Node* x = ctx.input(0);
+  bool training = false;
   if (ctx.opset >= 12 && ctx.optional_input(2)) {
-    if (!ctx.g.is_constant(ctx.input(2)) || ctx.const_input(2).get(0) != 0.0)
-      ctx.fail("training_mode is not supported (inference only)");
+    HostTensor t = ctx.const_input(2);
+    training = t.numel() == 1 && t.get(0) != 0.0;
+  } else if (ctx.opset < 7) {
+    training = ctx.attr_int("is_test", 0) == 0;
+  }
+  if (training) {
+    // Dropping draws random numbers; with ratio 0 nothing is dropped and nothing is scaled.
+    double ratio = ctx.opset >= 12 ? (ctx.optional_input(1) ? ctx.const_input(1).get(0) : 0.5) : ctx.attr_float("ratio", 0.5f);
+    if (ratio != 0.0)
+      ctx.fail("training_mode with ratio " + std::to_string(ratio) + " draws random numbers (not supported; inference only)");
   }
   Node* mask = nullptr;
-  if (ctx.output_used(1))  // nothing is dropped in inference
+  if (ctx.output_used(1))  // nothing is dropped
     mask = ctx.g.constant(1, ctx.opset >= 10 ? DType::Bool : x->dtype, x->shape);
   return {x, mask};
+}
+
+// LRN: x / (bias + alpha / size * (sum of x^2 over `size` neighbouring channels))^beta.
+Outs lower_lrn(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node* x = ctx.input(0);
+  if (x->shape.size() < 3) ctx.fail("input must be (N, C, D1, ...)");
+  int64_t size = ctx.attr_int("size", 0);
+  if (size < 1) ctx.fail("size must be positive");
+  double alpha = ctx.attr_float("alpha", 1e-4f), beta = ctx.attr_float("beta", 0.75f), bias = ctx.attr_float("bias", 1.0f);
+  Node* sq = move_axis_last(g, g.binary(Op::Mul, x, x), 1);
+  size_t r = sq->shape.size();
+  std::vector<int64_t> lo(r, 0), hi(r, 0);
+  lo[r - 1] = (size - 1) / 2;
+  hi[r - 1] = size - 1 - lo[r - 1];
+  Node* win = g.window(g.pad(sq, lo, hi, 0.0), {size}, {1}, {1});
+  Node* sum = move_last_to(g, g.reshape(g.reduce(Op::ReduceSum, win, {-1}), sq->shape), 1);
+  Node* base = g.binary(Op::Add, scalar(g, bias, x), g.binary(Op::Mul, scalar(g, alpha / double(size), x), sum));
+  return {g.binary(Op::Div, x, g.binary(Op::Pow, base, scalar(g, beta, x)))};
+}
+
+// MeanVarianceNormalization as its ONNX function: (x - E[x]) / (sqrt(E[x^2] - E[x]^2) + 1e-9).
+Outs lower_mvn(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node* x = ctx.input(0);
+  int64_t rank = int64_t(x->shape.size());
+  std::vector<int64_t> axes = ctx.attr_ints("axes", {0, 2, 3});
+  for (int64_t& a : axes) a = ctx.axis(a, rank);
+  Node* mean = reduce_mean(g, x, axes);
+  Node* var = g.binary(Op::Sub, reduce_mean(g, g.binary(Op::Mul, x, x), axes), g.binary(Op::Mul, mean, mean));
+  Node* std_eps = g.binary(Op::Add, g.unary(Op::Sqrt, var), scalar(g, 1e-9, x));
+  return {g.binary(Op::Div, g.binary(Op::Sub, x, mean), std_eps)};
+}
+
+Outs lower_group_norm(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node *x = ctx.input(0), *scale = ctx.input(1), *bias = ctx.input(2);
+  if (x->shape.size() < 2) ctx.fail("input must be (N, C, ...)");
+  int64_t groups = ctx.attr_int("num_groups", 0), n = x->shape[0], c = x->shape[1];
+  if (groups < 1 || c % groups) ctx.fail("num_groups " + std::to_string(groups) + " does not divide the channels");
+  // Opset 18 has one scale / bias per group, opset 21 one per channel.
+  int64_t params = ctx.opset >= 21 ? c : groups;
+  if (scale->shape != Shape{params} || bias->shape != Shape{params})
+    ctx.fail("scale and bias must be [" + std::to_string(params) + "]");
+  DType compute = ctx.attr_int("stash_type", 1) == 1 && x->dtype == DType::F16 ? DType::F32 : x->dtype;
+  Node* grouped = g.reshape(g.cast(x, compute), {n, groups, numel(x->shape) / std::max<int64_t>(n * groups, 1)});
+  Node* y = normalize(g, grouped, {2}, ctx.attr_float("epsilon", 1e-5f))[0];
+  y = g.cast(g.reshape(y, x->shape), x->dtype);
+  if (params == groups && groups != c) {  // per group -> per channel
+    scale = g.reshape(g.expand(g.reshape(scale, {groups, 1}), {groups, c / groups}), {c});
+    bias = g.reshape(g.expand(g.reshape(bias, {groups, 1}), {groups, c / groups}), {c});
+  }
+  size_t rank = x->shape.size();
+  return {g.binary(Op::Add, g.binary(Op::Mul, y, channel_param(g, scale, rank)), channel_param(g, bias, rank))};
+}
+
+Outs lower_lp_normalization(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node* x = ctx.input(0);
+  int64_t axis = ctx.axis(ctx.attr_int("axis", -1), int64_t(x->shape.size()));
+  int64_t p = ctx.attr_int("p", 2);
+  Node* norm;
+  if (p == 1) norm = g.reduce(Op::ReduceSum, g.unary(Op::Abs, x), {axis});
+  else if (p == 2) norm = g.unary(Op::Sqrt, g.reduce(Op::ReduceSum, g.binary(Op::Mul, x, x), {axis}));
+  else ctx.fail("p must be 1 or 2, got " + std::to_string(p));
+  return {g.binary(Op::Div, x, norm)};
 }
 
 }  // namespace
 
 void add_nn_ops(OpTable& t) {
   t["Conv"] = lower_conv;
+  t["ConvTranspose"] = lower_conv_transpose;
   t["MaxPool"] = lower_max_pool;
+  t["LpPool"] = lower_lp_pool;
   t["AveragePool"] = lower_average_pool;
   t["GlobalAveragePool"] = lower_global_average_pool;
   t["GlobalMaxPool"] = lower_global_max_pool;
@@ -317,6 +628,10 @@ void add_nn_ops(OpTable& t) {
   t["Softmax"] = lower_softmax<false>;
   t["LogSoftmax"] = lower_softmax<true>;
   t["Dropout"] = lower_dropout;
+  t["LRN"] = lower_lrn;
+  t["MeanVarianceNormalization"] = lower_mvn;
+  t["GroupNormalization"] = lower_group_norm;
+  t["LpNormalization"] = lower_lp_normalization;
 }
 
 }  // namespace edgec::onnx_frontend
