@@ -161,6 +161,7 @@ const OpTable& op_table() {
     add_reduce_ops(t);
     add_index_ops(t);
     add_loss_ops(t);
+    add_resize_ops(t);
     return t;
   }();
   return table;

@@ -71,6 +71,7 @@ void add_shape_ops(OpTable& table);
 void add_reduce_ops(OpTable& table);
 void add_index_ops(OpTable& table);
 void add_loss_ops(OpTable& table);
+void add_resize_ops(OpTable& table);
 const OpTable& op_table();
 
 // ---- helpers shared by op families ----
