@@ -9,6 +9,7 @@
 #include <new>
 
 #include "cpu_port.h"
+#include "worker_pool.h"
 #include "internal.h"
 
 namespace {
@@ -48,6 +49,7 @@ uint32_t count(const flatbuffers::Vector<T>* v) {
 struct edgert_context {
   const edgert_bundle* bundle = nullptr;
   int32_t num_threads = 1;
+  edgert::cpu::WorkerPool* pool = nullptr;  // only when num_threads > 1
   void* arena = nullptr;
   edgert::cpu::CodeMapping* code = nullptr;  // one per section; empty for non-Code sections
   uint32_t num_sections = 0;
@@ -67,6 +69,10 @@ struct edgert_context {
 namespace {
 
 void destroy(edgert_context* c) {
+  if (c->pool) {
+    c->pool->~WorkerPool();
+    std::free(c->pool);
+  }
   for (uint32_t i = 0; c->code && i < c->num_sections; ++i) edgert::cpu::unmap_code(&c->code[i]);
   std::free(c->code);
   std::free(c->arena);
@@ -257,6 +263,17 @@ edgert_status edgert_context_create(const edgert_bundle* bundle,
     // Zeroed once, so even a kernel that reads before writing sees the same bytes every run.
     std::memset(c->arena, 0, arena_size ? static_cast<size_t>(arena_size) : alignment);
   }
+  if (st == EDGERT_OK && c->num_threads > 1) {
+    void* pool_mem = std::calloc(1, sizeof(edgert::cpu::WorkerPool));
+    if (!pool_mem) {
+      st = out_of_memory("the worker pool");
+    } else {
+      c->pool = new (pool_mem) edgert::cpu::WorkerPool;
+      if (int err = c->pool->start(c->num_threads))
+        st = edgert::set_error(EDGERT_ERROR_OUT_OF_MEMORY, "cannot start %d worker threads: %s",
+                               c->num_threads - 1, std::strerror(err));
+    }
+  }
   if (st == EDGERT_OK) st = map_code_sections(c);
   if (st == EDGERT_OK) st = build_queue(c);
   if (st != EDGERT_OK) {
@@ -286,13 +303,21 @@ edgert_status edgert_run(edgert_context* context) {
   edgert_status st = check_bound(context, true);
   if (st == EDGERT_OK) st = check_bound(context, false);
   if (st != EDGERT_OK) return st;
-  // In-order replay on one thread: the same inputs give bit-identical outputs every run.
+  // In-order replay; a launch split across cores gives each core its own outputs, so the
+  // same inputs give bit-identical outputs every run, whatever the thread count.
   for (uint32_t i = 0; i < context->num_ops; ++i) {
     const Op& op = context->ops[i];
     switch (op.kind) {
-      case OpKind::Launch:
-        edgert::cpu::launch(op.fn, op.args, op.parallel_extent, context->num_threads);
+      case OpKind::Launch: {
+        if (!context->pool || op.parallel_extent < 2) {
+          op.fn(op.args, 0, 1);
+          break;
+        }
+        uint64_t cores = op.parallel_extent < static_cast<uint64_t>(context->num_threads)
+                             ? op.parallel_extent : static_cast<uint64_t>(context->num_threads);
+        context->pool->run(op.fn, op.args, static_cast<int32_t>(cores));
         break;
+      }
       case OpKind::Copy:
         // memmove: the memory planner may let source and destination overlap.
         if (op.copy_bytes) std::memmove(op.args[1], op.args[0], op.copy_bytes);

@@ -34,13 +34,6 @@ struct CodeMapping {
 int map_code(const uint8_t* bytes, size_t size, CodeMapping* out);
 void unmap_code(CodeMapping* mapping);
 
-// Runs one kernel launch. For now everything runs on the calling thread as core 0 of 1;
-// a worker pool will split launches whose parallel_extent > 1 by core_id.
-inline void launch(KernelFn fn, void* const* args, uint64_t /*parallel_extent*/,
-                   int32_t /*num_threads*/) {
-  fn(args, 0, 1);
-}
-
 // Monotonic clock in nanoseconds, for Timestamp commands (vDSO: no system call).
 uint64_t now_ns();
 
