@@ -162,6 +162,7 @@ const OpTable& op_table() {
     add_index_ops(t);
     add_loss_ops(t);
     add_resize_ops(t);
+    add_quant_ops(t);
     return t;
   }();
   return table;

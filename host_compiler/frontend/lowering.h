@@ -72,6 +72,7 @@ void add_reduce_ops(OpTable& table);
 void add_index_ops(OpTable& table);
 void add_loss_ops(OpTable& table);
 void add_resize_ops(OpTable& table);
+void add_quant_ops(OpTable& table);
 const OpTable& op_table();
 
 // ---- helpers shared by op families ----
@@ -89,6 +90,9 @@ Node* strided_slice(Graph& g, Node* x, int64_t axis, int64_t begin, int64_t coun
 // Drops / inserts size-1 dims.
 Node* squeeze_axes(Graph& g, Node* x, std::vector<int64_t> axes);
 Node* unsqueeze_axes(Graph& g, Node* x, std::vector<int64_t> axes);
+// ONNX Conv of x and w (+ bias) with the node's attributes (pads, strides, dilations,
+// group, auto_pad); any numeric dtype.
+Node* conv_node(OpContext& ctx, Node* x, Node* w, Node* bias);
 // numpy matmul (batch broadcasting, 1-D operands).
 Node* matmul(Graph& g, Node* a, Node* b);
 // Reductions over normalized axes, reduced dims kept as 1.

@@ -125,16 +125,21 @@ Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, co
   return y;
 }
 
-Outs lower_conv(OpContext& ctx) {
-  Node *x = ctx.input(0), *w = ctx.input(1), *bias = ctx.optional_input(2);
+}  // namespace
+
+Node* conv_node(OpContext& ctx, Node* x, Node* w, Node* bias) {
   const Shape& ws = w->shape;
   if (ws.size() < 3 || x->shape.size() != ws.size()) ctx.fail("weight " + shape_str(ws) + " does not fit input " + shape_str(x->shape));
   std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
   if (ctx.has_attr("kernel_shape") && ctx.attr_ints("kernel_shape") != kernel)
     ctx.fail("kernel_shape does not match the weight " + shape_str(ws));
   WindowSpec spec = window_spec(ctx, x->shape, kernel, false);
-  return {conv_core(ctx, x, w, bias, ctx.attr_int("group", 1), spec)};
+  return conv_core(ctx, x, w, bias, ctx.attr_int("group", 1), spec);
 }
+
+namespace {
+
+Outs lower_conv(OpContext& ctx) { return {conv_node(ctx, ctx.input(0), ctx.input(1), ctx.optional_input(2))}; }
 
 // Pads (lo/hi >= 0) or crops (< 0) the spatial dims (2...) of x.
 Node* pad_or_crop(Graph& g, Node* x, const std::vector<int64_t>& lo, const std::vector<int64_t>& hi) {
