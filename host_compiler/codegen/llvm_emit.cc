@@ -23,6 +23,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "codegen/llvm_emit.h"
 
@@ -88,6 +89,7 @@ class Emitter {
     int vec = static_cast<int>(out.size()) - 1;
     while (vec >= 0 && out[vec] == 1) --vec;
     int max_lanes = vector_lanes_;
+    unroll_dim_ = choose_unroll_dim(vec);
     std::function<void(int)> loop_out = [&](int d) {
       if (d == static_cast<int>(out.size())) {
         emit_element(1);
@@ -116,6 +118,14 @@ class Emitter {
           vec_var_ = d;
           emit_element(max_lanes, ragged ? hi : nullptr);
           vec_var_ = -1;
+        });
+        return;
+      }
+      if (d == unroll_dim_) {
+        emit_loop(lo, hi, kUnroll, [&](LV* iv) {
+          vars_[d] = iv;
+          unroll_end_ = hi;
+          loop_out(d + 1);
         });
         return;
       }
@@ -196,8 +206,62 @@ class Emitter {
   }
 
   // ---- one output element, or `lanes` consecutive ones along vec_var_ ----
+  // A reduce kernel computes kUnroll outputs along one more dim at once: independent
+  // accumulators hide the latency of the multiply-adds, and a load that does not depend
+  // on that dim (the input window of a conv, when unrolling output channels) is shared.
+  static constexpr int kUnroll = 4;
+  int choose_unroll_dim(int vec) const {
+    if (!k_.has_reduce()) return -1;
+    std::vector<const Value*> loads;
+    std::set<const Value*> seen;
+    std::function<void(const Value*)> collect = [&](const Value* v) {
+      if (!seen.insert(v).second) return;
+      if (v->kind == Value::Kind::Load) loads.push_back(v);
+      for (const Value* x : v->srcs) collect(x);
+    };
+    collect(k_.reduce_body);
+    int best = -1, best_score = 0;
+    for (int d = 0; d < static_cast<int>(k_.out_shape.size()); ++d) {
+      if (d == vec || k_.out_shape[d] < kUnroll) continue;
+      int score = 0;  // loads shared by the unrolled outputs; vector loads weigh more
+      for (const Value* l : loads)
+        if (!depends_on(l->index, d)) score += (vec >= 0 && depends_on(l->index, vec)) ? 2 : 1;
+      if (score > best_score) best = d, best_score = score;
+    }
+    return best;
+  }
+
   // end: where the vectorized dim stops for this core; lanes at or past it are masked.
   void emit_element(int lanes, LV* end = nullptr) {
+    if (unroll_dim_ >= 0) {
+      emit_unrolled_element(lanes, end);
+      return;
+    }
+    emit_element_copies(lanes, end, {});
+  }
+
+  void emit_unrolled_element(int lanes, LV* end) {
+    // Outputs base..base+kUnroll-1 of the unrolled dim; past this core's end, the last
+    // valid one again (the same value stored twice: cheaper than a remainder loop).
+    LV* base = vars_[unroll_dim_];
+    LV* last = b_.CreateSub(unroll_end_, ic(1));
+    std::vector<LV*> values;
+    for (int u = 0; u < kUnroll; ++u) {
+      LV* v = b_.CreateAdd(base, ic(u));
+      values.push_back(b_.CreateSelect(b_.CreateICmpSLT(v, unroll_end_), v, last));
+    }
+    emit_element_copies(lanes, end, values);
+    vars_[unroll_dim_] = base;
+  }
+
+  // Emits one output element (or `lanes` of them) for each value of the unrolled dim in
+  // `unrolled` (none: just the current one), sharing the reduce loops.
+  void emit_element_copies(int lanes, LV* end, const std::vector<LV*>& unrolled) {
+    size_t copies = unrolled.empty() ? 1 : unrolled.size();
+    auto select_copy = [&](size_t u) {
+      if (!unrolled.empty()) vars_[unroll_dim_] = unrolled[u];
+      memo_.clear();
+    };
     lanes_ = lanes;
     lane_mask_ = nullptr;
     if (lanes > 1) {
@@ -206,23 +270,25 @@ class Emitter {
       vec_iota_ = b_.CreateAdd(b_.CreateVectorSplat(lanes, vars_[vec_var_]), llvm::ConstantVector::get(iota));
       if (end) lane_mask_ = b_.CreateICmpSLT(vec_iota_, b_.CreateVectorSplat(lanes, end));
     }
-    LV* acc_value = nullptr;
+    std::vector<LV*> acc_values(copies, nullptr);
     if (k_.has_reduce()) {
       llvm::Type* at = lanes_of(scalar_type(k_.acc_dtype), lanes);
-      llvm::AllocaInst* acc;
+      std::vector<llvm::AllocaInst*> accs;
       {
         // Allocas belong in the entry block so mem2reg turns them into registers.
         IRBuilder<> eb(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
-        acc = eb.CreateAlloca(at);
+        for (size_t u = 0; u < copies; ++u) accs.push_back(eb.CreateAlloca(at));
       }
-      b_.CreateStore(reduce_identity(at), acc);
+      for (llvm::AllocaInst* acc : accs) b_.CreateStore(reduce_identity(at), acc);
       int first = static_cast<int>(k_.out_shape.size());
       std::function<void(int)> loop_red = [&](int j) {
         if (j == static_cast<int>(k_.reduce_extents.size())) {
-          memo_.clear();
-          LV* x = splat(value(k_.reduce_body), lanes);
-          LV* a = b_.CreateLoad(at, acc);
-          b_.CreateStore(combine(a, x, k_.acc_dtype), acc);
+          for (size_t u = 0; u < copies; ++u) {
+            select_copy(u);
+            LV* x = splat(value(k_.reduce_body), lanes);
+            LV* a = b_.CreateLoad(at, accs[u]);
+            b_.CreateStore(combine(a, x, k_.acc_dtype), accs[u]);
+          }
           return;
         }
         if (k_.reduce_extents[j] == 1) {
@@ -235,12 +301,14 @@ class Emitter {
         });
       };
       loop_red(0);
-      acc_value = b_.CreateLoad(at, acc);
+      for (size_t u = 0; u < copies; ++u) acc_values[u] = b_.CreateLoad(at, accs[u]);
     }
-    memo_.clear();
-    acc_ = acc_value;
-    LV* r = splat(value(k_.result), lanes);
-    store(output_index(), r, k_.out_dtype);
+    for (size_t u = 0; u < copies; ++u) {
+      select_copy(u);
+      acc_ = acc_values[u];
+      LV* r = splat(value(k_.result), lanes);
+      store(output_index(), r, k_.out_dtype);
+    }
   }
 
   Index output_index() {
@@ -651,6 +719,8 @@ class Emitter {
   int vec_var_ = -1;                 // the vectorized loop variable, -1 when lanes_ == 1
   LV* vec_iota_ = nullptr;           // its value in each lane
   LV* lane_mask_ = nullptr;          // lanes that are real outputs (null: all)
+  int unroll_dim_ = -1;              // output dim computed kUnroll at a time (-1: none)
+  LV* unroll_end_ = nullptr;         // where it stops for this core
   bool narrow_ = false;              // index math in 32 bits
   llvm::Type* idx_ty_ = nullptr;
 };
