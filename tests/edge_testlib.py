@@ -1,7 +1,8 @@
 """Shared helpers for the Python end-to-end suites (tests/e2e, tests/onnx, tests/models).
 
 - tools():        locate edgec / edgert-run / edgert-bench (env vars EDGEC, EDGERT_RUN,
-                  EDGERT_BENCH as set by ctest; otherwise searched under build/)
+                  EDGERT_BENCH as set by ctest; otherwise searched under build/);
+                  find_tool("driving_demo") the sample app (DRIVING_DEMO or build/samples/)
 - run_cmd():      run a command with a timeout (process group killed on expiry); raises
                   ToolError showing the command line, exit status and stderr on failure
 - compile_model(), run_bundle(), compile_and_run(): drive the CLI tools, return numpy arrays
@@ -32,6 +33,7 @@ _TOOL_ENV = {
     "edgec": ("EDGEC", ["host_compiler/edgec"]),
     "edgert-run": ("EDGERT_RUN", ["device_runtime/edgert-run", "device_runtime/tools/edgert-run"]),
     "edgert-bench": ("EDGERT_BENCH", ["device_runtime/edgert-bench", "device_runtime/tools/edgert-bench"]),
+    "driving_demo": ("DRIVING_DEMO", ["samples/driving_demo"]),
 }
 
 
