@@ -163,6 +163,7 @@ const OpTable& op_table() {
     add_loss_ops(t);
     add_resize_ops(t);
     add_quant_ops(t);
+    add_rnn_ops(t);
     return t;
   }();
   return table;

@@ -73,6 +73,7 @@ void add_index_ops(OpTable& table);
 void add_loss_ops(OpTable& table);
 void add_resize_ops(OpTable& table);
 void add_quant_ops(OpTable& table);
+void add_rnn_ops(OpTable& table);
 const OpTable& op_table();
 
 // ---- helpers shared by op families ----
