@@ -3,6 +3,9 @@
 // Conv and pooling are a padded, strided, dilated Window over the spatial dims followed by
 // elementwise math and a reduction over the window taps.
 #include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
 #include <cmath>
 #include <limits>
 
@@ -495,6 +498,127 @@ Outs lower_layer_norm(OpContext& ctx) {
 
 Outs lower_matmul(OpContext& ctx) { return {matmul(ctx.g, ctx.input(0), ctx.input(1))}; }
 
+// Einsum: every operand's dims are labelled (a repeated label in one operand takes the
+// diagonal), permuted into one common order (output labels, then summed labels), multiplied
+// with broadcasting and reduced over the summed labels.
+Outs lower_einsum(OpContext& ctx) {
+  Graph& g = ctx.g;
+  std::string eq;
+  for (char ch : ctx.attr_string("equation", "")) if (ch != ' ') eq += ch;
+  size_t arrow = eq.find("->");
+  std::string lhs = eq.substr(0, arrow);
+  std::vector<std::string> terms;
+  for (size_t start = 0;;) {
+    size_t comma = lhs.find(',', start);
+    terms.push_back(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (terms.size() != ctx.num_inputs()) ctx.fail("equation '" + eq + "' has " + std::to_string(terms.size()) + " operands");
+  // Labels: letters are their char code, ellipsis dims 256 + k (k counted from the left of
+  // the widest ellipsis, right-aligned across operands).
+  std::vector<std::vector<int>> labels(terms.size());
+  std::vector<int64_t> ell(terms.size(), 0);
+  int64_t max_ell = 0;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    const std::string& t = terms[i];
+    size_t dots = t.find("...");
+    int64_t letters = int64_t(t.size()) - (dots == std::string::npos ? 0 : 3);
+    int64_t rank = int64_t(ctx.input(i)->shape.size());
+    ell[i] = dots == std::string::npos ? 0 : rank - letters;
+    if (ell[i] < 0 || (dots == std::string::npos && letters != rank)) ctx.fail("term '" + t + "' does not match input " + std::to_string(i) + " of rank " + std::to_string(rank));
+    max_ell = std::max(max_ell, ell[i]);
+  }
+  std::map<int, int64_t> count;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    const std::string& t = terms[i];
+    for (size_t c = 0; c < t.size();) {
+      if (t.compare(c, 3, "...") == 0) {
+        for (int64_t k = 0; k < ell[i]; ++k) labels[i].push_back(256 + int(max_ell - ell[i] + k));
+        c += 3;
+        continue;
+      }
+      if (!std::isalpha(static_cast<unsigned char>(t[c]))) ctx.fail("bad character in equation '" + eq + "'");
+      labels[i].push_back(t[c]);
+      ++c;
+    }
+    for (int l : std::set<int>(labels[i].begin(), labels[i].end())) ++count[l];
+  }
+  std::vector<int> out_labels;
+  if (arrow != std::string::npos) {
+    std::string rhs = eq.substr(arrow + 2);
+    for (size_t c = 0; c < rhs.size();) {
+      if (rhs.compare(c, 3, "...") == 0) {
+        for (int64_t k = 0; k < max_ell; ++k) out_labels.push_back(256 + int(k));
+        c += 3;
+        continue;
+      }
+      if (!count.count(rhs[c])) ctx.fail("output label '" + std::string(1, rhs[c]) + "' is not in any input");
+      out_labels.push_back(rhs[c++]);
+    }
+  } else {  // implicit: ellipsis dims, then the letters seen once, alphabetically
+    for (int64_t k = 0; k < max_ell; ++k) out_labels.push_back(256 + int(k));
+    for (auto [l, n] : count)
+      if (l < 256 && n == 1) {
+        int occurrences = 0;
+        for (const auto& ls : labels) occurrences += int(std::count(ls.begin(), ls.end(), l));
+        if (occurrences == 1) out_labels.push_back(l);
+      }
+  }
+  std::vector<int> order = out_labels;
+  for (const auto& ls : labels)
+    for (int l : ls)
+      if (std::find(order.begin(), order.end(), l) == order.end()) order.push_back(l);
+  Node* prod = nullptr;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    Node* x = ctx.input(i);
+    std::vector<int> ls = labels[i];
+    // Diagonals of repeated labels.
+    for (bool again = true; again;) {
+      again = false;
+      for (size_t p = 0; p < ls.size() && !again; ++p)
+        for (size_t q = p + 1; q < ls.size() && !again; ++q) {
+          if (ls[p] != ls[q]) continue;
+          int64_t n = x->shape[p];
+          if (x->shape[q] != n) ctx.fail("label '" + std::string(1, char(ls[p])) + "' has two sizes in one operand");
+          std::vector<int64_t> perm;
+          std::vector<int> rest;
+          for (size_t d = 0; d < ls.size(); ++d)
+            if (d != p && d != q) perm.push_back(int64_t(d)), rest.push_back(ls[d]);
+          perm.push_back(int64_t(p));
+          perm.push_back(int64_t(q));
+          Node* y = g.permute(x, perm);
+          Shape s(y->shape.begin(), y->shape.end() - 2);
+          s.push_back(n * n);
+          y = strided_slice(g, g.reshape(y, s), int64_t(s.size() - 1), 0, n, n + 1);
+          x = y;
+          rest.push_back(ls[p]);
+          ls = rest;
+          again = true;
+        }
+    }
+    // Permute into `order`, size-1 dims for the labels this operand lacks.
+    std::vector<int64_t> perm;
+    Shape full;
+    for (int l : order) {
+      auto it = std::find(ls.begin(), ls.end(), l);
+      if (it == ls.end()) {
+        full.push_back(1);
+      } else {
+        perm.push_back(int64_t(it - ls.begin()));
+        full.push_back(x->shape[size_t(it - ls.begin())]);
+      }
+    }
+    Node* y = g.reshape(g.permute(x, perm), full);
+    prod = prod ? g.binary(Op::Mul, prod, y) : y;
+  }
+  int64_t n_out = int64_t(out_labels.size()), n_all = int64_t(order.size());
+  Node* y = prod;
+  if (n_all > n_out) y = g.reduce(Op::ReduceSum, y, iota_ints(n_out, n_all));
+  Shape out(y->shape.begin(), y->shape.begin() + n_out);
+  return {g.reshape(y, out)};
+}
+
 Outs lower_gemm(OpContext& ctx) {
   Graph& g = ctx.g;
   Node *a = ctx.input(0), *b = ctx.input(1), *c = ctx.optional_input(2);
@@ -630,6 +754,7 @@ void add_nn_ops(OpTable& t) {
   t["LayerNormalization"] = lower_layer_norm;
   t["MatMul"] = lower_matmul;
   t["Gemm"] = lower_gemm;
+  t["Einsum"] = lower_einsum;
   t["Softmax"] = lower_softmax<false>;
   t["LogSoftmax"] = lower_softmax<true>;
   t["Dropout"] = lower_dropout;
