@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# The sample, end to end: setup + build, build the sample classifier (samples/), compile it
-# with edgec, run it with edgert-run, compare with onnxruntime, benchmark with edgert-bench.
-#   EDGE_SKIP_BUILD=1  use the tools already in build/
+# The demo, end to end: setup + build, then the driving-model demo (samples/driving_model/):
+# build a stand-in for openpilot's driving model (fp16, seeded random weights), compile it
+# with edgec, check it once against onnxruntime, and run it in modeld's 20 Hz loop with the
+# demo app (hidden_state fed back each frame), printing per-frame latency, median, p99 and
+# the 20 ms budget. Then a quick check of the small sample classifier.
+#   EDGE_SKIP_BUILD=1    use the tools already in build/
+#   DEMO_FRAMES=N        timed frames of the driving loop (default 10)
+#   DEMO_ARGS="..."      extra driving_demo options (e.g. --no-sleep, --threads 1)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -21,34 +26,44 @@ tool() {
 EDGEC=$(tool edgec host_compiler/edgec)
 EDGERT_RUN=$(tool edgert-run device_runtime/edgert-run device_runtime/tools/edgert-run)
 EDGERT_BENCH=$(tool edgert-bench device_runtime/edgert-bench device_runtime/tools/edgert-bench)
+DRIVING_DEMO=$(tool driving_demo samples/driving_demo)
 
 GEN=samples/generated
 step() { printf '\n== %s\n' "$*"; }
 
-step "1. Build the sample model (small residual CNN, seeded random weights)"
+# ---- the driving model
+DM=$GEN/driving_model_fp16
+step "1. Build the driving model: stand-in for openpilot's, fp16, FastViT-style vision encoder + transformer policy"
+"$PYTHON" samples/driving_model/build_model.py --dtype fp16 --out "$DM.onnx" --inputs-dir "$DM.inputs"
+
+step "2. Compile: $EDGEC compile $DM.onnx -o $DM.bundle"
+"$EDGEC" compile "$DM.onnx" -o "$DM.bundle"
+
+step "3. Check once against onnxruntime (random inputs; fp16 tolerance rtol 1e-2 / atol 2e-2, see tests/e2e/test_driving_model.py)"
+INPUTS=()
+for f in "$DM.inputs"/*.npy; do n=$(basename "$f" .npy); INPUTS+=(--input "$n=$f"); done
+rm -rf "$DM.out"
+"$EDGERT_RUN" "$DM.bundle" "${INPUTS[@]}" --output-dir "$DM.out"
+"$PYTHON" samples/compare_with_onnxruntime.py "$DM.onnx" "$DM.out" "${INPUTS[@]}" --rtol 1e-2 --atol 2e-2 --time \
+  | sed 's/; argmax.*//'
+
+step "4. Drive: $DRIVING_DEMO $DM.bundle --frames ${DEMO_FRAMES:-10} ${DEMO_ARGS:-}"
+# shellcheck disable=SC2086
+"$DRIVING_DEMO" "$DM.bundle" --frames "${DEMO_FRAMES:-10}" ${DEMO_ARGS:-}
+
+# ---- the small classifier: a quick second check (build, compile, run, compare, benchmark)
+step "5. Sample classifier (small residual CNN): build, compile, run, compare with onnxruntime"
 "$PYTHON" samples/build_sample_model.py --out-dir "$GEN"
-
-step "2. Compile: $EDGEC compile $GEN/classifier.onnx -o $GEN/classifier.bundle"
-"$EDGEC" compile "$GEN/classifier.onnx" -o "$GEN/classifier.bundle"
-ls -l "$GEN/classifier.bundle"
+"$EDGEC" compile "$GEN/classifier.onnx" -o "$GEN/classifier.bundle" | sed -n '1p'
 "$EDGEC" inspect "$GEN/classifier.bundle" > "$GEN/classifier.inspect.txt"
-sed -n '1,12p' "$GEN/classifier.inspect.txt"
-echo "  ... (full listing: $GEN/classifier.inspect.txt, or $EDGEC inspect $GEN/classifier.bundle [--json])"
-
-step "3. Run: $EDGERT_RUN $GEN/classifier.bundle --input image=$GEN/image.npy --output-dir $GEN/out --print"
+echo "  (kernel listing: $GEN/classifier.inspect.txt, or $EDGEC inspect $GEN/classifier.bundle [--json])"
 rm -rf "$GEN/out"
 "$EDGERT_RUN" "$GEN/classifier.bundle" --input "image=$GEN/image.npy" --output-dir "$GEN/out" --print
-
-step "4. Compare with onnxruntime (same model, same input)"
 "$PYTHON" samples/compare_with_onnxruntime.py "$GEN/classifier.onnx" "$GEN/out" --input "image=$GEN/image.npy"
 
-step "5. Benchmark: edgert-bench (1 thread) against onnxruntime (1 thread) in the same run"
+step "6. Benchmark the classifier: edgert-bench (1 thread) against onnxruntime (1 thread) in the same run"
 "$EDGERT_BENCH" "$GEN/classifier.bundle" --threads 1 --warmup 10 --iters 200 --input "image=$GEN/image.npy"
 "$PYTHON" samples/compare_with_onnxruntime.py "$GEN/classifier.onnx" "$GEN/out" --input "image=$GEN/image.npy" --time \
-  | grep '^onnxruntime' 
-if (( $(nproc) > 1 )); then
-  echo "edgert-bench with --threads $(nproc):"
-  "$EDGERT_BENCH" "$GEN/classifier.bundle" --threads "$(nproc)" --warmup 10 --iters 200 --input "image=$GEN/image.npy"
-fi
+  | grep '^onnxruntime'
 echo
 echo "demo: done (files in $GEN/)"
