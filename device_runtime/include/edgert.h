@@ -90,6 +90,22 @@ edgert_status edgert_run(edgert_context* context);
 edgert_status edgert_context_timestamps(const edgert_context* context, const uint64_t** out_ns,
                                         int32_t* out_count);
 
+/* Per-command profiling, for benchmark reports. While enabled, edgert_run reads the
+ * clock once per command and records how long each command of the queue took; the times
+ * of the last run are in *out_ns (one per command, owned by the context). */
+typedef struct edgert_command_info {
+  const char* name;     /* kernel name for a launch, "copy" or "timestamp"; owned by the bundle */
+  int32_t is_launch;
+  uint64_t flops;       /* the compiler's estimates for a launch, else 0 */
+  uint64_t bytes;
+} edgert_command_info;
+
+int32_t edgert_bundle_command_count(const edgert_bundle* bundle);
+edgert_status edgert_bundle_command_info(const edgert_bundle* bundle, int32_t index, edgert_command_info* out_info);
+edgert_status edgert_context_set_profiling(edgert_context* context, int32_t enable);
+edgert_status edgert_context_command_times(const edgert_context* context, const uint64_t** out_ns,
+                                           int32_t* out_count);
+
 #ifdef __cplusplus
 }
 #endif

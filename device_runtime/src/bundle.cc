@@ -161,4 +161,32 @@ size_t edgert_bundle_arena_size(const edgert_bundle* bundle) {
   return bundle ? static_cast<size_t>(bundle->root->arena_size()) : 0;
 }
 
+int32_t edgert_bundle_command_count(const edgert_bundle* bundle) {
+  return bundle && bundle->root->commands() ? static_cast<int32_t>(bundle->root->commands()->size()) : 0;
+}
+
+edgert_status edgert_bundle_command_info(const edgert_bundle* bundle, int32_t index, edgert_command_info* out_info) {
+  if (!bundle || !out_info)
+    return edgert::set_error(EDGERT_ERROR_INVALID_ARGUMENT, "edgert_bundle_command_info: null argument");
+  if (index < 0 || index >= edgert_bundle_command_count(bundle))
+    return edgert::set_error(EDGERT_ERROR_INVALID_ARGUMENT, "command index %d out of range [0, %d)", index,
+                             edgert_bundle_command_count(bundle));
+  // The verifier checked every kernel index of the queue.
+  const edge::bundle::Command* c = bundle->root->commands()->Get(static_cast<flatbuffers::uoffset_t>(index));
+  *out_info = edgert_command_info{};
+  switch (c->kind()) {
+    case edge::bundle::CommandKind::Launch: {
+      const edge::bundle::Kernel* k = bundle->root->kernels()->Get(c->kernel());
+      out_info->name = k->name() ? k->name()->c_str() : "kernel";
+      out_info->is_launch = 1;
+      out_info->flops = k->flops();
+      out_info->bytes = k->bytes();
+      break;
+    }
+    case edge::bundle::CommandKind::Copy: out_info->name = "copy"; break;
+    default: out_info->name = "timestamp"; break;
+  }
+  return EDGERT_OK;
+}
+
 }  // extern "C"

@@ -64,6 +64,8 @@ struct edgert_context {
   bool* output_bound = nullptr;
   uint64_t* timestamps = nullptr;
   uint32_t num_timestamps = 0;
+  bool profiling = false;
+  uint64_t* command_ns = nullptr;  // per command of the last profiled run
 };
 
 namespace {
@@ -83,6 +85,7 @@ void destroy(edgert_context* c) {
   std::free(c->input_bound);
   std::free(c->output_bound);
   std::free(c->timestamps);
+  std::free(c->command_ns);
   c->~edgert_context();
   std::free(c);
 }
@@ -144,9 +147,10 @@ edgert_status build_queue(edgert_context* c) {
   c->input_patches = alloc_array<Patch>(num_in);
   c->output_patches = alloc_array<Patch>(num_out);
   c->timestamps = alloc_array<uint64_t>(c->num_timestamps);
+  c->command_ns = alloc_array<uint64_t>(c->num_ops);
   c->input_bound = alloc_array<bool>(count(b->inputs()));
   c->output_bound = alloc_array<bool>(count(b->outputs()));
-  if (!c->ops || !c->arg_table || !c->input_patches || !c->output_patches || !c->timestamps ||
+  if (!c->ops || !c->arg_table || !c->input_patches || !c->output_patches || !c->timestamps || !c->command_ns ||
       !c->input_bound || !c->output_bound)
     return out_of_memory("the command queue");
 
@@ -305,7 +309,13 @@ edgert_status edgert_run(edgert_context* context) {
   if (st != EDGERT_OK) return st;
   // In-order replay; a launch split across cores gives each core its own outputs, so the
   // same inputs give bit-identical outputs every run, whatever the thread count.
+  uint64_t t_prev = context->profiling ? edgert::cpu::now_ns() : 0;
   for (uint32_t i = 0; i < context->num_ops; ++i) {
+    if (context->profiling && i > 0) {
+      uint64_t t = edgert::cpu::now_ns();
+      context->command_ns[i - 1] = t - t_prev;
+      t_prev = t;
+    }
     const Op& op = context->ops[i];
     switch (op.kind) {
       case OpKind::Launch: {
@@ -325,6 +335,23 @@ edgert_status edgert_run(edgert_context* context) {
       case OpKind::Timestamp: context->timestamps[op.timestamp] = edgert::cpu::now_ns(); break;
     }
   }
+  if (context->profiling && context->num_ops > 0)
+    context->command_ns[context->num_ops - 1] = edgert::cpu::now_ns() - t_prev;
+  return EDGERT_OK;
+}
+
+edgert_status edgert_context_set_profiling(edgert_context* context, int32_t enable) {
+  if (!context) return edgert::set_error(EDGERT_ERROR_INVALID_ARGUMENT, "edgert_context_set_profiling: null context");
+  context->profiling = enable != 0;
+  return EDGERT_OK;
+}
+
+edgert_status edgert_context_command_times(const edgert_context* context, const uint64_t** out_ns,
+                                           int32_t* out_count) {
+  if (!context || !out_ns || !out_count)
+    return edgert::set_error(EDGERT_ERROR_INVALID_ARGUMENT, "edgert_context_command_times: null argument");
+  *out_ns = context->command_ns;
+  *out_count = static_cast<int32_t>(context->num_ops);
   return EDGERT_OK;
 }
 

@@ -29,6 +29,8 @@ const char* kUsage =
     "  --iters K              timed runs (default 50)\n"
     "  --input NAME=FILE.npy  use this input instead of generated values\n"
     "  --json                 print one JSON object instead of text\n"
+    "  --profile              then time every command of the queue over K more runs and\n"
+    "                         list the kernels by time, with their GFLOP/s\n"
     "  --help                 this text\n";
 
 struct Options {
@@ -36,6 +38,7 @@ struct Options {
   std::vector<std::string> inputs;
   long threads = 1, warmup = 5, iters = 50;
   bool json = false;
+  bool profile = false;
 };
 
 int parse_args(int argc, char** argv, Options* o) {
@@ -61,6 +64,8 @@ int parse_args(int argc, char** argv, Options* o) {
         return fail(kTool, "--iters needs a positive integer");
     } else if (a == "--json") {
       o->json = true;
+    } else if (a == "--profile") {
+      o->profile = true;
     } else if (!a.empty() && a[0] == '-') {
       return fail(kTool, "unknown option " + a + " (see --help)");
     } else if (o->bundle.empty()) {
@@ -202,18 +207,62 @@ int bench(const Options& o) {
   mean /= static_cast<double>(n);
   const size_t arena = edgert_bundle_arena_size(h.bundle);
 
+  // Per-command times, summed over separate runs so the timed ones above stay clean.
+  const int32_t num_commands = edgert_bundle_command_count(h.bundle);
+  std::vector<double> command_ms(static_cast<size_t>(num_commands), 0.0);
+  if (o.profile) {
+    edgert_context_set_profiling(h.context, 1);
+    for (long i = 0; i < o.iters; ++i) {
+      if ((st = edgert_run(h.context)) != EDGERT_OK) return fail(kTool, "run failed: " + status_text(st));
+      const uint64_t* ns = nullptr;
+      int32_t count = 0;
+      edgert_context_command_times(h.context, &ns, &count);
+      for (int32_t c = 0; c < count && c < num_commands; ++c) command_ms[c] += static_cast<double>(ns[c]) / 1e6;
+    }
+    for (double& v : command_ms) v /= static_cast<double>(o.iters);
+  }
+  std::vector<int32_t> by_time(static_cast<size_t>(num_commands));
+  for (int32_t c = 0; c < num_commands; ++c) by_time[c] = c;
+  std::stable_sort(by_time.begin(), by_time.end(), [&](int32_t a, int32_t b) { return command_ms[a] > command_ms[b]; });
+  double profiled_total = 0;
+  for (double v : command_ms) profiled_total += v;
+
   if (o.json) {
+    std::string profile;
+    if (o.profile) {
+      profile = ", \"profile\": [";
+      for (int32_t c = 0; c < num_commands; ++c) {
+        edgert_command_info info;
+        edgert_bundle_command_info(h.bundle, c, &info);
+        char item[160];
+        std::snprintf(item, sizeof item, "%s{\"command\": %d, \"mean_ms\": %.6f, \"flops\": %llu, \"name\": \"", c ? ", " : "", c,
+                      command_ms[c], static_cast<unsigned long long>(info.flops));
+        profile += item + json_escape(info.name) + "\"}";
+      }
+      profile += "]";
+    }
     std::printf(
         "{\"bundle\": \"%s\", \"threads\": %ld, \"warmup\": %ld, \"iters\": %ld, "
         "\"arena_bytes\": %zu, \"min_ms\": %.6f, \"median_ms\": %.6f, \"mean_ms\": %.6f, "
-        "\"p90_ms\": %.6f, \"max_ms\": %.6f}\n",
+        "\"p90_ms\": %.6f, \"max_ms\": %.6f%s}\n",
         json_escape(o.bundle).c_str(), o.threads, o.warmup, o.iters, arena, ms.front(), median,
-        mean, p90, ms.back());
+        mean, p90, ms.back(), profile.c_str());
   } else {
     std::printf("bundle:  %s\nthreads: %ld  warmup: %ld  iters: %ld  arena: %zu bytes\n",
                 o.bundle.c_str(), o.threads, o.warmup, o.iters, arena);
     std::printf("latency (ms): min %.6f  median %.6f  mean %.6f  p90 %.6f  max %.6f\n", ms.front(),
                 median, mean, p90, ms.back());
+    if (o.profile) {
+      std::printf("\nprofile (mean over %ld runs, %.3f ms in all), slowest first:\n", o.iters, profiled_total);
+      std::printf("  %4s %9s %6s %9s  %s\n", "#", "ms", "%", "GFLOP/s", "command");
+      for (int32_t c : by_time) {
+        edgert_command_info info;
+        edgert_bundle_command_info(h.bundle, c, &info);
+        double gflops = command_ms[c] > 0 ? static_cast<double>(info.flops) / (command_ms[c] * 1e6) : 0.0;
+        std::printf("  %4d %9.4f %6.2f %9.2f  %s\n", c, command_ms[c],
+                    profiled_total > 0 ? 100.0 * command_ms[c] / profiled_total : 0.0, gflops, info.name);
+      }
+    }
   }
   return 0;
 }

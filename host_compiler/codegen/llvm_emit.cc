@@ -8,8 +8,9 @@
 // `lanes` consecutive outputs as one LLVM vector (a reduce keeps `lanes` accumulators),
 // which keeps the order of every float reduction and so the results of the scalar
 // loop, while LLVM's own vectorizers would need reassociation. A load whose index
-// moves by one element per lane is a vector load (masked where a pad guard applies);
-// one that does not depend on the lane is a broadcast; anything else a gather.
+// moves by one element per lane is a vector load (masked where a pad guard applies),
+// by 2-4 elements a masked load of the span and a shuffle; one that does not depend on
+// the lane is a broadcast; anything else a gather.
 // Index math runs in 32 bits when every index in the kernel fits.
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
@@ -426,6 +427,26 @@ class Emitter {
       else l = b_.CreateMaskedLoad(vt, ptr, align, mask, llvm::Constant::getNullValue(vt));
       annotate(l, v->arg);
       return widen(l, v->dtype);
+    }
+    std::optional<int64_t> coef = affine_coef(v->index, vec_var_);
+    if (coef && *coef >= 2 && *coef <= 4) {
+      // A small stride (a stride-2 conv): read the span with one masked load of only the
+      // elements the lanes want, then pick every coef-th: cheaper than a gather.
+      int c = static_cast<int>(*coef), wide = lanes_ * c;
+      std::vector<int> lane_of, picks;
+      std::vector<llvm::Constant*> pattern;
+      for (int j = 0; j < wide; ++j) {
+        lane_of.push_back(j / c);
+        pattern.push_back(b_.getInt1(j % c == 0));
+      }
+      for (int u = 0; u < lanes_; ++u) picks.push_back(u * c);
+      LV* wide_mask = llvm::ConstantVector::get(pattern);
+      if (mask) wide_mask = b_.CreateAnd(wide_mask, b_.CreateShuffleVector(mask, lane_of));
+      llvm::Type* wt = llvm::FixedVectorType::get(st, wide);
+      LV* ptr = b_.CreateInBoundsGEP(st, base, index(v->index));
+      auto* l = b_.CreateMaskedLoad(wt, ptr, align, wide_mask, llvm::Constant::getNullValue(wt));
+      annotate(l, v->arg);
+      return widen(b_.CreateShuffleVector(l, picks), v->dtype);
     }
     LV* idx = index(v->index, true);
     if (mask) idx = b_.CreateSelect(mask, idx, llvm::Constant::getNullValue(idx->getType()));

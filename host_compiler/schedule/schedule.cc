@@ -71,7 +71,10 @@ class Scheduler {
         const Node* tail = n;
         while (uses_[tail->id] == 1 && !realized_[tail->id]) {
           const Node* consumer = single_consumer(tail);
-          if (!consumer || !(is_elementwise(consumer->op) || reads_each_once(consumer->op))) break;
+          if (!consumer) break;
+          // Not through a Pad: the padded copy would be a bigger buffer and one more pass.
+          bool view = reads_each_once(consumer->op) && consumer->op != Op::Pad;
+          if (!(is_elementwise(consumer->op) || view)) break;
           tail = consumer;
         }
         realize(tail);
