@@ -241,3 +241,33 @@ TEST_CASE("run: kernels get core 0 of 1 and weights in place from the bundle") {
   CHECK(addr == reinterpret_cast<uint64_t>(o.memory.data() + h.data_offset));  // section 0 at 0
 }
 #endif
+
+TEST_CASE("run: profiling records one time per command, and names them") {
+  Opened o(copy_bundle());
+  REQUIRE(o.status == EDGERT_OK);
+  const int32_t n = edgert_bundle_command_count(o.bundle);
+  REQUIRE(n == static_cast<int32_t>(copy_bundle().commands.size()));
+  edgert_command_info info;
+  REQUIRE(edgert_bundle_command_info(o.bundle, 0, &info) == EDGERT_OK);
+  CHECK(std::string(info.name) == "copy");
+  CHECK(info.is_launch == 0);
+  CHECK(edgert_bundle_command_info(o.bundle, n, &info) == EDGERT_ERROR_INVALID_ARGUMENT);
+
+  Context c(o.bundle);
+  REQUIRE(c.status == EDGERT_OK);
+  alignas(64) float x[4] = {}, y[4] = {}, w[4] = {};
+  edgert_bind_input(c.ctx, 0, x, 16);
+  edgert_bind_output(c.ctx, 0, y, 16);
+  edgert_bind_output(c.ctx, 1, w, 16);
+  const uint64_t* ns = nullptr;
+  int32_t count = -1;
+  REQUIRE(edgert_run(c.ctx) == EDGERT_OK);
+  REQUIRE(edgert_context_command_times(c.ctx, &ns, &count) == EDGERT_OK);
+  REQUIRE(count == n);
+  for (int32_t i = 0; i < n; ++i) CHECK(ns[i] == 0);  // not recorded while disabled
+  REQUIRE(edgert_context_set_profiling(c.ctx, 1) == EDGERT_OK);
+  REQUIRE(edgert_run(c.ctx) == EDGERT_OK);
+  uint64_t total = 0;
+  for (int32_t i = 0; i < n; ++i) total += ns[i];
+  CHECK(total > 0);
+}
