@@ -164,6 +164,7 @@ const OpTable& op_table() {
     add_resize_ops(t);
     add_quant_ops(t);
     add_rnn_ops(t);
+    add_misc_ops(t);
     return t;
   }();
   return table;
@@ -237,6 +238,22 @@ Node* strided_slice(Graph& g, Node* x, int64_t axis, int64_t begin, int64_t coun
   y = g.shrink(y, slo, shi);
   shape[axis] = count;
   return g.reshape(y, shape);
+}
+
+Node* dilate_axis(Graph& g, Node* x, int64_t axis, int64_t stride) {
+  int64_t n = x->shape[size_t(axis)];
+  if (stride == 1 || n == 0) return x;
+  // (.., n, ..) -> (.., n, 1, ..) padded to (.., n, stride, ..) -> (.., n*stride, ..), cut.
+  Shape split, merged = x->shape;
+  for (size_t d = 0; d < x->shape.size(); ++d) {
+    split.push_back(x->shape[d]);
+    if (int64_t(d) == axis) split.push_back(1);
+  }
+  std::vector<int64_t> lo(split.size(), 0), hi(split.size(), 0);
+  hi[size_t(axis) + 1] = stride - 1;
+  merged[size_t(axis)] = n * stride;
+  Node* y = g.reshape(g.pad(g.reshape(x, split), lo, hi, 0.0), merged);
+  return strided_slice(g, y, axis, 0, (n - 1) * stride + 1, 1);
 }
 
 Node* squeeze_axes(Graph& g, Node* x, std::vector<int64_t> axes) {

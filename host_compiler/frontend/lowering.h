@@ -74,6 +74,7 @@ void add_loss_ops(OpTable& table);
 void add_resize_ops(OpTable& table);
 void add_quant_ops(OpTable& table);
 void add_rnn_ops(OpTable& table);
+void add_misc_ops(OpTable& table);
 const OpTable& op_table();
 
 // ---- helpers shared by op families ----
@@ -88,6 +89,8 @@ Node* scalar(Graph& g, double value, const Node* like);
 Node* concat(Graph& g, const std::vector<Node*>& xs, int64_t axis);
 // Elements begin, begin+step, ... (count of them) along axis; step >= 1.
 Node* strided_slice(Graph& g, Node* x, int64_t axis, int64_t begin, int64_t count, int64_t step);
+// stride - 1 zeros between consecutive elements along axis: size n -> (n - 1) * stride + 1.
+Node* dilate_axis(Graph& g, Node* x, int64_t axis, int64_t stride);
 // Drops / inserts size-1 dims.
 Node* squeeze_axes(Graph& g, Node* x, std::vector<int64_t> axes);
 Node* unsqueeze_axes(Graph& g, Node* x, std::vector<int64_t> axes);

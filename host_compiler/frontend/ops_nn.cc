@@ -208,24 +208,9 @@ Outs lower_conv_transpose(OpContext& ctx) {
     out[i] = full - lo[i] - hi[i];
     if (out[i] < 1) ctx.fail("output size " + std::to_string(out[i]) + " in spatial dim " + std::to_string(i));
   }
-  // Dilate the input: (.., S) -> (.., S, stride) with zeros after each element -> (.., (S-1)*stride+1).
+  // Dilate the input: stride - 1 zeros between elements.
   Node* z = x;
-  for (size_t i = 0; i < k; ++i) {
-    if (stride[i] == 1) continue;
-    size_t d = 2 + i;
-    Shape s = z->shape;
-    Shape split = s;
-    split.insert(split.begin() + int64_t(d) + 1, 1);
-    std::vector<int64_t> plo(split.size(), 0), phi(split.size(), 0);
-    phi[d + 1] = stride[i] - 1;
-    Node* t = g.pad(g.reshape(z, split), plo, phi, 0.0);
-    Shape merged = s;
-    merged[d] = s[d] * stride[i];
-    t = g.reshape(t, merged);
-    std::vector<int64_t> begin(merged.size(), 0), end = merged;
-    end[d] = (s[d] - 1) * stride[i] + 1;
-    z = g.shrink(t, begin, end);
-  }
+  for (size_t i = 0; i < k; ++i) z = dilate_axis(g, z, int64_t(2 + i), stride[i]);
   // Pad so that a stride-1 window of the flipped kernel gives out[i] outputs.
   std::vector<int64_t> zlo(k), zhi(k);
   for (size_t i = 0; i < k; ++i) {
