@@ -8,7 +8,6 @@
 // input buffers (new camera frame, history shift), calls edgert_run, and copies the
 // hidden_state. C++17, no exceptions; links nothing but edgert.
 #include <time.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -37,7 +36,8 @@ const char* kUsage =
     "options:\n"
     "  --frames N       timed frames (default 10)\n"
     "  --warmup W       untimed frames first (default 1); their hidden_state is fed back too\n"
-    "  --threads N      edgert worker threads (default: the online CPUs)\n"
+    "  --threads N      split each kernel across N cores (default 1: the calling thread;\n"
+    "                   more threads only pay off on otherwise idle cores)\n"
     "  --no-sleep       run frames back to back instead of on the 20 Hz schedule\n"
     "  --budget-ms MS   latency budget per frame (default 20: openpilot's modeld)\n"
     "  --seed S         synthetic camera noise seed (default 1)\n"
@@ -233,7 +233,7 @@ void sleep_until_ms(double t) {
 
 struct Options {
   const char* bundle = nullptr;
-  long frames = 10, warmup = 1, threads = 0, seed = 1;
+  long frames = 10, warmup = 1, threads = 1, seed = 1;
   double budget_ms = 20.0;
   bool sleep = true, quiet = false;
   const char* dump = nullptr;
@@ -376,7 +376,7 @@ int run_demo(const Options& o) {
     if (!t->data) return fail("out of memory");
   }
   edgert_context_options options;
-  options.num_threads = static_cast<int32_t>(o.threads > 0 ? o.threads : std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  options.num_threads = static_cast<int32_t>(o.threads);
   st = edgert_context_create(h.bundle, &options, &h.context);
   if (st != EDGERT_OK) return fail_status("cannot create context", st);
   for (Tensor* t : {&img, &big, &feat, &desire, &traffic, &action})
