@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The device runtime links no LLVM and no protobuf.
 
-Checks edgert-run, edgert-bench and every runtime library in the build (lib*.a / lib*.so
-under device_runtime/ and ports/):
+Checks edgert-run, edgert-bench, the sample app driving_demo (when built) and every runtime
+library in the build (lib*.a / lib*.so under device_runtime/ and ports/):
   - shared objects / executables: DT_NEEDED (readelf -d) and the resolved closure (ldd)
   - all files: symbol names (nm; nm -D for dynamic symbols) containing "llvm" or "protobuf"
   - DT_NEEDED stays within libc, libm, libpthread, libdl, librt, libstdc++, libgcc_s,
@@ -67,6 +67,9 @@ def runtime_files():
         if p is None:
             raise AssertionError(f"{tool} not found")
         files.append(p)
+    demo = lib.find_tool("driving_demo", required=False)  # absent with -DEDGE_BUILD_SAMPLES=OFF
+    if demo is not None:
+        files.append(demo)
     bdir = lib.build_dir()
     libs = []
     for sub in ("device_runtime", "ports"):
