@@ -165,6 +165,7 @@ const OpTable& op_table() {
     add_quant_ops(t);
     add_rnn_ops(t);
     add_misc_ops(t);
+    add_grid_sample_ops(t);
     return t;
   }();
   return table;
