@@ -166,6 +166,7 @@ const OpTable& op_table() {
     add_rnn_ops(t);
     add_misc_ops(t);
     add_grid_sample_ops(t);
+    add_signal_ops(t);
     return t;
   }();
   return table;

@@ -76,6 +76,7 @@ void add_quant_ops(OpTable& table);
 void add_rnn_ops(OpTable& table);
 void add_misc_ops(OpTable& table);
 void add_grid_sample_ops(OpTable& table);
+void add_signal_ops(OpTable& table);
 const OpTable& op_table();
 
 // ---- helpers shared by op families ----
