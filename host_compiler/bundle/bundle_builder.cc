@@ -49,7 +49,7 @@ std::vector<uint8_t> build_bundle(const BundleInputs& in) {
     eb::BufferDesc bd;
     bd.name = b.name;
     bd.kind = kind_of(b.role);
-    bd.dtype = static_cast<eb::DType>(b.dtype);
+    bd.dtype = static_cast<eb::DType>(b.storage);
     bd.shape = b.shape;
     bd.size = b.bytes();
     if (b.role == BufferRole::Input || b.role == BufferRole::Output) bd.io_index = static_cast<uint32_t>(b.io_index);

@@ -36,7 +36,7 @@ struct Value {
 
 struct KernelArg {
   int buffer;                    // schedule buffer id
-  DType dtype;
+  DType dtype;                   // storage dtype (the Load/result dtype says what is computed)
   int64_t numel;
 };
 

@@ -308,7 +308,7 @@ class Emitter {
       select_copy(u);
       acc_ = acc_values[u];
       LV* r = splat(value(k_.result), lanes);
-      store(output_index(), r, k_.out_dtype);
+      store(output_index(), r, k_.args[0].dtype);
     }
   }
 
@@ -402,8 +402,10 @@ class Emitter {
     return l;
   }
   LV* load(const Value* v) {
-    llvm::Type* st = storage_type(v->dtype);
-    llvm::Align align(dtype_size(v->dtype));
+    // Storage and value dtypes differ only for F16 values stored as F32: both compute in float.
+    const DType stored = k_.args[v->arg].dtype;
+    llvm::Type* st = storage_type(stored);
+    llvm::Align align(dtype_size(stored));
     LV* base = buffers_[v->arg];
     bool guards_vary = false;
     for (const Guard& g : v->guards) guards_vary = guards_vary || varies(g.index);
@@ -413,7 +415,7 @@ class Emitter {
       if (!v->guards.empty()) idx = b_.CreateSelect(guards_hold(v->guards, false), idx, ic(0));
       auto* l = b_.CreateAlignedLoad(st, b_.CreateInBoundsGEP(st, base, idx), align);
       annotate(l, v->arg);
-      return splat(widen(l, v->dtype), lanes_);
+      return splat(widen(l, stored), lanes_);
     }
     llvm::Type* vt = llvm::FixedVectorType::get(st, lanes_);
     // Lanes to read: where the guards hold and the lane is a real output.
@@ -426,7 +428,7 @@ class Emitter {
       if (!mask) l = b_.CreateAlignedLoad(vt, ptr, align);
       else l = b_.CreateMaskedLoad(vt, ptr, align, mask, llvm::Constant::getNullValue(vt));
       annotate(l, v->arg);
-      return widen(l, v->dtype);
+      return widen(l, stored);
     }
     std::optional<int64_t> coef = affine_coef(v->index, vec_var_);
     if (coef && *coef >= 2 && *coef <= 4) {
@@ -446,14 +448,14 @@ class Emitter {
       LV* ptr = b_.CreateInBoundsGEP(st, base, index(v->index));
       auto* l = b_.CreateMaskedLoad(wt, ptr, align, wide_mask, llvm::Constant::getNullValue(wt));
       annotate(l, v->arg);
-      return widen(b_.CreateShuffleVector(l, picks), v->dtype);
+      return widen(b_.CreateShuffleVector(l, picks), stored);
     }
     LV* idx = index(v->index, true);
     if (mask) idx = b_.CreateSelect(mask, idx, llvm::Constant::getNullValue(idx->getType()));
     LV* ptrs = b_.CreateInBoundsGEP(st, base, idx);
     auto* l = b_.CreateMaskedGather(vt, ptrs, align);
     annotate(l, v->arg);
-    return widen(l, v->dtype);
+    return widen(l, stored);
   }
   void store(const Index& ix, LV* v, DType t) {
     llvm::Type* st = storage_type(t);

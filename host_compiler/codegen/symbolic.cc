@@ -49,6 +49,33 @@ Index divide_exact(const Index& x, int64_t g) {
   return out;
 }
 
+// Writes x as c*big + small with 0 <= small < c for the largest c that divides k and
+// is a coefficient of x: then x/k == big/(k/c) and x%k == c*(big%(k/c)) + small.
+// (128*i + 16*j + l) / 256 with 16*j + l < 128 is i/2: what a grouped reshape leaves.
+bool split_below(const Index& x, int64_t k, int64_t& c_out, Index& big, Index& small) {
+  std::vector<int64_t> coefs;
+  for (const auto& [atom, coef] : x.terms())
+    if (coef > 1 && coef < k && k % coef == 0) coefs.push_back(coef);
+  std::sort(coefs.rbegin(), coefs.rend());
+  for (int64_t c : coefs) {
+    Index b(floordiv(x.constant(), c)), r(floormod(x.constant(), c));
+    for (const auto& [atom, coef] : x.terms()) {
+      Index single = (atom->kind == Atom::Kind::Var) ? Index::var(atom->var, atom->hi + 1)
+                     : (atom->kind == Atom::Kind::Div) ? atom->inner.floordiv(atom->divisor)
+                                                       : atom->inner.mod(atom->divisor);
+      if (coef % c == 0) b = b + single * (coef / c);
+      else r = r + single * coef;
+    }
+    if (r.min() >= 0 && r.max() < c) {
+      c_out = c;
+      big = b;
+      small = r;
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 Index Index::var(int id, int64_t extent) {
@@ -152,6 +179,9 @@ Index Index::floordiv(int64_t k) const {
   // (g*R) / (g*m) == R / m
   int64_t g = std::gcd(content_gcd(rem), k);
   if (g > 1) return quotient + divide_exact(rem, g).floordiv(k / g);
+  int64_t c;
+  Index big, small;
+  if (split_below(rem, k, c, big, small)) return quotient + big.floordiv(k / c);
   // (X / a) / k == X / (a*k)
   if (rem.constant_ == 0 && rem.terms_.size() == 1 && rem.terms_[0].second == 1 &&
       rem.terms_[0].first->kind == Atom::Kind::Div) {
@@ -186,6 +216,9 @@ Index Index::mod(int64_t k) const {
   if (rem.is_constant()) return Index(floormod(rem.constant_, k));
   int64_t g = std::gcd(content_gcd(rem), k);
   if (g > 1) return divide_exact(rem, g).mod(k / g) * g;
+  int64_t c;
+  Index big, small;
+  if (split_below(rem, k, c, big, small)) return big.mod(k / c) * c + small;
   // (X % a) % k == X % k when k divides a
   if (rem.constant_ == 0 && rem.terms_.size() == 1 && rem.terms_[0].second == 1 &&
       rem.terms_[0].first->kind == Atom::Kind::Mod && rem.terms_[0].first->divisor % k == 0) {

@@ -130,7 +130,7 @@ class Scheduler {
     Schedule s;
     s.node_buffer.assign(realized_.size(), -1);
     auto add_buffer = [&](const Node* n, BufferRole role, const std::string& name) {
-      s.buffers.push_back({name, role, n->dtype, n->shape, n, -1});
+      s.buffers.push_back({name, role, n->dtype, n->shape, n, -1, n->dtype});
       return static_cast<int>(s.buffers.size()) - 1;
     };
     for (size_t i = 0; i < graph_.inputs().size(); ++i) {
@@ -195,6 +195,14 @@ class Scheduler {
 
 }  // namespace
 
-Schedule schedule_graph(const Graph& graph) { return Scheduler(graph).run(); }
+Schedule schedule_graph(const Graph& graph, const ScheduleOptions& options) {
+  Schedule s = Scheduler(graph).run();
+  for (ScheduledBuffer& b : s.buffers) {
+    b.storage = b.dtype;
+    if (options.f16_intermediates_in_f32 && b.role == BufferRole::Intermediate && b.dtype == DType::F16)
+      b.storage = DType::F32;
+  }
+  return s;
+}
 
 }  // namespace edgec

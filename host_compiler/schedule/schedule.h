@@ -19,11 +19,12 @@ enum class BufferRole { Input, Output, Weight, Intermediate };
 struct ScheduledBuffer {
   std::string name;
   BufferRole role;
-  DType dtype;
+  DType dtype;                 // of the values it holds
   Shape shape;
   const Node* node = nullptr;  // the node whose value it holds
   int io_index = -1;           // Input/Output: position in the model's inputs/outputs
-  size_t bytes() const { return static_cast<size_t>(numel(shape)) * dtype_size(dtype); }
+  DType storage = dtype;       // how they are stored (F32 for F16 intermediates, see below)
+  size_t bytes() const { return static_cast<size_t>(numel(shape)) * dtype_size(storage); }
 };
 
 struct ScheduledKernel {
@@ -54,6 +55,14 @@ struct Schedule {
   std::vector<int> node_buffer;       // indexed by Node::id
 };
 
-Schedule schedule_graph(const Graph& graph);
+struct ScheduleOptions {
+  // Keep F16 intermediates in F32. F16 values are computed in F32 anyway on CPUs without
+  // half arithmetic, and x86 (AVX2) has no masked or gathered 16-bit loads: stored as
+  // F16 every padded or strided read would go element by element. Model inputs,
+  // outputs and weights keep their dtype.
+  bool f16_intermediates_in_f32 = true;
+};
+
+Schedule schedule_graph(const Graph& graph, const ScheduleOptions& options = {});
 
 }  // namespace edgec

@@ -83,3 +83,22 @@ TEST_CASE("common factors cancel") {
   CHECK(x.mod(2).is_constant());
   CHECK(x.mod(2).constant() == 0);
 }
+
+TEST_CASE("a sum below a coefficient that divides the divisor drops out (grouped reshapes)") {
+  Index i = Index::var(0, 128), j = Index::var(1, 8), l = Index::var(2, 16);
+  Index x = i * 128 + j * 16 + l;
+  CHECK(x.floordiv(256).key() == i.floordiv(2).key());
+  CHECK(x.mod(256).key() == (i.mod(2) * 128 + j * 16 + l).key());
+  // And the weight index of a grouped conv collapses back to one variable.
+  CHECK((x.floordiv(256) * 98 + i.mod(2) * 49).key() == (i * 49).key());
+  for (int64_t a = 0; a < 128; a += 7)
+    for (int64_t b = 0; b < 8; ++b)
+      for (int64_t c = 0; c < 16; c += 5) {
+        std::map<int, int64_t> v{{0, a}, {1, b}, {2, c}};
+        int64_t raw = a * 128 + b * 16 + c;
+        CHECK(eval(x.floordiv(256), v) == raw / 256);
+        CHECK(eval(x.mod(256), v) == raw % 256);
+        CHECK(eval(x.floordiv(64), v) == raw / 64);
+        CHECK(eval(x.mod(48), v) == raw % 48);
+      }
+}
