@@ -90,7 +90,11 @@ class Emitter {
     int vec = static_cast<int>(out.size()) - 1;
     while (vec >= 0 && out[vec] == 1) --vec;
     int max_lanes = vector_lanes_;
-    unroll_dim_ = choose_unroll_dim(vec);
+    // Some kernels read along their innermost reduce dim, not along the output (a
+    // matrix-vector product with a transposed weight): vectorize the reduction there.
+    reduce_vec_ = choose_reduce_vectorization(vec);
+    if (reduce_vec_ >= 0) vec = -1;
+    unroll_dim_ = choose_unroll_dim(reduce_vec_ >= 0 ? reduce_vec_ : vec);
     std::function<void(int)> loop_out = [&](int d) {
       if (d == static_cast<int>(out.size())) {
         emit_element(1);
@@ -110,7 +114,7 @@ class Emitter {
         lo = b_.CreateIntCast(b_.CreateUDiv(b_.CreateMul(c64, e64), n64), idx_ty_, false);
         hi = b_.CreateIntCast(b_.CreateUDiv(b_.CreateMul(b_.CreateAdd(c64, b_.getInt64(1)), e64), n64), idx_ty_, false);
       }
-      if (d == vec && max_lanes > 1 && out[d] * 2 >= max_lanes) {
+      if (d == vec && vec >= 0 && max_lanes > 1 && out[d] * 2 >= max_lanes) {
         // `lanes` outputs at a time; lanes past this core's end are masked off, so
         // short rows (7, 14, ...) stay vectorized too.
         bool ragged = out[d] % max_lanes != 0 || d == par;
@@ -211,9 +215,20 @@ class Emitter {
   // accumulators hide the latency of the multiply-adds, and a load that does not depend
   // on that dim (the input window of a conv, when unrolling output channels) is shared.
   static constexpr int kUnroll = 4;
-  int choose_unroll_dim(int vec) const {
-    if (!k_.has_reduce()) return -1;
+
+  // Loads of the reduce body that are cheap vector loads (consecutive, strided by at most
+  // 4, or the same for every lane) when lanes run along `var`.
+  int cheap_loads(int var) const {
+    int n = 0;
+    for (const Value* l : body_loads()) {
+      std::optional<int64_t> c = affine_coef(l->index, var);
+      if (c && *c >= 0 && *c <= 4) ++n;
+    }
+    return n;
+  }
+  std::vector<const Value*> body_loads() const {
     std::vector<const Value*> loads;
+    if (!k_.has_reduce()) return loads;
     std::set<const Value*> seen;
     std::function<void(const Value*)> collect = [&](const Value* v) {
       if (!seen.insert(v).second) return;
@@ -221,6 +236,22 @@ class Emitter {
       for (const Value* x : v->srcs) collect(x);
     };
     collect(k_.reduce_body);
+    return loads;
+  }
+  // The variable of the innermost reduce dim to vectorize, or -1 to vectorize the output.
+  int choose_reduce_vectorization(int vec) const {
+    if (!k_.has_reduce() || vector_lanes_ < 2) return -1;
+    int j = static_cast<int>(k_.reduce_extents.size()) - 1;
+    while (j >= 0 && k_.reduce_extents[j] == 1) --j;
+    if (j < 0 || k_.reduce_extents[j] < vector_lanes_) return -1;
+    int rvar = static_cast<int>(k_.out_shape.size()) + j;
+    int along_out = vec >= 0 && k_.out_shape[vec] * 2 >= vector_lanes_ ? cheap_loads(vec) : 0;
+    return cheap_loads(rvar) > along_out ? rvar : -1;
+  }
+
+  int choose_unroll_dim(int vec) const {
+    if (!k_.has_reduce()) return -1;
+    std::vector<const Value*> loads = body_loads();
     int best = -1, best_score = 0;
     for (int d = 0; d < static_cast<int>(k_.out_shape.size()); ++d) {
       if (d == vec || k_.out_shape[d] < kUnroll) continue;
@@ -263,17 +294,14 @@ class Emitter {
       if (!unrolled.empty()) vars_[unroll_dim_] = unrolled[u];
       memo_.clear();
     };
-    lanes_ = lanes;
-    lane_mask_ = nullptr;
-    if (lanes > 1) {
-      std::vector<llvm::Constant*> iota;
-      for (int u = 0; u < lanes; ++u) iota.push_back(llvm::ConstantInt::get(idx_ty_, static_cast<uint64_t>(u)));
-      vec_iota_ = b_.CreateAdd(b_.CreateVectorSplat(lanes, vars_[vec_var_]), llvm::ConstantVector::get(iota));
-      if (end) lane_mask_ = b_.CreateICmpSLT(vec_iota_, b_.CreateVectorSplat(lanes, end));
-    }
+    if (lanes > 1) begin_lanes(vec_var_, lanes, end);
+    else lanes_ = 1, lane_mask_ = nullptr;
     std::vector<LV*> acc_values(copies, nullptr);
     if (k_.has_reduce()) {
-      llvm::Type* at = lanes_of(scalar_type(k_.acc_dtype), lanes);
+      // With a vectorized reduction each accumulator holds one partial result per lane,
+      // combined in a fixed order at the end: deterministic, if not the scalar order.
+      const int acc_lanes = reduce_vec_ >= 0 ? vector_lanes_ : lanes;
+      llvm::Type* at = lanes_of(scalar_type(k_.acc_dtype), acc_lanes);
       std::vector<llvm::AllocaInst*> accs;
       {
         // Allocas belong in the entry block so mem2reg turns them into registers.
@@ -286,14 +314,26 @@ class Emitter {
         if (j == static_cast<int>(k_.reduce_extents.size())) {
           for (size_t u = 0; u < copies; ++u) {
             select_copy(u);
-            LV* x = splat(value(k_.reduce_body), lanes);
+            LV* x = splat(value(k_.reduce_body), acc_lanes);
             LV* a = b_.CreateLoad(at, accs[u]);
-            b_.CreateStore(combine(a, x, k_.acc_dtype), accs[u]);
+            LV* c = combine(a, x, k_.acc_dtype);
+            if (reduce_vec_ >= 0 && lane_mask_) c = b_.CreateSelect(lane_mask_, c, a);  // past the end
+            b_.CreateStore(c, accs[u]);
           }
           return;
         }
         if (k_.reduce_extents[j] == 1) {
           loop_red(j + 1);
+          return;
+        }
+        if (first + j == reduce_vec_) {
+          int64_t extent = k_.reduce_extents[j];
+          emit_loop(ic(0), ic(extent), vector_lanes_, [&](LV* iv) {
+            vars_[first + j] = iv;
+            begin_lanes(first + j, vector_lanes_, extent % vector_lanes_ ? ic(extent) : nullptr);
+            loop_red(j + 1);
+            end_lanes();
+          });
           return;
         }
         emit_loop(ic(0), ic(k_.reduce_extents[j]), 1, [&](LV* iv) {
@@ -302,7 +342,10 @@ class Emitter {
         });
       };
       loop_red(0);
-      for (size_t u = 0; u < copies; ++u) acc_values[u] = b_.CreateLoad(at, accs[u]);
+      for (size_t u = 0; u < copies; ++u) {
+        acc_values[u] = b_.CreateLoad(at, accs[u]);
+        if (reduce_vec_ >= 0) acc_values[u] = horizontal(acc_values[u], k_.acc_dtype);
+      }
     }
     for (size_t u = 0; u < copies; ++u) {
       select_copy(u);
@@ -310,6 +353,34 @@ class Emitter {
       LV* r = splat(value(k_.result), lanes);
       store(output_index(), r, k_.args[0].dtype);
     }
+  }
+
+  // From here on values have `lanes` lanes along `var`, starting at vars_[var]; lanes at
+  // or past `end` (if given) are masked off.
+  void begin_lanes(int var, int lanes, LV* end) {
+    vec_var_ = var;
+    lanes_ = lanes;
+    std::vector<llvm::Constant*> iota;
+    for (int u = 0; u < lanes; ++u) iota.push_back(llvm::ConstantInt::get(idx_ty_, static_cast<uint64_t>(u)));
+    vec_iota_ = b_.CreateAdd(b_.CreateVectorSplat(lanes, vars_[var]), llvm::ConstantVector::get(iota));
+    lane_mask_ = end ? b_.CreateICmpSLT(vec_iota_, b_.CreateVectorSplat(lanes, end)) : nullptr;
+    memo_.clear();
+  }
+  void end_lanes() {
+    vec_var_ = -1;
+    lanes_ = 1;
+    lane_mask_ = nullptr;
+    memo_.clear();
+  }
+  // Combines the lanes of a vectorized reduction pairwise (a fixed tree: deterministic).
+  LV* horizontal(LV* v, DType t) {
+    auto* vt = llvm::cast<llvm::FixedVectorType>(v->getType());
+    for (int n = static_cast<int>(vt->getNumElements()); n > 1; n /= 2) {
+      std::vector<int> lo, hi;
+      for (int i = 0; i < n / 2; ++i) lo.push_back(i), hi.push_back(i + n / 2);
+      v = combine(b_.CreateShuffleVector(v, lo), b_.CreateShuffleVector(v, hi), t);
+    }
+    return b_.CreateExtractElement(v, uint64_t{0});
   }
 
   Index output_index() {
@@ -743,6 +814,7 @@ class Emitter {
   LV* vec_iota_ = nullptr;           // its value in each lane
   LV* lane_mask_ = nullptr;          // lanes that are real outputs (null: all)
   int unroll_dim_ = -1;              // output dim computed kUnroll at a time (-1: none)
+  int reduce_vec_ = -1;              // reduce variable vectorized instead of the output
   LV* unroll_end_ = nullptr;         // where it stops for this core
   bool narrow_ = false;              // index math in 32 bits
   llvm::Type* idx_ty_ = nullptr;
