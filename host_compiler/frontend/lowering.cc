@@ -167,6 +167,7 @@ const OpTable& op_table() {
     add_misc_ops(t);
     add_grid_sample_ops(t);
     add_signal_ops(t);
+    add_ml_ops(t);
     return t;
   }();
   return table;
@@ -416,6 +417,52 @@ Node* select_along(Graph& g, Node* table, int64_t axis, Node* idx) {
   Node* src = t == DType::Bool ? g.cast(table, DType::U8) : table;
   Node* picked = g.where(mask, src, scalar(g, 0, src));
   return g.cast(g.reduce(Op::ReduceSum, picked, {axis}), t);
+}
+
+Node* gather_positions(Graph& g, Node* x, int64_t axis, const std::vector<int64_t>& sel) {
+  int64_t in = x->shape[size_t(axis)], out = int64_t(sel.size());
+  // Repeat: sel[o] = o / k.
+  if (out % in == 0) {
+    int64_t k = out / in;
+    bool repeat = true;
+    for (int64_t o = 0; o < out && repeat; ++o) repeat = sel[size_t(o)] == o / k;
+    if (repeat) {
+      Shape split = x->shape;
+      split.insert(split.begin() + axis + 1, 1);
+      Shape grown = split;
+      grown[size_t(axis) + 1] = k;
+      return g.reshape(g.expand(g.reshape(x, split), grown), [&] { Shape s = x->shape; s[size_t(axis)] = out; return s; }());
+    }
+  }
+  // Strided: sel[o] = first + o * step.
+  if (out >= 1) {
+    int64_t first = sel[0], step = out > 1 ? sel[1] - sel[0] : 1;
+    bool strided = step >= 1;
+    for (int64_t o = 0; o < out && strided; ++o) strided = sel[size_t(o)] == first + o * step;
+    if (strided) return strided_slice(g, x, axis, first, out, step);
+  }
+  // Runs of consecutive positions, joined (O(runs) per element) or a one-hot matrix (O(in)).
+  std::vector<std::pair<int64_t, int64_t>> runs;  // (first, length)
+  for (int64_t o = 0; o < out; ++o) {
+    if (!runs.empty() && sel[size_t(o)] == runs.back().first + runs.back().second) ++runs.back().second;
+    else runs.push_back({sel[size_t(o)], 1});
+  }
+  if (int64_t(runs.size()) <= in) {
+    std::vector<Node*> parts;
+    for (auto [first, len] : runs) parts.push_back(strided_slice(g, x, axis, first, len, 1));
+    return concat(g, parts, axis);
+  }
+  std::vector<int64_t> onehot(size_t(out * in), 0);
+  for (int64_t o = 0; o < out; ++o) onehot[size_t(o * in + sel[size_t(o)])] = 1;
+  Node* mask = g.weight(HostTensor::from_ints(DType::Bool, {out, in}, onehot));
+  Node* xl = move_axis_last(g, x, axis);
+  Shape s = xl->shape;
+  s.insert(s.end() - 1, 1);
+  Node* src = x->dtype == DType::Bool ? g.cast(g.reshape(xl, s), DType::U8) : g.reshape(xl, s);
+  Node* y = g.reduce(Op::ReduceSum, g.where(mask, src, scalar(g, 0, src)), {-1});
+  Shape ys = xl->shape;
+  ys.back() = out;
+  return move_last_to(g, g.cast(g.reshape(y, ys), x->dtype), axis);
 }
 
 double lowest_value(DType t) {

@@ -77,6 +77,7 @@ void add_rnn_ops(OpTable& table);
 void add_misc_ops(OpTable& table);
 void add_grid_sample_ops(OpTable& table);
 void add_signal_ops(OpTable& table);
+void add_ml_ops(OpTable& table);  // keys "ai.onnx.ml.<op>"
 const OpTable& op_table();
 
 // ---- helpers shared by op families ----
@@ -121,6 +122,10 @@ Node* wrap_negative(Graph& g, Node* idx, int64_t dim);
 // an index outside [0, table.shape[axis]) selects 0 (false for bool). O(candidates) per
 // output element, all elementwise + one ReduceSum.
 Node* select_along(Graph& g, Node* table, int64_t axis, Node* idx);
+// x gathered along axis at positions known at compile time (each in [0, dim)): a repeat
+// view, a strided slice, slices joined along the axis, or a one-hot selection, whichever
+// is cheapest.
+Node* gather_positions(Graph& g, Node* x, int64_t axis, const std::vector<int64_t>& positions);
 // The lowest / highest value of dtype (-inf / inf for floats).
 double lowest_value(DType t);
 double highest_value(DType t);

@@ -21,10 +21,18 @@ std::string node_label(const onnx::NodeProto& node, int index) {
   return "node " + name + " (" + node.op_type() + ")";
 }
 
-int64_t default_opset(const onnx::ModelProto& model) {
+constexpr const char* kMlDomain = "ai.onnx.ml";
+
+// The version of an operator set the model imports, 0 if none.
+int64_t opset_version(const onnx::ModelProto& model, bool default_domain) {
   for (const auto& o : model.opset_import())
-    if (is_default_domain(o.domain())) return o.version();
-  throw CompileError("model imports no version of the default (ai.onnx) operator set");
+    if (default_domain ? is_default_domain(o.domain()) : o.domain() == kMlDomain) return o.version();
+  return 0;
+}
+
+// The op table key of a node: the op type, prefixed with "ai.onnx.ml." in that domain.
+std::string table_key(const std::string& domain, const std::string& op_type) {
+  return is_default_domain(domain) ? op_type : domain + "." + op_type;
 }
 
 Shape input_shape(const onnx::ValueInfoProto& vi, const ImportOptions& options) {
@@ -67,7 +75,7 @@ void check_declared(const onnx::ValueInfoProto& vi, const Node* n) {
 }
 
 std::unique_ptr<Graph> import_graph(const onnx::ModelProto& model, const ImportOptions& options) {
-  const int64_t opset = default_opset(model);
+  const int64_t opset = opset_version(model, true), ml_opset = opset_version(model, false);
   const onnx::GraphProto& graph = model.graph();
   auto g = std::make_unique<Graph>();
   std::unordered_map<std::string, Node*> values;
@@ -101,10 +109,16 @@ std::unique_ptr<Graph> import_graph(const onnx::ModelProto& model, const ImportO
   for (int k = 0; k < graph.node_size(); ++k) {
     const onnx::NodeProto& node = graph.node(k);
     const std::string label = node_label(node, k);
-    if (!is_default_domain(node.domain()))
+    bool ml = node.domain() == kMlDomain;
+    if (!is_default_domain(node.domain()) && !ml)
       throw CompileError(label + ": unsupported operator in domain '" + node.domain() + "'");
-    auto fn = table.find(node.op_type());
-    if (fn == table.end()) throw CompileError(label + ": unsupported operator");
+    int64_t node_opset = ml ? ml_opset : opset;
+    if (node_opset == 0)
+      throw CompileError(label + ": the model imports no version of the " +
+                         (ml ? std::string("ai.onnx.ml") : std::string("default (ai.onnx)")) + " operator set");
+    auto fn = table.find(table_key(node.domain(), node.op_type()));
+    if (fn == table.end())
+      throw CompileError(label + ": unsupported operator" + (ml ? std::string(" in domain 'ai.onnx.ml'") : std::string()));
     std::vector<Node*> inputs;
     for (const std::string& name : node.input()) {
       if (name.empty()) {  // an omitted optional input
@@ -117,7 +131,7 @@ std::unique_ptr<Graph> import_graph(const onnx::ModelProto& model, const ImportO
     }
     std::vector<Node*> outputs;
     try {
-      OpContext ctx(*g, node, opset, std::move(inputs));
+      OpContext ctx(*g, node, node_opset, std::move(inputs));
       outputs = fn->second(ctx);
     } catch (const CompileError& e) {
       throw CompileError(label + ": " + e.what());
@@ -165,7 +179,8 @@ std::unique_ptr<Graph> import_onnx_file(const std::string& path, const ImportOpt
 }
 
 bool is_supported_onnx_op(const std::string& domain, const std::string& op_type) {
-  return is_default_domain(domain) && onnx_frontend::op_table().count(op_type) > 0;
+  if (!is_default_domain(domain) && domain != kMlDomain) return false;
+  return onnx_frontend::op_table().count(table_key(domain, op_type)) > 0;
 }
 
 std::vector<std::string> supported_onnx_ops() {

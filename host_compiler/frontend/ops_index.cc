@@ -361,9 +361,35 @@ Outs lower_hardmax(OpContext& ctx) {
   return {g.reshape(g.cast(one_hot, x->dtype), x->shape)};
 }
 
+// Compress: the output size depends on the condition, so it must be known at compile time.
+Outs lower_compress(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node* x = ctx.input(0);
+  HostTensor cond = ctx.const_input(1);
+  if (cond.shape.size() != 1) ctx.fail("condition must be 1-D");
+  Node* data = x;
+  int64_t axis = 0;
+  if (ctx.has_attr("axis")) {
+    axis = ctx.axis(ctx.attr_int("axis", 0), int64_t(x->shape.size()));
+  } else {
+    data = g.reshape(x, {numel(x->shape)});
+  }
+  int64_t dim = data->shape[size_t(axis)];
+  std::vector<int64_t> keep;
+  for (int64_t i = 0; i < std::min(dim, cond.numel()); ++i)
+    if (cond.get(i) != 0) keep.push_back(i);
+  if (keep.empty()) {
+    Shape empty = data->shape;
+    empty[size_t(axis)] = 0;
+    return {g.shrink(data, std::vector<int64_t>(data->shape.size(), 0), empty)};
+  }
+  return {gather_positions(g, data, axis, keep)};
+}
+
 }  // namespace
 
 void add_index_ops(OpTable& t) {
+  t["Compress"] = lower_compress;
   t["GatherElements"] = lower_gather_elements;
   t["GatherND"] = lower_gather_nd;
   t["ScatterElements"] = lower_scatter_elements;

@@ -186,53 +186,6 @@ Shape with_dim(Shape s, int64_t axis, int64_t size) {
   return s;
 }
 
-// x gathered along axis at the constant positions sel.
-Node* gather_const(Graph& g, Node* x, int64_t axis, const std::vector<int64_t>& sel) {
-  int64_t in = x->shape[size_t(axis)], out = int64_t(sel.size());
-  // Repeat: sel[o] = o / k.
-  if (out % in == 0) {
-    int64_t k = out / in;
-    bool repeat = true;
-    for (int64_t o = 0; o < out && repeat; ++o) repeat = sel[size_t(o)] == o / k;
-    if (repeat) {
-      Shape split = x->shape;
-      split.insert(split.begin() + axis + 1, 1);
-      Shape grown = split;
-      grown[size_t(axis) + 1] = k;
-      return g.reshape(g.expand(g.reshape(x, split), grown), with_dim(x->shape, axis, out));
-    }
-  }
-  // Strided: sel[o] = first + o * step.
-  if (out >= 1) {
-    int64_t first = sel[0], step = out > 1 ? sel[1] - sel[0] : 1;
-    bool strided = step >= 1;
-    for (int64_t o = 0; o < out && strided; ++o) strided = sel[size_t(o)] == first + o * step;
-    if (strided) return strided_slice(g, x, axis, first, out, step);
-  }
-  // Runs of consecutive positions, joined (O(runs) per element) or a one-hot matrix (O(in)).
-  std::vector<std::pair<int64_t, int64_t>> runs;  // (first, length)
-  for (int64_t o = 0; o < out; ++o) {
-    if (!runs.empty() && sel[size_t(o)] == runs.back().first + runs.back().second) ++runs.back().second;
-    else runs.push_back({sel[size_t(o)], 1});
-  }
-  if (int64_t(runs.size()) <= in) {
-    std::vector<Node*> parts;
-    for (auto [first, len] : runs) parts.push_back(strided_slice(g, x, axis, first, len, 1));
-    return concat(g, parts, axis);
-  }
-  std::vector<int64_t> onehot(size_t(out * in), 0);
-  for (int64_t o = 0; o < out; ++o) onehot[size_t(o * in + sel[size_t(o)])] = 1;
-  Node* mask = g.weight(HostTensor::from_ints(DType::Bool, {out, in}, onehot));
-  Node* xl = move_axis_last(g, x, axis);
-  Shape s = xl->shape;
-  s.insert(s.end() - 1, 1);
-  Node* src = x->dtype == DType::Bool ? g.cast(g.reshape(xl, s), DType::U8) : g.reshape(xl, s);
-  Node* y = g.reduce(Op::ReduceSum, g.where(mask, src, scalar(g, 0, src)), {-1});
-  Shape ys = xl->shape;
-  ys.back() = out;
-  return move_last_to(g, g.cast(g.reshape(y, ys), x->dtype), axis);
-}
-
 // x edge-padded along axis by lo / hi elements.
 Node* edge_pad(Graph& g, Node* x, int64_t axis, int64_t lo, int64_t hi) {
   int64_t in = x->shape[size_t(axis)];
@@ -328,7 +281,7 @@ Node* resize(OpContext& ctx, Node* x, const ResizeParams& p, const std::vector<i
     for (int64_t o = 0; identity && o < plan.out; ++o) identity = sel[size_t(o)] == o;
     if (identity) continue;
     if (!sel.empty()) {
-      y = gather_const(g, y, int64_t(d), sel);
+      y = gather_positions(g, y, int64_t(d), sel);
       continue;
     }
     if (y->dtype != DType::F32 && y->dtype != DType::F64) y = g.cast(y, DType::F32);  // f16 / integers

@@ -90,23 +90,19 @@ Outs lower_gather(OpContext& ctx) {
   out.insert(out.end(), data->shape.begin() + axis + 1, data->shape.end());
 
   if (g.is_constant(indices)) {
-    // Known indices: concatenate slices, one per run of consecutive indices.
+    // Known indices: views and slices (gather_positions).
     std::vector<int64_t> idx = ctx.const_ints(1);
-    std::vector<Node*> parts;
-    for (size_t i = 0; i < idx.size();) {
-      int64_t first = idx[i] < 0 ? idx[i] + dim : idx[i];
-      if (first < 0 || first >= dim) ctx.fail("index " + std::to_string(idx[i]) + " out of range for dim " + std::to_string(dim));
-      size_t j = i + 1;
-      while (j < idx.size() && (idx[j] < 0 ? idx[j] + dim : idx[j]) == first + int64_t(j - i)) ++j;
-      parts.push_back(strided_slice(g, data, axis, first, int64_t(j - i), 1));
-      i = j;
+    for (int64_t& i : idx) {
+      int64_t v = i < 0 ? i + dim : i;
+      if (v < 0 || v >= dim) ctx.fail("index " + std::to_string(i) + " out of range for dim " + std::to_string(dim));
+      i = v;
     }
-    if (parts.empty()) {
+    if (idx.empty()) {
       Shape empty = data->shape;
       empty[axis] = 0;
       return {g.reshape(g.shrink(data, std::vector<int64_t>(rank, 0), empty), out)};
     }
-    return {g.reshape(concat(g, parts, axis), out)};
+    return {g.reshape(gather_positions(g, data, axis, idx), out)};
   }
   // Computed indices: a one-hot select. mask[i..., j] = (index[i...] == j) picks data along
   // the axis and a sum over it keeps the one selected element (O(dim) work per output).
