@@ -282,9 +282,81 @@ Outs lower_mel_weight_matrix(OpContext& ctx) {
   return {ctx.g.weight(HostTensor::from_doubles(output_type(ctx), {spec_bins, bins}, w))};
 }
 
+// TfIdfVectorizer (integer pool): for every pool n-gram of a counted length and every skip
+// distance, the matches at each start position are an AND of shifted-slice comparisons;
+// their sums give the n-gram counts (unigrams once, not per skip), mapped to the output
+// columns by ngram_indexes and weighted per mode.
+Outs lower_tfidf_vectorizer(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node* x = ctx.input(0);
+  if (is_float(x->dtype) || x->dtype == DType::Bool) ctx.fail("only integer inputs are supported (int32 / int64)");
+  if (ctx.has_attr("pool_strings")) ctx.fail("pool_strings is not supported (no string tensors)");
+  bool one_row = x->shape.size() == 1;
+  if (x->shape.size() != 1 && x->shape.size() != 2) ctx.fail("input must be [C] or [B, C]");
+  Node* rows = one_row ? g.reshape(x, {1, x->shape[0]}) : x;
+  int64_t b = rows->shape[0], c = rows->shape[1];
+  std::string mode = ctx.attr_string("mode", "TF");
+  if (mode != "TF" && mode != "IDF" && mode != "TFIDF") ctx.fail("unknown mode '" + mode + "'");
+  int64_t min_n = ctx.attr_int("min_gram_length", 1), max_n = ctx.attr_int("max_gram_length", 1);
+  int64_t max_skip = ctx.attr_int("max_skip_count", 0);
+  std::vector<int64_t> counts = ctx.attr_ints("ngram_counts"), indexes = ctx.attr_ints("ngram_indexes"),
+                       pool = ctx.attr_ints("pool_int64s");
+  std::vector<float> weights = ctx.attr_floats("weights");
+  if (indexes.empty()) ctx.fail("ngram_indexes is required");
+  int64_t out_size = *std::max_element(indexes.begin(), indexes.end()) + 1;
+  if (!weights.empty() && int64_t(weights.size()) < out_size) ctx.fail("weights must have one entry per output");
+  // Pool n-grams by length: (global ordinal, values).
+  std::vector<std::vector<std::pair<int64_t, std::vector<int64_t>>>> by_len(size_t(std::max<int64_t>(max_n, 0) + 1));
+  int64_t ordinal = 0;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    int64_t n = int64_t(i) + 1, start = counts[i], end = i + 1 < counts.size() ? counts[i + 1] : int64_t(pool.size());
+    if (start < 0 || end > int64_t(pool.size()) || end < start) ctx.fail("ngram_counts do not fit the pool");
+    for (int64_t k = start; k + n <= end; k += n, ++ordinal) {
+      if (n < min_n || n > max_n) continue;
+      by_len[size_t(n)].push_back({ordinal, std::vector<int64_t>(pool.begin() + k, pool.begin() + k + n)});
+    }
+  }
+  if (ordinal > int64_t(indexes.size())) ctx.fail("ngram_indexes has fewer entries than the pool has n-grams");
+  Node* y = nullptr;  // (B, out_size) float counts
+  for (int64_t n = std::max<int64_t>(min_n, 1); n <= max_n; ++n) {
+    const auto& grams = by_len[size_t(n)];
+    if (grams.empty()) continue;
+    int64_t gn = int64_t(grams.size());
+    Node* cnt = nullptr;  // (B, G)
+    for (int64_t d = 1; d <= (n == 1 ? 1 : max_skip + 1); ++d) {
+      int64_t len = c - (n - 1) * d;
+      if (len <= 0) break;
+      Node* match = nullptr;  // (B, G, len)
+      for (int64_t j = 0; j < n; ++j) {
+        std::vector<int64_t> col;
+        for (const auto& gram : grams) col.push_back(gram.second[size_t(j)]);
+        Node* want = g.weight(HostTensor::from_ints(x->dtype, {1, gn, 1}, col));
+        Node* part = g.reshape(strided_slice(g, rows, 1, j * d, len, 1), {b, 1, len});
+        Node* eq = g.binary(Op::CmpEq, part, want);
+        match = match ? g.binary(Op::And, match, eq) : eq;
+      }
+      Node* sum = g.reshape(g.reduce(Op::ReduceSum, g.cast(match, DType::F32), {2}), {b, gn});
+      cnt = cnt ? g.binary(Op::Add, cnt, sum) : sum;
+    }
+    if (!cnt) continue;
+    std::vector<double> map(size_t(gn * out_size), 0.0);
+    for (int64_t k = 0; k < gn; ++k) map[size_t(k * out_size + indexes[size_t(grams[size_t(k)].first)])] = 1.0;
+    Node* cols = matmul(g, cnt, g.weight(HostTensor::from_doubles(DType::F32, {gn, out_size}, map)));
+    y = y ? g.binary(Op::Add, y, cols) : cols;
+  }
+  if (!y) y = g.constant(0, DType::F32, {b, out_size});
+  if (mode != "TF") {
+    Node* w = weights.empty() ? g.constant(1, DType::F32) : g.weight(HostTensor::from_doubles(DType::F32, {1, out_size}, std::vector<double>(weights.begin(), weights.begin() + out_size)));
+    if (mode == "IDF") y = g.where(g.binary(Op::CmpLt, g.constant(0, DType::F32), y), g.binary(Op::Mul, g.constant(1, DType::F32, y->shape), w), g.constant(0, DType::F32));
+    else y = g.binary(Op::Mul, y, w);
+  }
+  return {one_row ? g.reshape(y, {out_size}) : y};
+}
+
 }  // namespace
 
 void add_misc_ops(OpTable& t) {
+  t["TfIdfVectorizer"] = lower_tfidf_vectorizer;
   t["CenterCropPad"] = lower_center_crop_pad;
   t["ReverseSequence"] = lower_reverse_sequence;
   t["MaxUnpool"] = lower_max_unpool;
