@@ -104,27 +104,14 @@ int parse_args(int argc, char** argv, Options* o) {
   return -1;
 }
 
-struct Handles {
-  edgert_bundle* bundle = nullptr;
-  edgert_context* context = nullptr;
-  ~Handles() {
-    edgert_context_destroy(context);
-    edgert_bundle_close(bundle);
-  }
-};
-
 int run(const Options& o) {
-  Handles h;
-  edgert_status st = edgert_bundle_open(o.bundle.c_str(), &h.bundle);
-  if (st != EDGERT_OK)
-    return fail(kTool, "cannot open bundle " + o.bundle + ": " + status_text(st));
-
-  const int32_t num_inputs = edgert_bundle_input_count(h.bundle);
-  std::vector<NpyArray> inputs(static_cast<size_t>(num_inputs));
-  std::vector<bool> given(static_cast<size_t>(num_inputs), false);
+  Session h;
+  std::vector<NpyArray> inputs;
+  std::vector<bool> given;
   std::string error;
-  for (const std::string& spec : o.inputs)
-    if (!load_input(h.bundle, spec, &inputs, &given, &error)) return fail(kTool, error);
+  if (!open_with_inputs(o.bundle, o.inputs, &h, &inputs, &given, &error)) return fail(kTool, error);
+  const int32_t num_inputs = edgert_bundle_input_count(h.bundle);
+  edgert_status st = EDGERT_OK;
   for (int32_t i = 0; i < num_inputs; ++i) {
     if (given[i]) continue;
     edgert_tensor_info info;

@@ -140,4 +140,20 @@ std::string element_text(edgert_dtype dtype, const void* data, size_t i) {
   return buf;
 }
 
+bool open_with_inputs(const std::string& path, const std::vector<std::string>& specs, Session* session,
+                      std::vector<NpyArray>* inputs, std::vector<bool>* given, std::string* error) {
+  edgert_status st = edgert_bundle_open(path.c_str(), &session->bundle);
+  if (st != EDGERT_OK) {
+    *error = "cannot open bundle " + path + ": " + status_text(st);
+    return false;
+  }
+  const size_t num_inputs = static_cast<size_t>(edgert_bundle_input_count(session->bundle));
+  inputs->clear();
+  inputs->resize(num_inputs);
+  given->assign(num_inputs, false);
+  for (const std::string& spec : specs)
+    if (!load_input(session->bundle, spec, inputs, given, error)) return false;
+  return true;
+}
+
 }  // namespace edgert_tools

@@ -9,6 +9,24 @@
 
 namespace edgert_tools {
 
+// A bundle and a context, released in the right order when the tool returns.
+struct Session {
+  edgert_bundle* bundle = nullptr;
+  edgert_context* context = nullptr;
+  Session() = default;
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+  ~Session() {
+    edgert_context_destroy(context);
+    edgert_bundle_close(bundle);
+  }
+};
+
+// Opens `path` into session->bundle and loads the --input specs; on failure returns false
+// with *error set ("cannot open bundle ...", or load_input's message).
+bool open_with_inputs(const std::string& path, const std::vector<std::string>& specs, Session* session,
+                      std::vector<NpyArray>* inputs, std::vector<bool>* given, std::string* error);
+
 // Prints "<tool>: <message>" to stderr and returns 1 (the tools' exit code on error).
 int fail(const char* tool, const std::string& message);
 

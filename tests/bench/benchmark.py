@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Latency of edgert against onnxruntime on the same models, in the same run.
+
+For each model: compile with edgec, then alternate ROUNDS times between `edgert-bench
+--iters K` and K timed onnxruntime runs (same inputs, same thread count, onnxruntime with
+its default graph optimizations). Each round gives one median per engine; the table shows
+the median over rounds and the ratio edgert / onnxruntime (below 1: edgert is faster).
+Alternating keeps both engines under the same machine load, which matters on shared hosts.
+
+    python3 tests/bench/benchmark.py MODEL.onnx ... [--threads 1] [--rounds 5] [--iters 20]
+        [--markdown OUT.md]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import edge_testlib as lib  # noqa: E402
+
+
+def random_inputs(session, seed):
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for i in session.get_inputs():
+        shape = [d if isinstance(d, int) else 1 for d in i.shape]
+        kind = i.type
+        if "uint8" in kind:
+            feeds[i.name] = rng.integers(0, 256, size=shape, dtype=np.uint8)
+        elif "float16" in kind:
+            feeds[i.name] = rng.uniform(-1, 1, size=shape).astype(np.float16)
+        elif "float" in kind:
+            feeds[i.name] = rng.uniform(-1, 1, size=shape).astype(np.float32)
+        elif "int64" in kind:
+            feeds[i.name] = rng.integers(0, 4, size=shape, dtype=np.int64)
+        else:
+            raise SystemExit(f"benchmark: input {i.name} has unsupported type {kind}")
+    return feeds
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("models", nargs="+")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--markdown", help="append the table to this file")
+    args = ap.parse_args()
+    import onnxruntime as ort
+
+    edgec, bench = lib.find_tool("edgec"), lib.find_tool("edgert-bench")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for model in args.models:
+            name = Path(model).stem
+            bundle = Path(tmp) / f"{name}.bundle"
+            subprocess.run([str(edgec), "compile", model, "-o", str(bundle), "-q"], check=True,
+                           stdout=subprocess.DEVNULL)
+            so = ort.SessionOptions()
+            so.intra_op_num_threads = args.threads
+            so.inter_op_num_threads = 1
+            sess = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+            feeds = random_inputs(sess, 0)
+            in_args = []
+            for k, v in feeds.items():
+                path = Path(tmp) / f"{name}.{len(in_args)}.npy"
+                np.save(path, v)
+                in_args += ["--input", f"{k}={path}"]
+            for _ in range(3):
+                sess.run(None, feeds)
+            edge_medians, ort_medians = [], []
+            for _ in range(args.rounds):
+                out = subprocess.run([str(bench), str(bundle), "--json", "--threads", str(args.threads),
+                                      "--warmup", "2", "--iters", str(args.iters), *in_args],
+                                     check=True, capture_output=True, text=True).stdout
+                edge_medians.append(json.loads(out)["median_ms"])
+                times = []
+                for _ in range(args.iters):
+                    t0 = time.perf_counter()
+                    sess.run(None, feeds)
+                    times.append((time.perf_counter() - t0) * 1e3)
+                ort_medians.append(statistics.median(times))
+            e, o = statistics.median(edge_medians), statistics.median(ort_medians)
+            rows.append((name, e, o, e / o))
+            print(f"{name}: edgert {e:.3f} ms, onnxruntime {o:.3f} ms, ratio {e / o:.2f}", flush=True)
+    table = [f"| model | edgert median ms | onnxruntime median ms | edgert / onnxruntime |",
+             "| --- | ---: | ---: | ---: |"]
+    table += [f"| {n} | {e:.2f} | {o:.2f} | {r:.2f} |" for n, e, o, r in rows]
+    text = "\n".join(table)
+    print(f"\nthreads {args.threads}, {args.rounds} rounds x {args.iters} runs, alternating\n{text}")
+    if args.markdown:
+        with open(args.markdown, "a") as f:
+            f.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
