@@ -19,8 +19,10 @@ list(APPEND CMAKE_TRY_COMPILE_PLATFORM_VARIABLES EDGE_CROSS_PREFIX EDGE_SYSROOT)
 set(CMAKE_C_COMPILER ${EDGE_CROSS_PREFIX}gcc)
 set(CMAKE_CXX_COMPILER ${EDGE_CROSS_PREFIX}g++)
 
-# Libraries and headers come from the target's root; programs (flatc) from the build machine.
-set(CMAKE_FIND_ROOT_PATH ${EDGE_SYSROOT})
+# Libraries, headers and packages come from the target's root (plus any roots given with
+# -DCMAKE_FIND_ROOT_PATH=..., e.g. where edgert is installed); programs (flatc) from the
+# build machine.
+list(APPEND CMAKE_FIND_ROOT_PATH ${EDGE_SYSROOT})
 set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
