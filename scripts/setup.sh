@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the build and the tests need, skipping what is already there.
-#   apt: compilers, CMake, LLVM 19, protobuf, FlatBuffers, doctest, mimalloc
+#   apt: compilers, CMake, LLVM 19, protobuf, FlatBuffers, doctest, mimalloc; the aarch64
+#        cross compiler and qemu-user (scripts/build_aarch64.sh, the aarch64 tests)
 #   pip (for the python3 on PATH): onnx==1.17.0, onnxruntime, numpy
 #   --torchvision: also Debian's python3-torchvision (for tests/models/, manual check)
 # Quiet when nothing is missing; safe to run any number of times.
@@ -16,7 +17,8 @@ for arg in "$@"; do
 done
 
 APT_PACKAGES=(build-essential cmake llvm-19-dev clang-19 lld-19 libflatbuffers-dev flatbuffers-compiler
-              doctest-dev libmimalloc-dev libprotobuf-dev protobuf-compiler binutils file)
+              doctest-dev libmimalloc-dev libprotobuf-dev protobuf-compiler binutils file
+              g++-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user)
 if [[ $WITH_TORCHVISION == 1 ]]; then APT_PACKAGES+=(python3-torchvision); fi
 
 missing=()

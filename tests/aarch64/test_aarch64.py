@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""aarch64 end to end, under qemu-user: what the device gets from scripts/build_aarch64.sh.
+
+  - the device tools are aarch64 and fully static (no interpreter, no NEEDED); they and the
+    runtime libraries link no LLVM / protobuf; libedgert.so needs only libc-level libraries
+  - models compiled with `edgec --target aarch64` (code over several pages, so ADRP page
+    relocations of the flat linker are exercised) run through the static edgert-run under
+    qemu-aarch64 with no QEMU_LD_PREFIX, compared with onnxruntime on this x86-64 machine
+    (rtol 1e-4 / atol 1e-5, as tests/e2e/test_cnn.py); the aarch64 and x86-64 results are
+    also compared with each other (same tolerance)
+  - an application built against the installed package (tests/aarch64/consumer,
+    find_package(edgert)) runs with the static and with the shared libedgert (dynamically
+    linked: QEMU_LD_PREFIX=/usr/aarch64-linux-gnu)
+  - target checks: an x86-64 bundle on aarch64 and an aarch64 bundle on x86-64 are refused,
+    naming both architectures; an aarch64-fp16 bundle runs on a CPU with FP16 (qemu "max")
+    and is refused on a Cortex-A53 (ARMv8.0) naming the bundle's target and the machine's
+    features, where the baseline aarch64 bundle of the same model runs
+  - edgert-bench runs under qemu (--json)
+
+Environment (set by ctest, see tests/CMakeLists.txt): EDGE_HOST_EDGEC, EDGE_HOST_EDGERT_RUN,
+EDGE_AARCH64_BUILD_DIR (scripts/build_aarch64.sh's folder), EDGE_QEMU, EDGE_AARCH64_SYSROOT.
+    python3 tests/aarch64/test_aarch64.py [case-name substring ...]"""
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import numpy as np  # noqa: E402
+
+import edge_testlib as lib  # noqa: E402
+
+suite = lib.Suite("aarch64")
+RTOL, ATOL = 1e-4, 1e-5
+
+
+def env_path(name):
+    value = os.environ.get(name)
+    if not value:
+        raise AssertionError(f"{name} is not set (run through ctest, see tests/CMakeLists.txt)")
+    return Path(value)
+
+
+HOST_EDGEC = env_path("EDGE_HOST_EDGEC")
+HOST_RUN = env_path("EDGE_HOST_EDGERT_RUN")
+XDIR = env_path("EDGE_AARCH64_BUILD_DIR")
+QEMU = os.environ.get("EDGE_QEMU") or shutil.which("qemu-aarch64") or "qemu-aarch64"
+SYSROOT = os.environ.get("EDGE_AARCH64_SYSROOT", "/usr/aarch64-linux-gnu")
+RUN = XDIR / "device_runtime" / "edgert-run"
+BENCH = XDIR / "device_runtime" / "edgert-bench"
+INSTALL = XDIR / "install"
+WORK = lib.work_dir("aarch64")
+
+
+def cross_tool(name):
+    """aarch64-linux-gnu-NAME (binutils for the target)."""
+    path = shutil.which(f"aarch64-linux-gnu-{name}")
+    if not path:
+        raise AssertionError(f"aarch64-linux-gnu-{name} not found (apt-get install binutils-aarch64-linux-gnu)")
+    return path
+
+
+def qemu(cmd, cpu=None, ld_prefix=False, check=True, extra_env=None):
+    """Runs an aarch64 program under qemu-user. Without ld_prefix the environment carries no
+    QEMU_LD_PREFIX, so only a static binary can run."""
+    env = {k: v for k, v in os.environ.items() if k != "QEMU_LD_PREFIX"}
+    if ld_prefix:
+        env["QEMU_LD_PREFIX"] = SYSROOT
+    env.update(extra_env or {})
+    return lib.run_cmd([QEMU, *(["-cpu", cpu] if cpu else []), *cmd], check=check, env=env)
+
+
+def compile_for(model, name, target):
+    bundle = WORK / f"{name}.{target}.bundle"
+    lib.run_cmd([HOST_EDGEC, "compile", lib.save_model(model, WORK / f"{name}.onnx"), "-o", bundle,
+                 "--target", target, "-q"])
+    return bundle
+
+
+def run_with(runner, bundle, inputs, out_name, output_names, cpu=None):
+    """edgert-run (host path, or the aarch64 one under qemu) -> {output: ndarray}."""
+    out_dir = WORK / out_name
+    shutil.rmtree(out_dir, ignore_errors=True)
+    out_dir.mkdir(parents=True)
+    args = [bundle, *lib.write_inputs(inputs, WORK / f"{out_name}_in"), "--output-dir", out_dir]
+    if runner == "aarch64":
+        qemu([RUN, *args], cpu=cpu)
+    else:
+        lib.run_cmd([HOST_RUN, *args])
+    return lib.read_outputs(out_dir, output_names)
+
+
+def code_size(bundle):
+    import json
+    info = json.loads(lib.run_cmd([HOST_EDGEC, "inspect", bundle, "--json"]).stdout)
+    assert info["target"]["arch"] == "AArch64", info["target"]
+    return sum(s["size"] for s in info["sections"] if s["kind"] == "Code")
+
+
+def refused(res, *words):
+    text = res.stderr + res.stdout
+    assert res.returncode == 1, f"expected exit 1, got {res.returncode}:\n{text}"
+    for w in words:
+        assert w in text, f"message does not mention {w!r}:\n{text}"
+    print("    refused: " + text.strip().splitlines()[0])
+
+
+def image(batch=1, size=32, seed=7):
+    return np.random.default_rng(seed).standard_normal((batch, 3, size, size)).astype(np.float32)
+
+
+# ---------------------------------------------------------------- the binaries
+
+@suite.case
+def device_tools_are_static_aarch64():
+    readelf = cross_tool("readelf")
+    for tool in (RUN, BENCH, INSTALL / "bin" / "edgert-run", INSTALL / "bin" / "edgert-bench"):
+        header = lib.run_cmd([readelf, "-h", tool]).stdout
+        assert re.search(r"Machine:\s+AArch64", header), f"{tool}: not aarch64\n{header}"
+        program = lib.run_cmd([readelf, "-l", "-d", tool]).stdout
+        assert "INTERP" not in program and "(NEEDED)" not in program, f"{tool} is not static:\n{program}"
+    for f in ("bin/edgert-run", "bin/edgert-bench", "lib/libedgert.a", "lib/libedgert.so"):
+        print(f"    {f} (installed, stripped): {(INSTALL / f).resolve().stat().st_size} bytes")
+
+
+@suite.case
+def runtime_links_no_llvm_or_protobuf():
+    readelf, nm = cross_tool("readelf"), cross_tool("nm")
+    allowed = re.compile(r"^(libc|libm|libpthread|libdl|librt|libstdc\+\+|libgcc_s|ld-linux-aarch64)\.so[.\d]*$")
+    shared = (INSTALL / "lib" / "libedgert.so").resolve()
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", lib.run_cmd([readelf, "-d", shared]).stdout)
+    bad = [n for n in needed if not allowed.match(n)]
+    assert not bad, f"libedgert.so needs {bad}"
+    print(f"    libedgert.so NEEDED: {needed}")
+    exported = [ln.split()[0] for ln in
+                lib.run_cmd([nm, "-D", "--defined-only", "--format=posix", shared]).stdout.splitlines() if ln.strip()]
+    others = [s for s in exported if not s.startswith("edgert_")]
+    assert "edgert_run" in exported and not others, f"libedgert.so exports more than the C API: {others[:10]}"
+    print(f"    libedgert.so exports {len(exported)} symbols, all edgert_*")
+    for path in (RUN, BENCH, INSTALL / "lib" / "libedgert.a", shared):
+        symbols = lib.run_cmd([nm, "-A", path], check=False).stdout
+        hits = [ln for ln in symbols.splitlines() if re.search(r"llvm|protobuf", ln.split(":")[-1], re.I)]
+        assert not hits, f"{path}: {hits[:5]}"
+
+
+# ---------------------------------------------------------------- models vs onnxruntime
+
+@suite.case
+def cnn_across_code_pages_matches_onnxruntime():
+    for variant in ("basic", "grouped"):
+        model = lib.make_cnn(seed=3, variant=variant, batch=2, size=33)
+        bundle = compile_for(model, f"cnn_{variant}", "aarch64")
+        size = code_size(bundle)
+        assert size > 2 * 4096, f"code is {size} bytes: too small to need ADRP across pages"
+        inputs = {"image": image(batch=2, size=33)}
+        expected = lib.ort_run(model, inputs)
+        actual = run_with("aarch64", bundle, inputs, f"cnn_{variant}_a64", list(expected))
+        print(f"    {variant}: {size} bytes of aarch64 code")
+        lib.assert_close(actual, expected, RTOL, ATOL)
+        host = run_with("x86", compile_for(model, f"cnn_{variant}", "x86_64"), inputs, f"cnn_{variant}_x86",
+                        list(expected))
+        for name in expected:
+            diff = float(np.abs(actual[name].astype(np.float64) - host[name]).max())
+            print(f"    {name}: aarch64 vs x86-64 max abs difference {diff:.3g}")
+        lib.assert_close(actual, host, RTOL, ATOL)
+
+
+@suite.case
+def installed_package_static_and_shared():
+    model = lib.make_cnn(seed=5, variant="basic", batch=1, size=32)
+    bundle = compile_for(model, "consumer_cnn", "aarch64")
+    inputs = {"image": image(seed=11)}
+    expected = lib.ort_run(model, inputs)["probabilities"]
+    in_bin = WORK / "consumer_in.bin"
+    inputs["image"].tofile(in_bin)
+    for kind in ("static", "shared"):
+        exe = XDIR / "consumer" / f"consumer_{kind}"
+        out_bin = WORK / f"consumer_{kind}.bin"
+        res = qemu([exe, bundle, in_bin, out_bin], ld_prefix=True)
+        print(f"    consumer_{kind}: {res.stdout.strip()}")
+        actual = np.fromfile(out_bin, dtype=np.float32).reshape(expected.shape)
+        lib.assert_close({"probabilities": actual}, {"probabilities": expected}, RTOL, ATOL)
+    # The shared one really loads libedgert.so: without the target's root qemu cannot run it.
+    res = qemu([XDIR / "consumer" / "consumer_shared", bundle, in_bin, WORK / "x.bin"], check=False)
+    assert res.returncode != 0, "consumer_shared ran without QEMU_LD_PREFIX: is it dynamically linked?"
+    needed = lib.run_cmd([cross_tool("readelf"), "-d", XDIR / "consumer" / "consumer_shared"]).stdout
+    assert "libedgert.so" in needed, needed
+
+
+# ---------------------------------------------------------------- target checks
+
+def fp16_model():
+    """float16 Max / Min / IsNaN-select: code that differs with +fullfp16, exact results."""
+    import onnx
+    from onnx import TensorProto, helper
+    shape = [4, 37]
+    nodes = [helper.make_node("Max", ["a", "b"], ["mx"]), helper.make_node("Min", ["a", "b"], ["mn"]),
+             helper.make_node("IsNaN", ["a"], ["nan"]), helper.make_node("Where", ["nan", "mn", "mx"], ["y"])]
+    graph = helper.make_graph(nodes, "fp16_minmax",
+                              [helper.make_tensor_value_info(n, TensorProto.FLOAT16, shape) for n in ("a", "b")],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT16, shape)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.checker.check_model(model, full_check=True)
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal(shape).astype(np.float16)
+    a[0, :5] = np.nan
+    return model, {"a": a, "b": rng.standard_normal(shape).astype(np.float16)}
+
+
+@suite.case
+def fp16_target_runs_with_fp16_and_is_refused_without():
+    model, inputs = fp16_model()
+    expected = lib.ort_run(model, inputs)
+    fp16 = compile_for(model, "fp16", "aarch64-fp16")
+    base = compile_for(model, "fp16", "aarch64")
+    actual = run_with("aarch64", fp16, inputs, "fp16_max", ["y"])  # qemu "max": has FP16
+    lib.assert_close(actual, expected, 0, 0)
+    res = qemu([RUN, fp16, *lib.write_inputs(inputs, WORK / "fp16_a53_in"), "--output-dir", WORK],
+               cpu="cortex-a53", check=False)
+    refused(res, "bundle targets AArch64 (cpu generic, features neon,fp16,fullfp16)", "this machine lacks",
+            "(AArch64, features neon,")
+    lib.assert_close(run_with("aarch64", base, inputs, "fp16_base_a53", ["y"], cpu="cortex-a53"), expected, 0, 0)
+
+
+@suite.case
+def wrong_architecture_is_refused_naming_both():
+    model = lib.make_simple_model([("x", (2, 3)), ("z", (2, 3))], "Add", name="add")
+    inputs = {"x": np.ones((2, 3), np.float32), "z": np.ones((2, 3), np.float32)}
+    x86 = compile_for(model, "add", "x86_64")
+    a64 = compile_for(model, "add", "aarch64")
+    args = lambda b, tag: [b, *lib.write_inputs(inputs, WORK / f"{tag}_in"), "--output-dir", WORK]  # noqa: E731
+    refused(qemu([RUN, *args(x86, "x86_on_a64")], check=False), "bundle targets X86_64", "this machine is AArch64")
+    refused(lib.run_cmd([HOST_RUN, *args(a64, "a64_on_x86")], check=False), "bundle targets AArch64",
+            "this machine is X86_64")
+
+
+@suite.case
+def bench_runs_under_qemu():
+    import json
+    bundle = compile_for(lib.make_cnn(seed=1, size=16), "bench", "aarch64")
+    res = qemu([BENCH, bundle, "--json", "--warmup", "1", "--iters", "3"])
+    line = [ln for ln in res.stdout.splitlines() if ln.strip().startswith("{")][-1]
+    stats = json.loads(line)
+    assert stats["median_ms"] > 0, stats
+    print(f"    median {stats['median_ms']:.2f} ms under qemu (emulated: not a device figure)")
+
+
+if __name__ == "__main__":
+    sys.exit(suite.main())
