@@ -167,6 +167,7 @@ const OpTable& op_table() {
     add_misc_ops(t);
     add_grid_sample_ops(t);
     add_signal_ops(t);
+    add_roi_ops(t);
     add_ml_ops(t);
     return t;
   }();

@@ -77,6 +77,7 @@ void add_rnn_ops(OpTable& table);
 void add_misc_ops(OpTable& table);
 void add_grid_sample_ops(OpTable& table);
 void add_signal_ops(OpTable& table);
+void add_roi_ops(OpTable& table);
 void add_ml_ops(OpTable& table);  // keys "ai.onnx.ml.<op>"
 const OpTable& op_table();
 
