@@ -1,0 +1,305 @@
+// Op lowerings beyond what the ONNX node tests pin down: the shared indexing helpers
+// (reduce_prod, gather_positions, select_along, dilate_axis), the primitive forms chosen
+// for cheap cases (Resize as views), tie and edge semantics (TopK, CumSum, Einsum), the
+// ai.onnx.ml domain, and error messages that name the node, the op and the attribute.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "frontend/lowering.h"
+#include "frontend/onnx_importer.h"
+
+using namespace edgec;
+using namespace edgec::onnx_frontend;
+
+namespace {
+
+class Model {
+ public:
+  explicit Model(int64_t opset, const std::string& domain = "") {
+    model_.set_ir_version(8);
+    auto* o = model_.add_opset_import();
+    o->set_domain(domain);
+    o->set_version(opset);
+  }
+  void input(const std::string& name, const std::vector<int64_t>& dims, int elem = onnx::TensorProto::FLOAT) {
+    auto* vi = model_.mutable_graph()->add_input();
+    vi->set_name(name);
+    auto* tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(elem);
+    for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  }
+  void output(const std::string& name) { model_.mutable_graph()->add_output()->set_name(name); }
+  void init_i64(const std::string& name, const std::vector<int64_t>& dims, const std::vector<int64_t>& values) {
+    auto* t = model_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    for (int64_t d : dims) t->add_dims(d);
+    for (int64_t v : values) t->add_int64_data(v);
+  }
+  void init_f32(const std::string& name, const std::vector<int64_t>& dims, const std::vector<float>& values) {
+    auto* t = model_.mutable_graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) t->add_dims(d);
+    for (float v : values) t->add_float_data(v);
+  }
+  onnx::NodeProto* node(const std::string& op, std::vector<std::string> ins, std::vector<std::string> outs,
+                        const std::string& name = "n", const std::string& domain = "") {
+    auto* n = model_.mutable_graph()->add_node();
+    n->set_op_type(op);
+    n->set_name(name);
+    n->set_domain(domain);
+    for (auto& s : ins) n->add_input(s);
+    for (auto& s : outs) n->add_output(s);
+    return n;
+  }
+  static void attr(onnx::NodeProto* n, const std::string& name, int64_t v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+  }
+  static void attr(onnx::NodeProto* n, const std::string& name, float v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(v);
+  }
+  static void attr(onnx::NodeProto* n, const std::string& name, const std::string& v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(v);
+  }
+  std::unique_ptr<Graph> import() const { return import_onnx_model(model_.SerializeAsString(), "test.onnx"); }
+  std::string error() const {
+    try {
+      import();
+    } catch (const CompileError& e) {
+      return e.what();
+    }
+    return "(no error)";
+  }
+
+ private:
+  onnx::ModelProto model_;
+};
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+std::vector<double> run(const Graph& g, const std::vector<HostTensor>& inputs) {
+  return g.evaluate(g.outputs()[0].node, inputs).to_doubles();
+}
+
+HostTensor f32(const Shape& shape, std::vector<double> v) { return HostTensor::from_doubles(DType::F32, shape, v); }
+
+int count_ops(const Graph& g, bool (*pred)(Op)) {
+  int n = 0;
+  for (const Node* x : g.live_nodes()) n += pred(x->op);
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("frontend ops: reduce_prod is exact for integers and handles odd sizes") {
+  Graph g;
+  std::vector<int64_t> v;
+  for (int64_t i = 0; i < 2 * 7 * 3; ++i) v.push_back(i % 5 - 2 + (i % 5 == 2));  // no zeros: -2..2 without 0
+  Node* x = g.weight(HostTensor::from_ints(DType::I32, {2, 7, 3}, v));
+  HostTensor p = g.evaluate(reduce_prod(g, x, {1}));
+  CHECK(p.shape == Shape{2, 1, 3});
+  for (int64_t a = 0; a < 2; ++a)
+    for (int64_t c = 0; c < 3; ++c) {
+      int64_t want = 1;
+      for (int64_t b = 0; b < 7; ++b) want *= v[size_t((a * 7 + b) * 3 + c)];
+      CHECK(p.get_int(a * 3 + c) == want);
+    }
+  HostTensor all = g.evaluate(reduce_prod(g, x, {0, 1, 2}));
+  CHECK(all.shape == Shape{1, 1, 1});
+  int64_t want = 1;
+  for (int64_t e : v) want = int64_t(int32_t(want * e));
+  CHECK(all.get_int(0) == want);
+  Node* b = g.weight(HostTensor::from_ints(DType::Bool, {2, 3}, {1, 1, 1, 1, 0, 1}));
+  CHECK(g.evaluate(reduce_prod(g, b, {1})).to_ints() == std::vector<int64_t>{1, 0});
+}
+
+TEST_CASE("frontend ops: gather_positions picks views before selections") {
+  Graph g;
+  Node* x = g.input("x", DType::F32, {2, 4});
+  HostTensor xv = f32({2, 4}, {0, 1, 2, 3, 10, 11, 12, 13});
+  auto gather = [&](const std::vector<int64_t>& pos) { return g.evaluate(gather_positions(g, x, 1, pos), {xv}).to_doubles(); };
+  // Repeat (nearest upsampling) is a reshape + expand view.
+  Node* rep = gather_positions(g, x, 1, {0, 0, 1, 1, 2, 2, 3, 3});
+  CHECK(rep->op == Op::Reshape);
+  CHECK(rep->srcs[0]->op == Op::Expand);
+  CHECK(gather({0, 0, 1, 1, 2, 2, 3, 3}) == std::vector<double>{0, 0, 1, 1, 2, 2, 3, 3, 10, 10, 11, 11, 12, 12, 13, 13});
+  CHECK(gather({1, 3}) == std::vector<double>{1, 3, 11, 13});           // strided
+  CHECK(gather({3, 0, 1}) == std::vector<double>{3, 0, 1, 13, 10, 11});  // joined runs
+  CHECK(gather({2, 0, 3, 1, 2}) == std::vector<double>{2, 0, 3, 1, 2, 12, 10, 13, 11, 12});  // one-hot
+}
+
+TEST_CASE("frontend ops: select_along and wrap_negative") {
+  Graph g;
+  Node* table = g.weight(f32({2, 3}, {1, 2, 3, 4, 5, 6}));
+  Node* idx = g.weight(HostTensor::from_ints(DType::I64, {2, 1}, {-1, 7}));
+  // -1 wraps to 2; 7 is out of range and selects 0.
+  CHECK(g.evaluate(select_along(g, table, 1, wrap_negative(g, idx, 3))).to_doubles() == std::vector<double>{3, 0});
+  Node* flags = g.weight(HostTensor::from_ints(DType::Bool, {1, 3}, {0, 1, 0}));
+  Node* one = g.weight(HostTensor::from_ints(DType::I32, {1, 1}, {1}));
+  HostTensor sel = g.evaluate(select_along(g, flags, 1, one));
+  CHECK(sel.dtype == DType::Bool);
+  CHECK(sel.get_int(0) == 1);
+}
+
+TEST_CASE("frontend ops: dilate_axis") {
+  Graph g;
+  Node* x = g.weight(f32({1, 3}, {1, 2, 3}));
+  HostTensor d = g.evaluate(dilate_axis(g, x, 1, 3));
+  CHECK(d.shape == Shape{1, 7});
+  CHECK(d.to_doubles() == std::vector<double>{1, 0, 0, 2, 0, 0, 3});
+}
+
+TEST_CASE("frontend ops: Resize nearest x2 is a view, linear x2 has no reduction") {
+  for (const char* mode : {"nearest", "linear"}) {
+    Model m(19);
+    m.input("x", {1, 1, 3, 4});
+    m.init_f32("roi", {0}, {});
+    m.init_f32("scales", {4}, {1, 1, 2, 2});
+    auto* n = m.node("Resize", {"x", "roi", "scales"}, {"y"}, "up");
+    Model::attr(n, "mode", std::string(mode));
+    m.output("y");
+    auto g = m.import();
+    const Node* y = g->outputs()[0].node;
+    CHECK(y->shape == Shape{1, 1, 6, 8});
+    CHECK(count_ops(*g, is_reduce) == 0);
+    if (std::string(mode) == "nearest") CHECK(count_ops(*g, is_elementwise) == 0);
+    std::vector<double> xv;
+    for (int i = 0; i < 12; ++i) xv.push_back(i);
+    std::vector<double> out = run(*g, {f32({1, 1, 3, 4}, xv)});
+    if (std::string(mode) == "nearest") {
+      CHECK(out[0] == 0);
+      CHECK(out[1] == 0);
+      CHECK(out[8 + 2] == 1);
+      CHECK(out[47] == 11);
+    } else {  // half_pixel: output 1 of a row reads 0.75 * x0 + 0.25 * x1
+      CHECK(out[0] == doctest::Approx(0));
+      CHECK(out[1] == doctest::Approx(0.25));
+      CHECK(out[2] == doctest::Approx(0.75));
+      CHECK(out[7] == doctest::Approx(3));
+    }
+  }
+}
+
+TEST_CASE("frontend ops: TopK orders ties by index, CumSum exclusive + reverse") {
+  Model m(11);
+  m.input("x", {1, 5});
+  m.init_i64("k", {1}, {3});
+  m.node("TopK", {"x", "k"}, {"v", "i"}, "top");
+  m.output("v");
+  m.output("i");
+  auto g = m.import();
+  HostTensor x = f32({1, 5}, {2, 7, 2, 7, 1});
+  auto outs = g->evaluate({g->outputs()[0].node, g->outputs()[1].node}, {x});
+  CHECK(outs[0].to_doubles() == std::vector<double>{7, 7, 2});
+  CHECK(outs[1].to_ints() == std::vector<int64_t>{1, 3, 0});
+
+  Model c(14);
+  c.input("x", {4});
+  c.init_i64("axis", {}, {0});
+  auto* n = c.node("CumSum", {"x", "axis"}, {"y"}, "cs");
+  Model::attr(n, "exclusive", int64_t(1));
+  Model::attr(n, "reverse", int64_t(1));
+  c.output("y");
+  auto gc = c.import();
+  CHECK(run(*gc, {f32({4}, {1, 2, 3, 4})}) == std::vector<double>{9, 7, 4, 0});
+}
+
+TEST_CASE("frontend ops: Einsum diagonal, trace and batched products") {
+  auto einsum = [](const std::string& eq, const std::vector<Shape>& shapes) {
+    Model m(12);
+    std::vector<std::string> names;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      names.push_back("x" + std::to_string(i));
+      m.input(names.back(), shapes[i]);
+    }
+    Model::attr(m.node("Einsum", names, {"y"}, "e"), "equation", eq);
+    m.output("y");
+    return m.import();
+  };
+  HostTensor sq = f32({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  auto diag = einsum("ii->i", {{3, 3}});
+  CHECK(run(*diag, {sq}) == std::vector<double>{1, 5, 9});
+  auto trace = einsum("ii", {{3, 3}});
+  CHECK(run(*trace, {sq}) == std::vector<double>{15});
+  auto bmm = einsum("bij,bjk->bik", {{2, 1, 2}, {2, 2, 1}});
+  CHECK(run(*bmm, {f32({2, 1, 2}, {1, 2, 3, 4}), f32({2, 2, 1}, {5, 6, 7, 8})}) == std::vector<double>{17, 53});
+}
+
+TEST_CASE("frontend ops: the ai.onnx.ml domain imports without a default opset") {
+  Model m(1, "ai.onnx.ml");
+  m.input("x", {4});
+  Model::attr(m.node("Binarizer", {"x"}, {"y"}, "bin", "ai.onnx.ml"), "threshold", 0.5f);
+  m.output("y");
+  auto g = m.import();
+  CHECK(run(*g, {f32({4}, {0, 0.5, 0.7, 2})}) == std::vector<double>{0, 0, 1, 1});
+
+  Model u(1, "ai.onnx.ml");
+  u.input("x", {4});
+  u.node("Normalizer", {"x"}, {"y"}, "norm", "ai.onnx.ml");
+  u.output("y");
+  CHECK(contains(u.error(), "node 'norm' (Normalizer): unsupported operator in domain 'ai.onnx.ml'"));
+
+  Model d(1, "ai.onnx.ml");  // a default-domain node needs a default opset import
+  d.input("x", {4});
+  d.node("Relu", {"x"}, {"y"}, "relu");
+  d.output("y");
+  CHECK(contains(d.error(), "node 'relu' (Relu): the model imports no version of the default (ai.onnx) operator set"));
+}
+
+TEST_CASE("frontend ops: unsupported attribute values name the node, op and attribute") {
+  auto resize_error = [](const std::string& attr, const std::string& value) {
+    Model m(19);
+    m.input("x", {1, 1, 2, 2});
+    m.init_f32("roi", {0}, {});
+    m.init_f32("scales", {4}, {1, 1, 2, 2});
+    Model::attr(m.node("Resize", {"x", "roi", "scales"}, {"y"}, "up"), attr, value);
+    m.output("y");
+    return m.error();
+  };
+  CHECK(contains(resize_error("mode", "area"), "node 'up' (Resize): unknown mode 'area'"));
+  CHECK(contains(resize_error("coordinate_transformation_mode", "odd"), "node 'up' (Resize): unknown coordinate_transformation_mode 'odd'"));
+  CHECK(contains(resize_error("nearest_mode", "up"), "node 'up' (Resize): unknown nearest_mode 'up'"));
+
+  Model gs(16);
+  gs.input("x", {1, 1, 2, 2});
+  gs.input("grid", {1, 2, 2, 2});
+  Model::attr(gs.node("GridSample", {"x", "grid"}, {"y"}, "gs"), "padding_mode", std::string("wrap"));
+  gs.output("y");
+  CHECK(contains(gs.error(), "node 'gs' (GridSample): unknown padding_mode 'wrap'"));
+
+  Model ra(16);
+  ra.input("x", {1, 1, 4, 4});
+  ra.input("rois", {1, 4});
+  ra.input("b", {1}, onnx::TensorProto::INT64);
+  ra.node("RoiAlign", {"x", "rois", "b"}, {"y"}, "roi");
+  ra.output("y");
+  CHECK(contains(ra.error(), "node 'roi' (RoiAlign): sampling_ratio 0"));
+
+  Model bs(18);
+  bs.input("x", {4}, onnx::TensorProto::UINT8);
+  bs.input("s", {4}, onnx::TensorProto::UINT8);
+  Model::attr(bs.node("BitShift", {"x", "s"}, {"y"}, "sh"), "direction", std::string("UP"));
+  bs.output("y");
+  CHECK(contains(bs.error(), "node 'sh' (BitShift): direction must be LEFT or RIGHT, got 'UP'"));
+
+  Model sc(18);
+  sc.input("x", {4});
+  sc.init_i64("i", {1}, {0});
+  sc.init_f32("u", {1}, {1});
+  Model::attr(sc.node("ScatterElements", {"x", "i", "u"}, {"y"}, "sc"), "reduction", std::string("avg"));
+  sc.output("y");
+  CHECK(contains(sc.error(), "node 'sc' (ScatterElements): unsupported reduction 'avg'"));
+}
