@@ -157,9 +157,9 @@ Node* pad_or_crop(Graph& g, Node* x, const std::vector<int64_t>& lo, const std::
   return g.pad(g.shrink(x, begin, end), plo, phi, 0.0);
 }
 
-// ConvTranspose as a convolution: the input dilated by the stride (zeros between
-// elements), padded by dilation*(kernel-1) minus the node's padding, convolved with the
-// spatially flipped kernel whose in/out channel dims are swapped per group.
+// ConvTranspose as convolutions of x (one per output phase of the stride) with sub-kernels
+// of the weight whose in/out channel dims are swapped per group; no multiply by an
+// inserted zero.
 Outs lower_conv_transpose(OpContext& ctx) {
   Graph& g = ctx.g;
   Node *x = ctx.input(0), *w = ctx.input(1), *bias = ctx.optional_input(2);
@@ -208,35 +208,103 @@ Outs lower_conv_transpose(OpContext& ctx) {
     out[i] = full - lo[i] - hi[i];
     if (out[i] < 1) ctx.fail("output size " + std::to_string(out[i]) + " in spatial dim " + std::to_string(i));
   }
-  // Dilate the input: stride - 1 zeros between elements.
-  Node* z = x;
-  for (size_t i = 0; i < k; ++i) z = dilate_axis(g, z, int64_t(2 + i), stride[i]);
-  // Pad so that a stride-1 window of the flipped kernel gives out[i] outputs.
-  std::vector<int64_t> zlo(k), zhi(k);
-  for (size_t i = 0; i < k; ++i) {
-    int64_t span = dilation[i] * (kernel[i] - 1);
-    zlo[i] = span - lo[i];
-    zhi[i] = out[i] + span - z->shape[2 + i] - zlo[i];
-  }
-  z = pad_or_crop(g, z, zlo, zhi);
-  // Weight (C, M/G, K...) -> (G, C/G, M/G, K...) -> (G, M/G, C/G, K...) -> (M, C/G, K...), flipped.
-  int64_t cg = c / groups, mg = ws[1];
+  // Weight (C, M/G, K...) -> (G, C/G, M/G, K...) -> (G, M/G, C/G, K...) -> (M, C/G, K...).
+  int64_t cg = c / groups, mg = ws[1], m = groups * mg;
   Shape wg{groups, cg, mg};
   wg.insert(wg.end(), kernel.begin(), kernel.end());
   std::vector<int64_t> perm{0, 2, 1};
   for (size_t i = 0; i < k; ++i) perm.push_back(3 + int64_t(i));
-  Shape wm{groups * mg, cg};
+  Shape wm{m, cg};
   wm.insert(wm.end(), kernel.begin(), kernel.end());
   Node* wt = g.reshape(g.permute(g.reshape(w, wg), perm), wm);
-  wt = g.flip(wt, iota_ints(2, int64_t(2 + k)));
-  WindowSpec spec;
-  spec.kernel = kernel;
-  spec.stride.assign(k, 1);
-  spec.dilation = dilation;
-  spec.pad_lo.assign(k, 0);
-  spec.pad_hi.assign(k, 0);
-  spec.extra_hi.assign(k, 0);
-  return {conv_core(ctx, z, wt, bias, groups, spec)};
+
+  // Phase decomposition: output o = stride*q + r reads x[q + e] for the taps j with
+  // (r + pad_begin - j*dilation) divisible by the stride, e = that quotient. Per phase that
+  // is a stride-1 convolution with a sub-kernel (the taps in order of e, an arithmetic
+  // progression); the phases are interleaved afterwards. Only useful products are computed.
+  struct Phase {
+    std::vector<int64_t> taps;  // kernel positions, in increasing e
+    int64_t e_min = 0, step = 1, count = 0;  // count: outputs of this phase
+  };
+  std::vector<std::vector<Phase>> phases(k);
+  std::vector<int64_t> qmax(k);
+  for (size_t i = 0; i < k; ++i) {
+    int64_t s = stride[i], d = dilation[i];
+    qmax[i] = (out[i] + s - 1) / s;
+    for (int64_t r = 0; r < s; ++r) {
+      Phase ph;
+      ph.count = r < out[i] ? (out[i] - r + s - 1) / s : 0;
+      std::vector<int64_t> es;
+      for (int64_t j = kernel[i] - 1; j >= 0; --j) {  // decreasing j = increasing e
+        int64_t t = r + lo[i] - j * d, rem = ((t % s) + s) % s;
+        if (rem) continue;
+        ph.taps.push_back(j);
+        es.push_back((t - rem) / s);
+      }
+      if (!es.empty()) ph.e_min = es[0];
+      if (es.size() > 1) ph.step = es[1] - es[0];
+      for (size_t t = 1; t < es.size(); ++t)
+        if (es[t] - es[t - 1] != ph.step) ctx.fail("internal: ConvTranspose phase taps are not evenly spaced");
+      phases[i].push_back(ph);
+    }
+  }
+  Node* sum = nullptr;
+  std::vector<int64_t> rs(k, 0);
+  for (bool more = true; more;) {
+    bool empty = false;
+    for (size_t i = 0; i < k; ++i) empty = empty || phases[i][size_t(rs[i])].taps.empty() || phases[i][size_t(rs[i])].count == 0;
+    if (!empty) {
+      Node* sub = wt;
+      WindowSpec spec;
+      std::vector<int64_t> plo(k), phi(k);
+      for (size_t i = 0; i < k; ++i) {
+        const Phase& ph = phases[i][size_t(rs[i])];
+        sub = gather_positions(g, sub, int64_t(2 + i), ph.taps);
+        int64_t taps = int64_t(ph.taps.size());
+        spec.kernel.push_back(taps);
+        spec.stride.push_back(1);
+        spec.dilation.push_back(ph.step);
+        plo[i] = -ph.e_min;
+        phi[i] = ph.count + (taps - 1) * ph.step - x->shape[2 + i] - plo[i];
+      }
+      spec.pad_lo.assign(k, 0);
+      spec.pad_hi.assign(k, 0);
+      spec.extra_hi.assign(k, 0);
+      Node* y = conv_core(ctx, pad_or_crop(g, x, plo, phi), sub, nullptr, groups, spec);  // (N, M, counts...)
+      // Into the interleaved layout (N, M, Qmax_0, s_0, Qmax_1, s_1, ...) at phase r.
+      Shape inter{y->shape[0], m};
+      std::vector<int64_t> ilo(2 + 2 * k, 0), ihi(2 + 2 * k, 0);
+      for (size_t i = 0; i < k; ++i) {
+        inter.insert(inter.end(), {y->shape[2 + i], 1});
+        ihi[2 + 2 * i] = qmax[i] - y->shape[2 + i];
+        ilo[3 + 2 * i] = rs[i];
+        ihi[3 + 2 * i] = stride[i] - 1 - rs[i];
+      }
+      Node* part = g.pad(g.reshape(y, inter), ilo, ihi, 0.0);
+      sum = sum ? g.binary(Op::Add, sum, part) : part;
+    }
+    more = false;
+    for (size_t i = k; i-- > 0;) {
+      if (++rs[i] < stride[i]) {
+        more = true;
+        break;
+      }
+      rs[i] = 0;
+    }
+  }
+  Shape full{x->shape[0], m};
+  for (size_t i = 0; i < k; ++i) full.push_back(qmax[i] * stride[i]);
+  Node* y = sum ? g.reshape(sum, full) : g.constant(0, x->dtype, full);
+  Shape want{x->shape[0], m};
+  want.insert(want.end(), out.begin(), out.end());
+  y = g.shrink(y, std::vector<int64_t>(want.size(), 0), want);
+  if (bias) {
+    if (bias->shape != Shape{m}) ctx.fail("bias " + shape_str(bias->shape) + " should be [" + std::to_string(m) + "]");
+    Shape bs{m};
+    bs.insert(bs.end(), k, 1);
+    y = g.binary(Op::Add, y, g.reshape(bias, bs));
+  }
+  return {y};
 }
 
 std::vector<int64_t> pool_kernel(const OpContext& ctx) {
