@@ -3,7 +3,7 @@
 
   - the device tools are aarch64 and fully static (no interpreter, no NEEDED); they and the
     runtime libraries link no LLVM / protobuf; libedgert.so needs only libc-level libraries
-  - models compiled with `edgec --target aarch64` (code over several pages, so ADRP page
+  - models compiled with `edgec --target aarch64` (code over a page, so ADRP page
     relocations of the flat linker are exercised) run through the static edgert-run under
     qemu-aarch64 with no QEMU_LD_PREFIX, compared with onnxruntime on this x86-64 machine
     (rtol 1e-4 / atol 1e-5, as tests/e2e/test_cnn.py); the aarch64 and x86-64 results are
@@ -152,7 +152,9 @@ def cnn_across_code_pages_matches_onnxruntime():
         model = lib.make_cnn(seed=3, variant=variant, batch=2, size=33)
         bundle = compile_for(model, f"cnn_{variant}", "aarch64")
         size = code_size(bundle)
-        assert size > 2 * 4096, f"code is {size} bytes: too small to need ADRP across pages"
+        # Over one page: the kernels at the start reach constants after the code with ADRP
+        # page deltas > 0 (tests/unit/compiler_link_aarch64_test.cc checks the arithmetic).
+        assert size > 4096, f"code is {size} bytes: too small to need ADRP across pages"
         inputs = {"image": image(batch=2, size=33)}
         expected = lib.ort_run(model, inputs)
         actual = run_with("aarch64", bundle, inputs, f"cnn_{variant}_a64", list(expected))
