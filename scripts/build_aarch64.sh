@@ -40,7 +40,7 @@ configure tests/aarch64/consumer "$DIR/consumer" -Dedgert_DIR="$DIR/install/lib/
 cmake --build "$DIR/consumer" -j"$(nproc)"
 
 size_of() { stat -c %s "$1"; }
-echo "aarch64 runtime in $DIR/install (stripped):"
+echo "aarch64 runtime in $DIR/install (executables and the shared library stripped):"
 for f in bin/edgert-run bin/edgert-bench lib/libedgert.a "lib/libedgert.so.$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$DIR/CMakeCache.txt")"; do
   printf '  %-28s %8d bytes\n' "$f" "$(size_of "$DIR/install/$f")"
 done
