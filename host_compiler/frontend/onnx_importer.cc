@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 #include <unordered_map>
+#include <algorithm>
 #include <unordered_set>
 
 #include "frontend/lowering.h"
@@ -13,6 +14,7 @@ namespace edgec {
 namespace {
 
 using onnx_frontend::OpContext;
+
 
 bool is_default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
 
@@ -74,6 +76,240 @@ void check_declared(const onnx::ValueInfoProto& vi, const Node* n) {
   if (mismatch) throw CompileError("output '" + vi.name() + "': computed " + got + " but the model declares another shape");
 }
 
+// Values by name; subgraphs (If / Loop / Scan bodies) see their enclosing scopes.
+struct Scope {
+  std::unordered_map<std::string, Node*> values;
+  const Scope* parent = nullptr;
+  Node* find(const std::string& name) const {
+    for (const Scope* s = this; s; s = s->parent) {
+      auto it = s->values.find(name);
+      if (it != s->values.end()) return it->second;
+    }
+    return nullptr;
+  }
+};
+
+// Control flow is unrolled at compile time: If needs a constant condition, Loop a
+// constant trip count (or conditions that fold), Scan a static sequence length.
+constexpr int64_t kMaxUnrolledIterations = 1024;
+
+struct NodeImporter {
+  Graph& g;
+  int64_t opset, ml_opset;
+
+  void run(const onnx::GraphProto& graph, Scope& scope) {
+    const auto& table = onnx_frontend::op_table();
+    for (int k = 0; k < graph.node_size(); ++k) {
+      const onnx::NodeProto& node = graph.node(k);
+      const std::string label = node_label(node, k);
+      bool ml = node.domain() == kMlDomain;
+      if (!is_default_domain(node.domain()) && !ml)
+        throw CompileError(label + ": unsupported operator in domain '" + node.domain() + "'");
+      int64_t node_opset = ml ? ml_opset : opset;
+      if (node_opset == 0)
+        throw CompileError(label + ": the model imports no version of the " +
+                           (ml ? std::string("ai.onnx.ml") : std::string("default (ai.onnx)")) + " operator set");
+      bool control = !ml && (node.op_type() == "If" || node.op_type() == "Loop" || node.op_type() == "Scan");
+      auto fn = table.find(table_key(node.domain(), node.op_type()));
+      if (!control && fn == table.end())
+        throw CompileError(label + ": unsupported operator" + (ml ? std::string(" in domain 'ai.onnx.ml'") : std::string()));
+      std::vector<Node*> inputs;
+      for (const std::string& name : node.input()) {
+        if (name.empty()) {  // an omitted optional input
+          inputs.push_back(nullptr);
+          continue;
+        }
+        Node* v = scope.find(name);
+        if (!v) throw CompileError(label + ": input '" + name + "' is not defined before this node");
+        inputs.push_back(v);
+      }
+      std::vector<Node*> outputs;
+      try {
+        OpContext ctx(g, node, node_opset, std::move(inputs));
+        if (!control) outputs = fn->second(ctx);
+        else if (node.op_type() == "If") outputs = lower_if(ctx, scope);
+        else if (node.op_type() == "Loop") outputs = lower_loop(ctx, scope);
+        else outputs = lower_scan(ctx, scope);
+      } catch (const CompileError& e) {
+        throw CompileError(label + ": " + e.what());
+      }
+      for (int i = 0; i < node.output_size(); ++i) {
+        const std::string& name = node.output(i);
+        if (name.empty()) continue;
+        if (size_t(i) >= outputs.size() || !outputs[i])
+          throw CompileError(label + ": output " + std::to_string(i) + " ('" + name + "') is not supported");
+        if (outputs[i]->name.empty()) outputs[i]->name = name;
+        scope.values[name] = outputs[i];
+      }
+    }
+  }
+
+  const onnx::GraphProto& body(const OpContext& ctx, const std::string& name) {
+    const auto* a = ctx.attr(name);
+    if (!a || !a->has_g()) ctx.fail("attribute '" + name + "' (a graph) is required");
+    return a->g();
+  }
+
+  // Runs a subgraph with its inputs bound; returns its outputs.
+  std::vector<Node*> call(const onnx::GraphProto& graph, const std::string& what, const Scope& outer,
+                          const std::vector<Node*>& args) {
+    Scope scope;
+    scope.parent = &outer;
+    if (size_t(graph.input_size()) != args.size())
+      throw CompileError(what + " takes " + std::to_string(graph.input_size()) + " inputs, " + std::to_string(args.size()) + " given");
+    for (int i = 0; i < graph.input_size(); ++i) scope.values[graph.input(i).name()] = args[size_t(i)];
+    for (const auto& t : graph.initializer()) scope.values[t.name()] = g.weight(onnx_frontend::tensor_from_proto(t), t.name());
+    try {
+      run(graph, scope);
+    } catch (const CompileError& e) {
+      throw CompileError(what + ": " + e.what());
+    }
+    std::vector<Node*> outs;
+    for (const auto& o : graph.output()) {
+      Node* v = scope.find(o.name());
+      if (!v) throw CompileError(what + ": output '" + o.name() + "' is never computed");
+      outs.push_back(v);
+    }
+    return outs;
+  }
+
+  Node* scalar_i64(int64_t v) { return g.weight(HostTensor::from_ints(DType::I64, {}, {v})); }
+  Node* scalar_bool(bool v) { return g.weight(HostTensor::from_ints(DType::Bool, {}, {v ? 1 : 0})); }
+
+  bool const_flag(const OpContext& ctx, Node* v, const std::string& what) {
+    if (!g.is_constant(v)) ctx.fail(what + " must be known at compile time");
+    HostTensor t = g.evaluate(v);
+    if (t.numel() != 1) ctx.fail(what + " must hold one value");
+    return t.get(0) != 0.0;
+  }
+
+  // Stacks per-iteration values along a new axis.
+  Node* stack(const std::vector<Node*>& xs, int64_t axis) {
+    std::vector<Node*> parts;
+    for (Node* x : xs) parts.push_back(onnx_frontend::unsqueeze_axes(g, x, {axis}));
+    return onnx_frontend::concat(g, parts, axis);
+  }
+
+  std::vector<Node*> lower_if(OpContext& ctx, const Scope& scope) {
+    (void)ctx.const_input(0);  // "input 0 ('cond') must be a constant" otherwise
+    bool cond = const_flag(ctx, ctx.input(0), "the condition");
+    return call(body(ctx, cond ? "then_branch" : "else_branch"), cond ? "then_branch" : "else_branch", scope, {});
+  }
+
+  std::vector<Node*> lower_loop(OpContext& ctx, const Scope& scope) {
+    const onnx::GraphProto& b = body(ctx, "body");
+    int64_t trips = kMaxUnrolledIterations + 1;
+    bool counted = ctx.optional_input(0) != nullptr;
+    if (counted) {
+      HostTensor m = ctx.const_input(0);
+      if (m.numel() != 1) ctx.fail("M must hold one value");
+      trips = m.get_int(0);
+    }
+    bool cond = ctx.optional_input(1) ? (ctx.const_input(1), const_flag(ctx, ctx.input(1), "the condition")) : true;
+    std::vector<Node*> carried;
+    for (size_t i = 2; i < ctx.num_inputs(); ++i) carried.push_back(ctx.input(i));
+    size_t n_carried = carried.size();
+    if (size_t(b.output_size()) < 1 + n_carried) ctx.fail("the body has too few outputs");
+    size_t n_scan = size_t(b.output_size()) - 1 - n_carried;
+    std::vector<std::vector<Node*>> scans(n_scan);
+    int64_t i = 0;
+    for (; i < trips && cond; ++i) {
+      if (i >= kMaxUnrolledIterations)
+        ctx.fail("more than " + std::to_string(kMaxUnrolledIterations) + " iterations (unrolling limit)");
+      std::vector<Node*> args{scalar_i64(i), scalar_bool(cond)};
+      args.insert(args.end(), carried.begin(), carried.end());
+      std::vector<Node*> outs = call(b, "body (iteration " + std::to_string(i) + ")", scope, args);
+      cond = const_flag(ctx, outs[0], "the body's condition output");
+      for (size_t k = 0; k < n_carried; ++k) carried[k] = outs[1 + k];
+      for (size_t k = 0; k < n_scan; ++k) scans[k].push_back(outs[1 + n_carried + k]);
+    }
+    std::vector<Node*> result = carried;
+    for (size_t k = 0; k < n_scan; ++k) {
+      if (scans[k].empty()) ctx.fail("scan outputs of a loop that runs no iteration are not supported");
+      result.push_back(stack(scans[k], 0));
+    }
+    return result;
+  }
+
+  std::vector<Node*> lower_scan(OpContext& ctx, const Scope& scope) {
+    const onnx::GraphProto& b = body(ctx, "body");
+    int64_t m = ctx.attr_int("num_scan_inputs", 0);
+    bool v8 = ctx.opset < 9;
+    size_t first = v8 ? 1 : 0;  // Scan-8 starts with sequence_lens and has a batch dim
+    if (m < 1 || size_t(m) > ctx.num_inputs() - first) ctx.fail("num_scan_inputs does not fit the inputs");
+    size_t n_state = ctx.num_inputs() - first - size_t(m);
+    std::vector<Node*> state, xs;
+    for (size_t i = first; i < first + n_state; ++i) state.push_back(ctx.input(i));
+    for (size_t i = first + n_state; i < ctx.num_inputs(); ++i) xs.push_back(ctx.input(i));
+    size_t n_out = size_t(b.output_size());
+    if (n_out < n_state) ctx.fail("the body has too few outputs");
+    size_t n_scan_out = n_out - n_state;
+    auto ints = [&](const char* name, size_t n) {
+      std::vector<int64_t> v = ctx.attr_ints(name, std::vector<int64_t>(n, 0));
+      if (v.size() != n) ctx.fail(std::string(name) + " must have one entry per scan input / output");
+      return v;
+    };
+    std::vector<int64_t> in_dirs = ints(v8 ? "directions" : "scan_input_directions", size_t(m));
+    std::vector<int64_t> in_axes = v8 ? std::vector<int64_t>(size_t(m), 0) : ints("scan_input_axes", size_t(m));
+    std::vector<int64_t> out_dirs = v8 ? std::vector<int64_t>(n_scan_out, 0) : ints("scan_output_directions", n_scan_out);
+    std::vector<int64_t> out_axes = v8 ? std::vector<int64_t>(n_scan_out, 0) : ints("scan_output_axes", n_scan_out);
+    // One scan over (state, xs) with the sequence along in_axes.
+    auto scan_once = [&](std::vector<Node*> st, const std::vector<Node*>& seq) {
+      int64_t len = -1;
+      std::vector<int64_t> axes(static_cast<size_t>(m), 0);
+      for (size_t j = 0; j < size_t(m); ++j) {
+        axes[j] = normalize_axis(in_axes[j], int64_t(seq[j]->shape.size()));
+        int64_t l = seq[j]->shape[size_t(axes[j])];
+        if (len >= 0 && l != len) ctx.fail("scan inputs differ in sequence length");
+        len = l;
+      }
+      if (len > kMaxUnrolledIterations) ctx.fail("sequence length " + std::to_string(len) + " exceeds the unrolling limit");
+      std::vector<std::vector<Node*>> outs(n_scan_out);
+      for (int64_t t = 0; t < len; ++t) {
+        std::vector<Node*> args = st;
+        for (size_t j = 0; j < size_t(m); ++j) {
+          int64_t at = in_dirs[j] ? len - 1 - t : t;
+          Node* slice = onnx_frontend::strided_slice(g, seq[j], axes[j], at, 1, 1);
+          args.push_back(onnx_frontend::squeeze_axes(g, slice, {axes[j]}));
+        }
+        std::vector<Node*> r = call(b, "body (step " + std::to_string(t) + ")", scope, args);
+        for (size_t k = 0; k < n_state; ++k) st[k] = r[k];
+        for (size_t k = 0; k < n_scan_out; ++k) outs[k].push_back(r[n_state + k]);
+      }
+      if (len == 0 && n_scan_out) ctx.fail("empty scan sequences are not supported");
+      std::vector<Node*> result = st;
+      for (size_t k = 0; k < n_scan_out; ++k) {
+        if (out_dirs[k]) std::reverse(outs[k].begin(), outs[k].end());
+        int64_t rank = int64_t(outs[k][0]->shape.size()) + 1;
+        result.push_back(stack(outs[k], normalize_axis(out_axes[k], rank)));
+      }
+      return result;
+    };
+    if (!v8) return scan_once(state, xs);
+    // Scan-8: every input has a leading batch dim; the sequence is dim 1.
+    if (ctx.optional_input(0)) {
+      HostTensor lens = ctx.const_input(0);
+      for (int64_t v : lens.to_ints())
+        if (xs.empty() || v != xs[0]->shape[1]) ctx.fail("sequence_lens shorter than the sequence are not supported");
+    }
+    int64_t batch = xs[0]->shape[0];
+    std::vector<std::vector<Node*>> per_batch(n_out);
+    for (int64_t bi = 0; bi < batch; ++bi) {
+      auto take = [&](Node* v) {
+        return onnx_frontend::squeeze_axes(g, onnx_frontend::strided_slice(g, v, 0, bi, 1, 1), {0});
+      };
+      std::vector<Node*> st, seq;
+      for (Node* v : state) st.push_back(take(v));
+      for (Node* v : xs) seq.push_back(take(v));
+      std::vector<Node*> r = scan_once(st, seq);
+      for (size_t k = 0; k < n_out; ++k) per_batch[k].push_back(r[k]);
+    }
+    std::vector<Node*> result;
+    for (size_t k = 0; k < n_out; ++k) result.push_back(stack(per_batch[k], 0));
+    return result;
+  }
+};
+
 std::unique_ptr<Graph> import_graph(const onnx::ModelProto& model, const ImportOptions& options) {
   const int64_t opset = opset_version(model, true), ml_opset = opset_version(model, false);
   const onnx::GraphProto& graph = model.graph();
@@ -105,46 +341,11 @@ std::unique_ptr<Graph> import_graph(const onnx::ModelProto& model, const ImportO
     if (!values.count(name) || initializer_names.count(name))
       throw CompileError("import options give a constant for '" + name + "', which is not a graph input");
 
-  const auto& table = onnx_frontend::op_table();
-  for (int k = 0; k < graph.node_size(); ++k) {
-    const onnx::NodeProto& node = graph.node(k);
-    const std::string label = node_label(node, k);
-    bool ml = node.domain() == kMlDomain;
-    if (!is_default_domain(node.domain()) && !ml)
-      throw CompileError(label + ": unsupported operator in domain '" + node.domain() + "'");
-    int64_t node_opset = ml ? ml_opset : opset;
-    if (node_opset == 0)
-      throw CompileError(label + ": the model imports no version of the " +
-                         (ml ? std::string("ai.onnx.ml") : std::string("default (ai.onnx)")) + " operator set");
-    auto fn = table.find(table_key(node.domain(), node.op_type()));
-    if (fn == table.end())
-      throw CompileError(label + ": unsupported operator" + (ml ? std::string(" in domain 'ai.onnx.ml'") : std::string()));
-    std::vector<Node*> inputs;
-    for (const std::string& name : node.input()) {
-      if (name.empty()) {  // an omitted optional input
-        inputs.push_back(nullptr);
-        continue;
-      }
-      auto it = values.find(name);
-      if (it == values.end()) throw CompileError(label + ": input '" + name + "' is not defined before this node");
-      inputs.push_back(it->second);
-    }
-    std::vector<Node*> outputs;
-    try {
-      OpContext ctx(*g, node, node_opset, std::move(inputs));
-      outputs = fn->second(ctx);
-    } catch (const CompileError& e) {
-      throw CompileError(label + ": " + e.what());
-    }
-    for (int i = 0; i < node.output_size(); ++i) {
-      const std::string& name = node.output(i);
-      if (name.empty()) continue;
-      if (size_t(i) >= outputs.size() || !outputs[i])
-        throw CompileError(label + ": output " + std::to_string(i) + " ('" + name + "') is not supported");
-      if (outputs[i]->name.empty()) outputs[i]->name = name;
-      values[name] = outputs[i];
-    }
-  }
+  Scope top;
+  top.values = std::move(values);
+  NodeImporter importer{*g, opset, ml_opset};
+  importer.run(graph, top);
+  values = std::move(top.values);
 
   for (const auto& vi : graph.output()) {
     auto it = values.find(vi.name());
@@ -180,12 +381,15 @@ std::unique_ptr<Graph> import_onnx_file(const std::string& path, const ImportOpt
 
 bool is_supported_onnx_op(const std::string& domain, const std::string& op_type) {
   if (!is_default_domain(domain) && domain != kMlDomain) return false;
+  if (is_default_domain(domain) && (op_type == "If" || op_type == "Loop" || op_type == "Scan")) return true;
   return onnx_frontend::op_table().count(table_key(domain, op_type)) > 0;
 }
 
 std::vector<std::string> supported_onnx_ops() {
   std::vector<std::string> names;
   for (const auto& [name, fn] : onnx_frontend::op_table()) names.push_back(name);
+  names.insert(names.end(), {"If", "Loop", "Scan"});  // unrolled by the importer
+  std::sort(names.begin(), names.end());
   return names;
 }
 

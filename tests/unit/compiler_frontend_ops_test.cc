@@ -29,6 +29,7 @@ class Model {
     vi->set_name(name);
     auto* tt = vi->mutable_type()->mutable_tensor_type();
     tt->set_elem_type(elem);
+    tt->mutable_shape();  // a scalar has a shape with no dims
     for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
   }
   void output(const std::string& name) { model_.mutable_graph()->add_output()->set_name(name); }
@@ -74,7 +75,9 @@ class Model {
     a->set_type(onnx::AttributeProto::STRING);
     a->set_s(v);
   }
-  std::unique_ptr<Graph> import() const { return import_onnx_model(model_.SerializeAsString(), "test.onnx"); }
+  std::unique_ptr<Graph> import(const ImportOptions& options = {}) const {
+    return import_onnx_model(model_.SerializeAsString(), "test.onnx", options);
+  }
   std::string error() const {
     try {
       import();
@@ -302,4 +305,61 @@ TEST_CASE("frontend ops: unsupported attribute values name the node, op and attr
   Model::attr(sc.node("ScatterElements", {"x", "i", "u"}, {"y"}, "sc"), "reduction", std::string("avg"));
   sc.output("y");
   CHECK(contains(sc.error(), "node 'sc' (ScatterElements): unsupported reduction 'avg'"));
+}
+
+TEST_CASE("frontend ops: If / Loop unroll at compile time") {
+  // If on a run-time condition asks for the condition to be constant.
+  Model m(13);
+  m.input("c", {}, onnx::TensorProto::BOOL);
+  m.input("x", {2});
+  auto* n = m.node("If", {"c"}, {"y"}, "branch");
+  for (const char* branch : {"then_branch", "else_branch"}) {
+    auto* a = n->add_attribute();
+    a->set_name(branch);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    auto* sub = a->mutable_g();
+    auto* op = sub->add_node();
+    op->set_op_type(std::string(branch) == "then_branch" ? "Neg" : "Abs");
+    op->add_input("x");  // from the enclosing scope
+    op->add_output(std::string(branch) + "_y");
+    sub->add_output()->set_name(std::string(branch) + "_y");
+  }
+  m.output("y");
+  INFO(m.error());
+  CHECK(contains(m.error(), "node 'branch' (If): input 0 ('c') must be a constant"));
+  for (int c : {0, 1}) {  // frozen, only the chosen branch is imported
+    ImportOptions frozen;
+    frozen.constant_inputs["c"] = HostTensor::from_ints(DType::Bool, {}, {c});
+    auto g = m.import(frozen);
+    CHECK(run(*g, {f32({2}, {-1, 2})}) == (c ? std::vector<double>{1, -2} : std::vector<double>{1, 2}));
+  }
+
+  // Loop with a constant trip count: y = x + 0 + 1 + 2, scan output stacks the iterations.
+  Model l(13);
+  l.input("x", {1});
+  l.init_i64("M", {}, {3});
+  auto* loop = l.node("Loop", {"M", "", "x"}, {"y", "ys"}, "loop");
+  auto* a = loop->add_attribute();
+  a->set_name("body");
+  a->set_type(onnx::AttributeProto::GRAPH);
+  auto* body = a->mutable_g();
+  for (const char* in : {"i", "cond_in", "acc"}) body->add_input()->set_name(in);
+  auto add_node = [&](const std::string& op, std::vector<std::string> ins, const std::string& out) {
+    auto* nd = body->add_node();
+    nd->set_op_type(op);
+    for (auto& s : ins) nd->add_input(s);
+    nd->add_output(out);
+    return nd;
+  };
+  Model::attr(add_node("Cast", {"i"}, "fi"), "to", int64_t(onnx::TensorProto::FLOAT));
+  add_node("Add", {"acc", "fi"}, "acc_out");
+  add_node("Identity", {"cond_in"}, "cond_out");
+  for (const char* out : {"cond_out", "acc_out", "acc_out"}) body->add_output()->set_name(out);
+  l.output("y");
+  l.output("ys");
+  auto g = l.import();
+  auto outs = g->evaluate({g->outputs()[0].node, g->outputs()[1].node}, {f32({1}, {10})});
+  CHECK(outs[0].to_doubles() == std::vector<double>{13});
+  CHECK(outs[1].shape == Shape{3, 1});
+  CHECK(outs[1].to_doubles() == std::vector<double>{10, 11, 13});
 }
