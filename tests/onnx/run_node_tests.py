@@ -52,6 +52,16 @@ EXCLUSION_RULES = [
     ("uint4", "a uint4 element type"),
     ("complex", "a complex element type (COMPLEX64, COMPLEX128)"),
 ]
+# Why the remaining failures in scope are expected (shown in the report next to the test).
+KNOWN_FAILURES = [
+    (r"^test_qlinearmatmul_.*int8", "the reference data wraps int8 overflow; the spec and onnxruntime saturate, as edgec does"),
+    (r"^test_averagepool_3d_dilations_large_count_include_pad_is_1_ceil_mode_is_True$",
+     "the reference counts the ceil_mode overhang in the divisor; onnxruntime and PyTorch do not, nor does edgec"),
+    (r"^test_training_dropout(_default)?(_mask)?$", "training-mode Dropout with ratio > 0 draws a random mask"),
+    (r"^test_(nonmaxsuppression|nonzero|unique)_", "the output shape depends on the input values (no static shape)"),
+    (r"^test_image_decoder_", "decodes JPEG/PNG/... byte streams (not tensor math)"),
+    (r"BFLOAT16", "bfloat16 needs a dtype (or a bitcast primitive) in the graph and the code generator"),
+]
 _TRAINING_OPS = {"Adam", "Adagrad", "Momentum", "Gradient"}
 _RANDOM_OPS = {"RandomUniform", "RandomNormal", "RandomUniformLike", "RandomNormalLike", "Bernoulli", "Multinomial"}
 _CONTROL_FLOW_OPS = {"If", "Loop", "Scan"}
@@ -367,6 +377,10 @@ def write_report(path: Path, results, root: Path, pattern):
               "| test | result | reason / note | excluded because it uses |", "| --- | --- | --- | --- |"]
     for t in sorted(results):
         status, reason, _, why = results[t]
+        if status != "pass":
+            known = [text for rx, text in KNOWN_FAILURES if re.search(rx, t)]
+            if known:
+                reason = f"{reason} (expected: {known[0]})"
         lines.append(f"| {t} | {status} | {md_escape(reason)} | {', '.join(why)} |")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
