@@ -323,20 +323,46 @@ Outs lower_topk(OpContext& ctx) {
   if (k < 0 || k > n) ctx.fail("K = " + std::to_string(k) + " is outside [0, " + std::to_string(n) + "]");
   bool largest = ctx.attr_int("largest", 1);  // `sorted` = 0 allows any order: sorted is one
   Node* xl = move_axis_last(g, x, axis);      // (..., n)
-  Node* r = sort_rank(g, xl, largest);
+  Shape outl = xl->shape;
+  outl.back() = k;
+  if (k == 0) {
+    std::vector<int64_t> zero(outl.size(), 0);
+    Node* none = g.shrink(xl, zero, outl);
+    return {move_last_to(g, none, axis), move_last_to(g, g.cast(none, DType::I64), axis)};
+  }
+  size_t r = xl->shape.size();
+  int64_t last = int64_t(r) - 1;
+  if (k <= 16 || 8 * k <= n) {
+    // k rounds of selecting the extreme among the elements not yet taken (first index on
+    // ties): O(k n) work.
+    Node* pos = iota(g, n, DType::I64, r, size_t(last));
+    Node* avail = g.constant(1, DType::Bool, xl->shape);
+    Node* fill = scalar(g, largest ? lowest_value(x->dtype) : highest_value(x->dtype), xl);
+    std::vector<Node*> values, indices;
+    for (int64_t i = 0; i < k; ++i) {
+      Node* masked = g.where(avail, xl, fill);
+      Node* best = largest ? g.reduce(Op::ReduceMax, masked, {last}) : reduce_min(g, masked, {last});
+      Node* hit = g.binary(Op::And, avail, g.binary(Op::CmpEq, xl, best));
+      Node* at = reduce_min(g, g.where(hit, pos, g.constant(double(n), DType::I64)), {last});
+      values.push_back(best);
+      indices.push_back(at);
+      if (i + 1 < k) avail = g.binary(Op::And, avail, g.unary(Op::Not, g.binary(Op::CmpEq, pos, at)));
+    }
+    return {move_last_to(g, concat(g, values, last), axis), move_last_to(g, concat(g, indices, last), axis)};
+  }
+  // Large k: every element's rank (O(n^2)), then the element of each rank.
+  Node* rk = sort_rank(g, xl, largest);
   // Output slot s takes the element whose rank is s: (..., k, n) masks over the candidates.
-  Shape rs = r->shape;
+  Shape rs = rk->shape;
   rs.insert(rs.end() - 1, 1);
   Node* slot = iota(g, k, DType::I64, rs.size(), rs.size() - 2);
-  Node* which = g.binary(Op::CmpEq, g.reshape(r, rs), slot);
+  Node* which = g.binary(Op::CmpEq, g.reshape(rk, rs), slot);
   Shape cand = xl->shape;
   cand.insert(cand.end() - 1, 1);
   Node* src = g.reshape(xl, cand);
   Node* values = g.reduce(Op::ReduceSum, g.where(which, src, scalar(g, 0, src)), {-1});
   Node* positions = iota(g, n, DType::I64, rs.size(), rs.size() - 1);
   Node* indices = g.reduce(Op::ReduceSum, g.where(which, positions, g.constant(0, DType::I64)), {-1});
-  Shape outl = xl->shape;
-  outl.back() = k;
   return {move_last_to(g, g.reshape(values, outl), axis), move_last_to(g, g.reshape(indices, outl), axis)};
 }
 

@@ -363,3 +363,24 @@ TEST_CASE("frontend ops: If / Loop unroll at compile time") {
   CHECK(outs[1].shape == Shape{3, 1});
   CHECK(outs[1].to_doubles() == std::vector<double>{10, 11, 13});
 }
+
+TEST_CASE("frontend ops: TopK with a large k ranks every element") {
+  // k > 16 and 8k > n: the O(n^2) rank form; ties keep the lower index first.
+  const int64_t n = 24, k = 20;
+  Model m(11);
+  m.input("x", {n});
+  m.init_i64("k", {1}, {k});
+  Model::attr(m.node("TopK", {"x", "k"}, {"v", "i"}, "top"), "largest", int64_t(0));
+  m.output("v");
+  m.output("i");
+  auto g = m.import();
+  std::vector<double> xv;
+  for (int64_t j = 0; j < n; ++j) xv.push_back(double((j * 7) % 10));  // many ties
+  auto outs = g->evaluate({g->outputs()[0].node, g->outputs()[1].node}, {f32({n}, xv)});
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  for (int64_t j = 0; j < n; ++j) order[size_t(j)] = j;
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return xv[size_t(a)] < xv[size_t(b)]; });
+  order.resize(size_t(k));
+  CHECK(outs[1].to_ints() == order);
+  for (int64_t j = 0; j < k; ++j) CHECK(outs[0].to_doubles()[size_t(j)] == xv[size_t(order[size_t(j)])]);
+}
