@@ -7,12 +7,13 @@
 // ONNX reference implementation, and applied axis by axis with the cheapest primitive form:
 //   - a selection (nearest): a repeat view (integer upsampling), a strided slice (integer
 //     downsampling), or slices joined along the axis;
-//   - periodic taps (linear / cubic with an integer upsampling factor): per output phase a
-//     weighted sum of shifted slices of the edge-padded input, phases interleaved;
+//   - integer up- / downsampling (linear / cubic): a few shifted views of the input, each
+//     repeated or strided, times per-output weights (edge clamping folded into them);
 //   - anything else: a dense (out, in) weight matrix, a ReduceSum over the input axis.
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 
 #include "frontend/lowering.h"
 
@@ -186,52 +187,49 @@ Shape with_dim(Shape s, int64_t axis, int64_t size) {
   return s;
 }
 
-// x edge-padded along axis by lo / hi elements.
-Node* edge_pad(Graph& g, Node* x, int64_t axis, int64_t lo, int64_t hi) {
+// x shifted along axis: y[i] = x[i + c], 0 where i + c is outside.
+Node* shifted(Graph& g, Node* x, int64_t axis, int64_t c) {
   int64_t in = x->shape[size_t(axis)];
-  std::vector<Node*> parts;
-  if (lo > 0) parts.push_back(g.expand(strided_slice(g, x, axis, 0, 1, 1), with_dim(x->shape, axis, lo)));
-  parts.push_back(x);
-  if (hi > 0) parts.push_back(g.expand(strided_slice(g, x, axis, in - 1, 1, 1), with_dim(x->shape, axis, hi)));
-  return parts.size() == 1 ? x : concat(g, parts, axis);
+  if (c == 0) return x;
+  size_t r = x->shape.size();
+  std::vector<int64_t> lo(r, 0), hi(r, 0);
+  if (std::abs(c) >= in) return g.constant(0, x->dtype, x->shape);
+  Node* part = c > 0 ? strided_slice(g, x, axis, c, in - c, 1) : strided_slice(g, x, axis, 0, in + c, 1);
+  (c > 0 ? hi : lo)[size_t(axis)] = std::abs(c);
+  return g.pad(part, lo, hi, 0.0);
 }
 
 // Interpolation along one axis of a float tensor.
 Node* interpolate(Graph& g, Node* x, int64_t axis, const AxisPlan& plan) {
   int64_t in = plan.in, out = plan.out;
-  // Periodic taps: out = k * in and output o = k * i + r reads i + off[r][t] with weight w[r][t].
-  if (out % in == 0 && std::all_of(plan.valid.begin(), plan.valid.end(), [](bool v) { return v; })) {
-    int64_t k = out / in;
-    bool periodic = true;
-    for (int64_t o = k; o < out && periodic; ++o) {
-      const Taps &a = plan.taps[size_t(o)], &b = plan.taps[size_t(o % k)];
-      periodic = a.idx.size() == b.idx.size();
-      for (size_t t = 0; periodic && t < a.idx.size(); ++t)
-        periodic = a.idx[t] - o / k == b.idx[t] && std::fabs(a.w[t] - b.w[t]) <= 1e-12;
+  // Banded form for integer up- / downsampling: output o reads x[base(o) + c] for a few
+  // offsets c, base(o) = o / k (a repeat view) or o * k (a strided view). Edge clamping is
+  // folded into the per-output weights, so every read is a view of x: O(offsets) per output.
+  std::vector<int64_t> base(static_cast<size_t>(out), 0);
+  bool banded = out % in == 0 || in % out == 0;
+  for (int64_t o = 0; o < out && banded; ++o) base[size_t(o)] = out % in == 0 ? o / (out / in) : o * (in / out);
+  std::map<int64_t, std::vector<double>> bands;  // offset -> weight per output
+  for (int64_t o = 0; o < out && banded; ++o) {
+    const Taps& t = plan.taps[size_t(o)];
+    for (size_t i = 0; i < t.idx.size(); ++i) {
+      if (t.w[i] == 0) continue;
+      auto& w = bands[clamp_index(t.idx[i], in) - base[size_t(o)]];
+      w.resize(size_t(out), 0.0);
+      w[size_t(o)] += t.w[i];
     }
-    if (periodic) {
-      int64_t lo = 0, hi = 0;
-      for (int64_t r = 0; r < k; ++r)
-        for (int64_t off : plan.taps[size_t(r)].idx) lo = std::max(lo, -off), hi = std::max(hi, off);
-      Node* padded = edge_pad(g, x, axis, lo, hi);
-      std::vector<Node*> phases;
-      for (int64_t r = 0; r < k; ++r) {
-        const Taps& t = plan.taps[size_t(r)];
-        Node* acc = nullptr;
-        for (size_t i = 0; i < t.idx.size(); ++i) {
-          if (t.w[i] == 0) continue;
-          Node* s = strided_slice(g, padded, axis, t.idx[i] + lo, in, 1);
-          Node* term = t.w[i] == 1 ? s : g.binary(Op::Mul, s, scalar(g, t.w[i], x));
-          acc = acc ? g.binary(Op::Add, acc, term) : term;
-        }
-        if (!acc) acc = g.constant(0, x->dtype, x->shape);
-        Shape s = acc->shape;
-        s.insert(s.begin() + axis + 1, 1);
-        phases.push_back(g.reshape(acc, s));
-      }
-      Node* y = concat(g, phases, axis + 1);  // (.., in, k, ..)
-      return g.reshape(y, with_dim(x->shape, axis, out));
+    banded = bands.size() <= 8;
+  }
+  if (banded) {
+    Node* acc = nullptr;
+    Shape ws(x->shape.size(), 1);
+    ws[size_t(axis)] = out;
+    for (const auto& [c, w] : bands) {
+      Node* view = gather_positions(g, shifted(g, x, axis, c), axis, base);
+      bool ones = std::all_of(w.begin(), w.end(), [](double v) { return v == 1.0; });
+      Node* term = ones ? view : g.binary(Op::Mul, view, g.weight(HostTensor::from_doubles(x->dtype, ws, w)));
+      acc = acc ? g.binary(Op::Add, acc, term) : term;
     }
+    return acc ? acc : g.constant(0, x->dtype, with_dim(x->shape, axis, out));
   }
   // Dense weights (out, in).
   std::vector<double> w(size_t(out * in), 0.0);
