@@ -249,7 +249,7 @@ CodeBlob generate_code(const std::vector<KernelIR>& kernels, const TargetSpec& t
   module.setDataLayout(tm->createDataLayout());
   std::vector<std::string> names;
   for (const KernelIR& k : kernels) {
-    emit_kernel(module, k, target.vector_bytes);
+    emit_kernel(module, k, target);
     names.push_back(k.name);
   }
   std::string verify_errors;

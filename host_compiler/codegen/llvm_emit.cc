@@ -39,8 +39,8 @@ bool is_unsigned(DType t) { return t == DType::U8 || t == DType::U16 || t == DTy
 
 class Emitter {
  public:
-  Emitter(llvm::Module& m, const KernelIR& k, int vector_lanes)
-      : m_(m), ctx_(m.getContext()), k_(k), b_(ctx_), vector_lanes_(vector_lanes) {
+  Emitter(llvm::Module& m, const KernelIR& k, int vector_lanes, int vector_registers)
+      : m_(m), ctx_(m.getContext()), k_(k), b_(ctx_), vector_lanes_(vector_lanes), vector_registers_(vector_registers) {
     // a*b+c may become one fused multiply-add: as deterministic, and more accurate.
     llvm::FastMathFlags fmf;
     fmf.setAllowContract(true);
@@ -127,7 +127,7 @@ class Emitter {
         return;
       }
       if (d == unroll_dim_) {
-        emit_loop(lo, hi, kUnroll, [&](LV* iv) {
+        emit_loop(lo, hi, unroll_factor(), [&](LV* iv) {
           vars_[d] = iv;
           unroll_end_ = hi;
           loop_out(d + 1);
@@ -211,10 +211,11 @@ class Emitter {
   }
 
   // ---- one output element, or `lanes` consecutive ones along vec_var_ ----
-  // A reduce kernel computes kUnroll outputs along one more dim at once: independent
+  // A reduce kernel computes unroll_factor() outputs along one more dim at once: independent
   // accumulators hide the latency of the multiply-adds, and a load that does not depend
   // on that dim (the input window of a conv, when unrolling output channels) is shared.
-  static constexpr int kUnroll = 4;
+  // 4 accumulators leave room in 16 vector registers (AVX2), 8 in 32 (NEON, AVX-512).
+  int unroll_factor() const { return vector_registers_ >= 32 ? 8 : 4; }
 
   // Loads of the reduce body that are cheap vector loads (consecutive, strided by at most
   // 4, or the same for every lane) when lanes run along `var`.
@@ -254,7 +255,7 @@ class Emitter {
     std::vector<const Value*> loads = body_loads();
     int best = -1, best_score = 0;
     for (int d = 0; d < static_cast<int>(k_.out_shape.size()); ++d) {
-      if (d == vec || k_.out_shape[d] < kUnroll) continue;
+      if (d == vec || k_.out_shape[d] < unroll_factor()) continue;
       int score = 0;  // loads shared by the unrolled outputs; vector loads weigh more
       for (const Value* l : loads)
         if (!depends_on(l->index, d)) score += (vec >= 0 && depends_on(l->index, vec)) ? 2 : 1;
@@ -273,12 +274,12 @@ class Emitter {
   }
 
   void emit_unrolled_element(int lanes, LV* end) {
-    // Outputs base..base+kUnroll-1 of the unrolled dim; past this core's end, the last
+    // Outputs base..base+unroll_factor()-1 of the unrolled dim; past this core's end, the last
     // valid one again (the same value stored twice: cheaper than a remainder loop).
     LV* base = vars_[unroll_dim_];
     LV* last = b_.CreateSub(unroll_end_, ic(1));
     std::vector<LV*> values;
-    for (int u = 0; u < kUnroll; ++u) {
+    for (int u = 0; u < unroll_factor(); ++u) {
       LV* v = b_.CreateAdd(base, ic(u));
       values.push_back(b_.CreateSelect(b_.CreateICmpSLT(v, unroll_end_), v, last));
     }
@@ -809,11 +810,12 @@ class Emitter {
   std::map<const Value*, LV*> memo_;
   LV* acc_ = nullptr;
   int vector_lanes_;                 // lanes for the vectorized dim, from the target
+  int vector_registers_;             // how many vector registers the target has
   int lanes_ = 1;                    // lanes of the element being emitted
   int vec_var_ = -1;                 // the vectorized loop variable, -1 when lanes_ == 1
   LV* vec_iota_ = nullptr;           // its value in each lane
   LV* lane_mask_ = nullptr;          // lanes that are real outputs (null: all)
-  int unroll_dim_ = -1;              // output dim computed kUnroll at a time (-1: none)
+  int unroll_dim_ = -1;              // output dim computed unroll_factor() at a time (-1: none)
   int reduce_vec_ = -1;              // reduce variable vectorized instead of the output
   LV* unroll_end_ = nullptr;         // where it stops for this core
   bool narrow_ = false;              // index math in 32 bits
@@ -822,8 +824,8 @@ class Emitter {
 
 }  // namespace
 
-void emit_kernel(llvm::Module& module, const KernelIR& kernel, int vector_bytes) {
-  Emitter(module, kernel, std::max(1, vector_bytes / 4)).emit();
+void emit_kernel(llvm::Module& module, const KernelIR& kernel, const TargetSpec& target) {
+  Emitter(module, kernel, std::max(1, target.vector_bytes / 4), target.vector_registers).emit();
 }
 
 }  // namespace edgec
