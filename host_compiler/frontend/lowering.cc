@@ -168,6 +168,7 @@ const OpTable& op_table() {
     add_grid_sample_ops(t);
     add_signal_ops(t);
     add_roi_ops(t);
+    add_attention_ops(t);
     add_ml_ops(t);
     return t;
   }();

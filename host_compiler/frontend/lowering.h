@@ -78,6 +78,7 @@ void add_misc_ops(OpTable& table);
 void add_grid_sample_ops(OpTable& table);
 void add_signal_ops(OpTable& table);
 void add_roi_ops(OpTable& table);
+void add_attention_ops(OpTable& table);
 void add_ml_ops(OpTable& table);  // keys "ai.onnx.ml.<op>"
 const OpTable& op_table();
 

@@ -384,3 +384,41 @@ TEST_CASE("frontend ops: TopK with a large k ranks every element") {
   CHECK(outs[1].to_ints() == order);
   for (int64_t j = 0; j < k; ++j) CHECK(outs[0].to_doubles()[size_t(j)] == xv[size_t(order[size_t(j)])]);
 }
+
+TEST_CASE("frontend ops: Attention (opset 23) averages values under uniform scores, causally") {
+  // Q = 0: every score is 0, so each query averages the values it may attend to.
+  Model m(23);
+  m.input("q", {1, 1, 3, 2});
+  m.input("k", {1, 1, 3, 2});
+  m.input("v", {1, 1, 3, 2});
+  Model::attr(m.node("Attention", {"q", "k", "v"}, {"y"}, "att"), "is_causal", int64_t(1));
+  m.output("y");
+  auto g = m.import();
+  std::vector<double> y = run(*g, {f32({1, 1, 3, 2}, {0, 0, 0, 0, 0, 0}), f32({1, 1, 3, 2}, {1, 2, 3, 4, 5, 6}),
+                                   f32({1, 1, 3, 2}, {3, 6, 6, 0, 0, 3})});
+  std::vector<double> want{3, 6, 4.5, 3, 3, 3};
+  for (size_t i = 0; i < want.size(); ++i) CHECK(y[i] == doctest::Approx(want[i]));
+}
+
+TEST_CASE("frontend ops: RotaryEmbedding rotates pairs, RMSNormalization") {
+  Model m(23);
+  m.input("x", {1, 1, 1, 4});
+  m.input("cos", {1, 1, 2});
+  m.input("sin", {1, 1, 2});
+  m.node("RotaryEmbedding", {"x", "cos", "sin"}, {"y"}, "rope");
+  m.output("y");
+  auto g = m.import();
+  // cos 0, sin 1: (x1, x2) -> (-x2, x1) with x1 the first half, x2 the second.
+  CHECK(run(*g, {f32({1, 1, 1, 4}, {1, 2, 3, 4}), f32({1, 1, 2}, {0, 0}), f32({1, 1, 2}, {1, 1})}) ==
+        std::vector<double>{-3, -4, 1, 2});
+
+  Model r(23);
+  r.input("x", {1, 2});
+  r.init_f32("s", {2}, {1, 2});
+  Model::attr(r.node("RMSNormalization", {"x", "s"}, {"y"}, "rms"), "epsilon", 0.0f);
+  r.output("y");
+  auto gr = r.import();
+  std::vector<double> y = run(*gr, {f32({1, 2}, {3, 4})});  // rms = sqrt(12.5)
+  CHECK(y[0] == doctest::Approx(3 / std::sqrt(12.5)));
+  CHECK(y[1] == doctest::Approx(8 / std::sqrt(12.5)));
+}
