@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""Operator checks against onnxruntime beyond the ONNX node tests: configurations the node
+tests do not cover (bidirectional RNNs with sequence_lens, ConvTranspose strides/dilations/
+groups/output_shape, Resize modes on float16 and uint8, Einsum forms, GridSample modes,
+opset-23 Attention / RotaryEmbedding / RMSNormalization), the Cast matrix over the types a
+driving model uses, and float16 variants of the new ops (vs float32 onnxruntime).
+
+    python3 tests/onnx/test_ops_vs_onnxruntime.py [case-substring ...]
+
+Tools come from EDGEC / EDGERT_RUN or build/; scratch files go to $EDGE_WORK_DIR."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import numpy as np  # noqa: E402
+import onnx  # noqa: E402
+from onnx import TensorProto as TP  # noqa: E402
+from onnx import helper as h  # noqa: E402
+from onnx import numpy_helper as nh  # noqa: E402
+import edge_testlib as lib  # noqa: E402
+
+suite = lib.Suite("test_ops_vs_onnxruntime")
+WORK = None
+_count = [0]
+
+
+def model(nodes, inputs, outputs, inits=(), opset=18):
+    """inputs: {name: ndarray}; outputs: names (dtype from the first input unless given as (name, dtype))."""
+    ins = [h.make_tensor_value_info(n, h.np_dtype_to_tensor_dtype(v.dtype), v.shape) for n, v in inputs.items()]
+    first = h.np_dtype_to_tensor_dtype(next(iter(inputs.values())).dtype)
+    outs = [h.make_tensor_value_info(o if isinstance(o, str) else o[0], first if isinstance(o, str) else o[1], None)
+            for o in outputs]
+    g = h.make_graph(nodes, "g", ins, outs, [nh.from_array(v, n) for n, v in inits])
+    ir = 10 if opset >= 21 else 8
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)], ir_version=ir)
+    if opset <= 22:
+        m = onnx.shape_inference.infer_shapes(m)
+    return m
+
+
+def check(m, feeds, rtol=1e-4, atol=1e-5, ref_model=None, ref_feeds=None, scale_tol=False):
+    """Compiles and runs m; compares every output with onnxruntime on ref_model (default m)."""
+    expected = lib.ort_run(ref_model or m, ref_feeds or feeds)
+    _count[0] += 1
+    actual = lib.compile_and_run(m, feeds, WORK, name=f"m{_count[0]}")
+    for name, want in expected.items():
+        got = actual[name]
+        assert got.shape == want.shape, f"{name}: shape {got.shape} vs {want.shape}"
+        if ref_model is None:
+            assert got.dtype == want.dtype, f"{name}: dtype {got.dtype} vs {want.dtype}"
+        g64, w64 = got.astype(np.float64), want.astype(np.float64)
+        tol = atol * max(1.0, float(np.abs(w64).max())) if scale_tol else atol
+        ok = np.allclose(g64, w64, rtol=rtol, atol=tol, equal_nan=True)
+        assert ok, f"{name}: max abs err {np.nanmax(np.abs(g64 - w64)):.3g}"
+
+
+RNG = np.random.default_rng(20240601)
+
+
+def randn(*shape, dtype=np.float32, scale=1.0):
+    return (RNG.standard_normal(shape) * scale).astype(dtype)
+
+
+@suite.case
+def rnn_gru_lstm_directions_and_lengths():
+    for op, gates in (("RNN", 1), ("GRU", 3), ("LSTM", 4)):
+        for direction, extra in (("bidirectional", {}), ("reverse", {"clip": 0.8}),
+                                 ("forward", {"linear_before_reset": 1} if op == "GRU" else {})):
+            dirs, hid, seq, batch, inp = (2 if direction == "bidirectional" else 1), 6, 5, 3, 4
+            inits = [("W", randn(dirs, gates * hid, inp, scale=0.5)), ("R", randn(dirs, gates * hid, hid, scale=0.5)),
+                     ("B", randn(dirs, 2 * gates * hid, scale=0.5)), ("h0", randn(dirs, batch, hid))]
+            names = ["x", "W", "R", "B", "lens", "h0"]
+            if op == "LSTM":
+                inits += [("c0", randn(dirs, batch, hid)), ("P", randn(dirs, 3 * hid))]
+                names += ["c0", "P"]
+            outs = ["Y", "Yh"] + (["Yc"] if op == "LSTM" else [])
+            node = h.make_node(op, names, outs, hidden_size=hid, direction=direction, **extra)
+            feeds = {"x": randn(seq, batch, inp), "lens": np.array([5, 2, 3], np.int32)}
+            check(model([node], feeds, outs, inits, opset=14), feeds)
+
+
+@suite.case
+def conv_transpose_configurations():
+    cases = [
+        ((2, 4, 5, 6), (4, 2, 3, 3), dict(strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1])),
+        ((1, 4, 5, 5), (4, 2, 4, 4), dict(strides=[2, 2], pads=[1, 1, 1, 1], group=2)),
+        ((1, 3, 7), (3, 2, 3), dict(strides=[3], dilations=[2], pads=[2, 1])),
+        ((1, 2, 3, 4, 4), (2, 2, 3, 3, 3), dict(strides=[2, 1, 2], pads=[1, 0, 1, 1, 1, 0])),
+        ((1, 2, 5, 5), (2, 2, 3, 3), dict(strides=[2, 2], auto_pad="SAME_UPPER")),
+        ((1, 2, 5, 5), (2, 2, 3, 3), dict(strides=[3, 2], output_shape=[16, 11])),
+        ((1, 2, 5, 5), (2, 2, 5, 5), dict(strides=[2, 2], dilations=[2, 2], pads=[3, 3, 2, 2])),
+    ]
+    for xs, ws, attrs in cases:
+        inits = [("w", randn(*ws)), ("b", randn(ws[1] * attrs.get("group", 1)))]
+        feeds = {"x": randn(*xs)}
+        check(model([h.make_node("ConvTranspose", ["x", "w", "b"], ["y"], **attrs)], feeds, ["y"], inits, opset=17),
+              feeds, atol=1e-4)
+
+
+@suite.case
+def resize_modes_and_types():
+    cases = [
+        (np.float32, dict(mode="linear"), [1, 1, 2, 2], None),
+        (np.float32, dict(mode="linear", coordinate_transformation_mode="align_corners"), [1, 1, 2, 2], None),
+        (np.float32, dict(mode="cubic"), [1, 1, 2, 2], None),
+        (np.float32, dict(mode="nearest", nearest_mode="floor", coordinate_transformation_mode="asymmetric"), [1, 1, 3, 3], None),
+        (np.float32, dict(mode="linear"), [1, 1, 0.5, 0.5], None),
+        (np.float32, dict(mode="linear"), None, [1, 3, 7, 9]),
+        (np.float16, dict(mode="linear"), [1, 1, 2, 2], None),
+        (np.uint8, dict(mode="linear"), [1, 1, 2, 2], None),
+        (np.uint8, dict(mode="nearest"), [1, 1, 2, 2], None),
+    ]
+    for dtype, attrs, scales, sizes in cases:
+        x = (RNG.random((1, 3, 8, 10)) * (255 if dtype == np.uint8 else 2)).astype(dtype)
+        if scales is not None:
+            inits, names = [("scales", np.array(scales, np.float32))], ["x", "", "scales"]
+        else:
+            inits, names = [("sizes", np.array(sizes, np.int64))], ["x", "", "", "sizes"]
+        m = model([h.make_node("Resize", names, ["y"], **attrs)], {"x": x}, ["y"], inits, opset=19)
+        check(m, {"x": x}, rtol=2e-3 if dtype == np.float16 else 1e-4, atol=1.0 if dtype == np.uint8 else 1e-5)
+
+
+@suite.case
+def einsum_forms():
+    for eq, shapes in [("bhqd,bhkd->bhqk", [(2, 3, 4, 5), (2, 3, 6, 5)]), ("...ij,...jk", [(2, 3, 4), (2, 4, 5)]),
+                       ("ij,ij->", [(3, 4), (3, 4)]), ("i,j->ij", [(3,), (4,)]), ("iij->ji", [(3, 3, 2)])]:
+        feeds = {f"x{i}": randn(*s) for i, s in enumerate(shapes)}
+        check(model([h.make_node("Einsum", list(feeds), ["y"], equation=eq)], feeds, ["y"], opset=13), feeds)
+
+
+@suite.case
+def grid_sample_modes():
+    # bicubic + border differs between onnxruntime and the ONNX reference; edgec follows the
+    # reference (the node tests), so that combination is left out here.
+    for mode in ("bilinear", "nearest", "bicubic"):
+        for pad in ("zeros", "border", "reflection"):
+            for align in (0, 1):
+                if mode == "bicubic" and pad == "border":
+                    continue
+                feeds = {"x": randn(2, 3, 5, 7), "grid": (RNG.random((2, 4, 6, 2)) * 3.4 - 1.7).astype(np.float32)}
+                node = h.make_node("GridSample", ["x", "grid"], ["y"], mode=mode, padding_mode=pad, align_corners=align)
+                check(model([node], feeds, ["y"], opset=16), feeds, atol=1e-4)
+
+
+@suite.case
+def attention_opset23():
+    def run(feeds, outs=("y",), **attrs):
+        names = list(feeds)
+        present = {k: v for k, v in feeds.items() if v is not None}
+        node = h.make_node("Attention", [n if feeds[n] is not None else "" for n in names], list(outs), **attrs)
+        check(model([node], present, [o for o in outs if o], opset=23), present, atol=1e-4)
+    run({"q": randn(2, 4, 5, 8), "k": randn(2, 4, 6, 8), "v": randn(2, 4, 6, 8)})
+    run({"q": randn(2, 5, 32), "k": randn(2, 5, 16), "v": randn(2, 5, 16)}, q_num_heads=4, kv_num_heads=2)
+    run({"q": randn(1, 2, 5, 8), "k": randn(1, 2, 5, 8), "v": randn(1, 2, 5, 8)}, is_causal=1)
+    run({"q": randn(1, 2, 5, 8), "k": randn(1, 2, 6, 8), "v": randn(1, 2, 6, 8), "m": RNG.random((5, 6)) > 0.3})
+    for mode in range(4):
+        run({"q": randn(1, 2, 5, 8), "k": randn(1, 2, 6, 8), "v": randn(1, 2, 6, 8), "m": randn(1, 1, 5, 6)},
+            outs=("y", "", "", "qk"), qk_matmul_output_mode=mode, softcap=3.0, scale=0.3)
+    run({"q": randn(1, 2, 3, 8), "k": randn(1, 2, 3, 8), "v": randn(1, 2, 3, 8), "m": None,
+         "pk": randn(1, 2, 4, 8), "pv": randn(1, 2, 4, 8)}, outs=("y", "pk_out", "pv_out"), is_causal=1)
+
+
+@suite.case
+def rotary_embedding_and_rms_norm():
+    feeds = {"x": randn(2, 3, 5, 8), "c": randn(16, 2), "s": randn(16, 2), "p": RNG.integers(0, 16, (2, 5)).astype(np.int64)}
+    node = h.make_node("RotaryEmbedding", ["x", "c", "s", "p"], ["y"], rotary_embedding_dim=4)
+    check(model([node], feeds, ["y"], opset=23), feeds)
+    feeds = {"x": randn(2, 5, 24), "c": randn(2, 5, 4), "s": randn(2, 5, 4)}
+    node = h.make_node("RotaryEmbedding", ["x", "c", "s"], ["y"], interleaved=1, num_heads=3)
+    check(model([node], feeds, ["y"], opset=23), feeds)
+    feeds = {"x": randn(2, 5, 8), "s": randn(5, 8)}
+    check(model([h.make_node("RMSNormalization", ["x", "s"], ["y"], axis=1)], feeds, ["y"], opset=23), feeds)
+
+
+@suite.case
+def cast_matrix():
+    types = [np.float32, np.float16, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8, np.bool_]
+    vals = np.array([0, 1, -1, 2.5, -2.5, 3.75, -3.75, 100.4, 127, -128, 0.49, 65, 7, 1e-3, 200], np.float64)
+    for a in types:
+        if a == np.bool_:
+            x = vals != 0
+        elif np.issubdtype(a, np.integer):
+            x = np.clip(np.trunc(vals), np.iinfo(a).min, np.iinfo(a).max).astype(a)
+        else:
+            x = vals.astype(a)
+        for b in types:
+            if np.issubdtype(b, np.integer) and not (np.issubdtype(a, np.integer) or a == np.bool_):
+                info = np.iinfo(b)  # float -> int outside the range is undefined: leave it out
+                x_in = x[(x.astype(np.float64) > info.min - 1) & (x.astype(np.float64) < info.max + 1)]
+            else:
+                x_in = x
+            node = h.make_node("Cast", ["x"], ["y"], to=h.np_dtype_to_tensor_dtype(np.dtype(b)))
+            m = model([node], {"x": x_in}, [("y", h.np_dtype_to_tensor_dtype(np.dtype(b)))], opset=19)
+            check(m, {"x": x_in}, rtol=0, atol=0)
+
+
+@suite.case
+def float16_versions_of_new_ops():
+    """Each op in float16 against float32 onnxruntime on the same (float16) values."""
+    cases = [
+        ("ConvTranspose", [(1, 4, 5, 5)], dict(strides=[2, 2], pads=[1, 1, 1, 1]), [("w", randn(4, 3, 3, 3, scale=0.3))], 18),
+        ("Resize", [(1, 3, 6, 6)], dict(mode="cubic"), [("roi", np.zeros(0, np.float32)), ("scales", np.array([1, 1, 1.5, 1.5], np.float32))], 18),
+        ("GridSample", [(1, 3, 5, 6), (1, 4, 4, 2)], dict(mode="bilinear"), [], 16),
+        ("LpPool", [(1, 2, 6, 6)], dict(kernel_shape=[3, 3], p=3), [], 18),
+        ("GroupNormalization", [(2, 4, 3, 3)], dict(num_groups=2), [("s", np.ones(4, np.float32)), ("b", np.zeros(4, np.float32))], 21),
+        ("CumSum", [(3, 7)], {}, [("axis", np.array(1, np.int64))], 18),
+        ("Einsum", [(2, 3, 4), (2, 4, 5)], dict(equation="bij,bjk->bik"), [], 18),
+        ("Atan", [(50,)], {}, [], 18),
+        ("Mish", [(50,)], {}, [], 18),
+        ("DFT", [(2, 8, 1)], dict(onesided=1), [], 17),
+        ("Attention", [(1, 2, 6, 8), (1, 2, 6, 8), (1, 2, 6, 8)], dict(is_causal=1), [], 23),
+    ]
+    for op, shapes, attrs, inits, opset in cases:
+        feeds32 = {f"x{i}": randn(*s, scale=0.5 if op == "GridSample" and i else 1.0) for i, s in enumerate(shapes)}
+        feeds16 = {k: v.astype(np.float16) for k, v in feeds32.items()}
+        names = list(feeds16) + [n for n, _ in inits]
+        init16 = [(n, v.astype(np.float16) if v.dtype == np.float32 else v) for n, v in inits]
+        m16 = model([h.make_node(op, names, ["y"], **attrs)], feeds16, ["y"], init16, opset=opset)
+        m32 = model([h.make_node(op, names, ["y"], **attrs)], {k: v.astype(np.float32) for k, v in feeds16.items()},
+                    ["y"], [(n, v.astype(np.float32) if v.dtype == np.float16 else v) for n, v in init16], opset=opset)
+        check(m16, feeds16, rtol=1e-2, atol=1e-2, ref_model=m32,
+              ref_feeds={k: v.astype(np.float32) for k, v in feeds16.items()}, scale_tol=True)
+
+
+if __name__ == "__main__":
+    WORK = lib.work_dir("ops_vs_onnxruntime")
+    sys.exit(suite.main())
