@@ -195,7 +195,9 @@ Outs lower_gelu(OpContext& ctx) {
   Node* x = ctx.input(0);
   auto c = [&](double v) { return scalar(g, v, x); };
   Node* inner;
-  if (ctx.attr_string("approximate", "none") == "tanh") {
+  std::string approximate = ctx.attr_string("approximate", "none");
+  if (approximate != "none" && approximate != "tanh") ctx.fail("unknown approximate '" + approximate + "'");
+  if (approximate == "tanh") {
     // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
     Node* x3 = g.binary(Op::Mul, g.binary(Op::Mul, x, x), x);
     Node* arg = g.binary(Op::Mul, c(std::sqrt(2.0 / M_PI)), g.binary(Op::Add, x, g.binary(Op::Mul, c(0.044715), x3)));

@@ -499,6 +499,7 @@ Outs lower_batch_norm(OpContext& ctx) {
   Graph& g = ctx.g;
   Node* x = ctx.input(0);
   if (x->shape.size() < 2) ctx.fail("input " + shape_str(x->shape) + " has no channel dim");
+  if (ctx.opset < 9 && ctx.attr_int("spatial", 1) == 0) ctx.fail("spatial = 0 (per-element statistics) is not supported");
   if (ctx.attr_int("training_mode", 0)) {
     if (ctx.opset < 14) ctx.fail("training_mode before opset 14 is not supported");
     return batch_norm_training(ctx);
