@@ -114,14 +114,17 @@ class Emitter {
         lo = b_.CreateIntCast(b_.CreateUDiv(b_.CreateMul(c64, e64), n64), idx_ty_, false);
         hi = b_.CreateIntCast(b_.CreateUDiv(b_.CreateMul(b_.CreateAdd(c64, b_.getInt64(1)), e64), n64), idx_ty_, false);
       }
-      if (d == vec && vec >= 0 && max_lanes > 1 && out[d] * 2 >= max_lanes) {
+      if (d == vec && vec >= 0 && max_lanes > 1) {
         // `lanes` outputs at a time; lanes past this core's end are masked off, so
-        // short rows (7, 14, ...) stay vectorized too.
-        bool ragged = out[d] % max_lanes != 0 || d == par;
-        emit_loop(lo, hi, max_lanes, [&](LV* iv) {
+        // short rows (7, 14, ...) stay vectorized too. A row shorter than half the
+        // register gets narrower vectors (7 outputs: 8 lanes, not 16).
+        int lanes = max_lanes;
+        while (lanes > 2 && lanes / 2 >= out[d]) lanes /= 2;
+        bool ragged = out[d] % lanes != 0 || d == par;
+        emit_loop(lo, hi, lanes, [&](LV* iv) {
           vars_[d] = iv;
           vec_var_ = d;
-          emit_element(max_lanes, ragged ? hi : nullptr);
+          emit_element(lanes, ragged ? hi : nullptr);
           vec_var_ = -1;
         });
         return;
