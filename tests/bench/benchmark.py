@@ -8,7 +8,7 @@ the median over rounds and the ratio edgert / onnxruntime (below 1: edgert is fa
 Alternating keeps both engines under the same machine load, which matters on shared hosts.
 
     python3 tests/bench/benchmark.py MODEL.onnx ... [--threads 1] [--rounds 5] [--iters 20]
-        [--markdown OUT.md]
+        [--target x86_64] [--markdown OUT.md]
 """
 import argparse
 import json
@@ -51,6 +51,7 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--target", default="x86_64", help="edgec --target (default x86_64)")
     ap.add_argument("--markdown", help="append the table to this file")
     args = ap.parse_args()
     import onnxruntime as ort
@@ -61,7 +62,7 @@ def main():
         for model in args.models:
             name = Path(model).stem
             bundle = Path(tmp) / f"{name}.bundle"
-            subprocess.run([str(edgec), "compile", model, "-o", str(bundle), "-q"], check=True,
+            subprocess.run([str(edgec), "compile", model, "-o", str(bundle), "-q", "--target", args.target], check=True,
                            stdout=subprocess.DEVNULL)
             so = ort.SessionOptions()
             so.intra_op_num_threads = args.threads
@@ -94,7 +95,7 @@ def main():
              "| --- | ---: | ---: | ---: |"]
     table += [f"| {n} | {e:.2f} | {o:.2f} | {r:.2f} |" for n, e, o, r in rows]
     text = "\n".join(table)
-    print(f"\nthreads {args.threads}, {args.rounds} rounds x {args.iters} runs, alternating\n{text}")
+    print(f"\ntarget {args.target}, threads {args.threads}, {args.rounds} rounds x {args.iters} runs, alternating\n{text}")
     if args.markdown:
         with open(args.markdown, "a") as f:
             f.write(text + "\n")
