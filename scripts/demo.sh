@@ -7,6 +7,8 @@
 #   EDGE_SKIP_BUILD=1    use the tools already in build/
 #   DEMO_FRAMES=N        timed frames of the driving loop (default 10)
 #   DEMO_ARGS="..."      extra driving_demo options (e.g. --no-sleep, --threads 1)
+#   DEMO_TARGET=T        edgec target for the driving model (default: the widest this
+#                        machine runs: x86_64-avx512, x86_64 or aarch64)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -31,13 +33,21 @@ DRIVING_DEMO=$(tool driving_demo samples/driving_demo)
 GEN=samples/generated
 step() { printf '\n== %s\n' "$*"; }
 
+# The bundle is for this machine: on a car it would be --target aarch64.
+if [[ -z ${DEMO_TARGET:-} ]]; then
+  case "$(uname -m)" in
+    aarch64) DEMO_TARGET=aarch64 ;;
+    *) if grep -qw avx512f /proc/cpuinfo 2>/dev/null; then DEMO_TARGET=x86_64-avx512; else DEMO_TARGET=x86_64; fi ;;
+  esac
+fi
+
 # ---- the driving model
 DM=$GEN/driving_model_fp16
 step "1. Build the driving model: stand-in for openpilot's, fp16, FastViT-style vision encoder + transformer policy"
 "$PYTHON" samples/driving_model/build_model.py --dtype fp16 --out "$DM.onnx" --inputs-dir "$DM.inputs"
 
-step "2. Compile: $EDGEC compile $DM.onnx -o $DM.bundle"
-"$EDGEC" compile "$DM.onnx" -o "$DM.bundle"
+step "2. Compile: $EDGEC compile $DM.onnx -o $DM.bundle --target $DEMO_TARGET"
+"$EDGEC" compile "$DM.onnx" -o "$DM.bundle" --target "$DEMO_TARGET"
 
 step "3. Check once against onnxruntime (random inputs; fp16 tolerance rtol 1e-2 / atol 2e-2, see tests/e2e/test_driving_model.py)"
 INPUTS=()
