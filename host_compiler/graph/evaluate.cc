@@ -378,6 +378,25 @@ Dense eval_movement(const Node& n, const Dense& x) {
   }
 }
 
+// out[idx] = src[idx with idx[axis] = clamp(index[idx], 0, dim - 1)].
+Dense eval_gather(const Node& n, const Dense& src, const Dense& index) {
+  Dense out(src.dtype, n.shape);
+  std::vector<int64_t> st = strides_of(src.shape);
+  size_t axis = size_t(n.axes[0]);
+  int64_t dim = src.shape[axis];
+  bool fl = is_float(src.dtype);
+  int64_t k = 0;
+  for_each_index(n.shape, [&](const std::vector<int64_t>& idx) {
+    int64_t s = 0;
+    for (size_t d = 0; d < idx.size(); ++d)
+      s += (d == axis ? std::clamp<int64_t>(index.i[k], 0, dim - 1) : idx[d]) * st[d];
+    if (fl) out.f[k] = src.f[s];
+    else out.i[k] = src.i[s];
+    ++k;
+  });
+  return out;
+}
+
 Dense eval_leaf(const Node& n, const std::vector<HostTensor>& inputs) {
   switch (n.op) {
     case Op::Input: {
@@ -412,6 +431,7 @@ Dense eval_node(const Node& n, const std::vector<const Dense*>& s, const std::ve
   if (is_binary(n.op)) return eval_binary(n.op, n.dtype, *s[0], *s[1]);
   if (n.op == Op::Where) return eval_where(*s[0], *s[1], *s[2]);
   if (is_reduce(n.op)) return eval_reduce(n, *s[0]);
+  if (n.op == Op::Gather) return eval_gather(n, *s[0], *s[1]);
   return eval_movement(n, *s[0]);
 }
 

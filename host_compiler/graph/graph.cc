@@ -67,8 +67,9 @@ const char* op_name(Op op) {
       "Add", "Sub", "Mul", "Div", "Max", "Min", "Pow", "Mod", "CmpLt", "CmpEq", "And", "Or", "Xor",
       "Where",
       "ReduceSum", "ReduceMax",
-      "Reshape", "Permute", "Expand", "Pad", "Shrink", "Flip", "Window"};
-  static_assert(sizeof(names) / sizeof(names[0]) == size_t(Op::Window) + 1);
+      "Reshape", "Permute", "Expand", "Pad", "Shrink", "Flip", "Window",
+      "Gather"};
+  static_assert(sizeof(names) / sizeof(names[0]) == size_t(Op::Gather) + 1);
   return names[size_t(op)];
 }
 
@@ -404,6 +405,26 @@ Node* Graph::window(Node* x, std::vector<int64_t> kernel, std::vector<int64_t> s
   n->kernel = std::move(kernel);
   n->stride = std::move(stride);
   n->dilation = std::move(dilation);
+  return n;
+}
+
+Node* Graph::gather(Node* src, Node* index, int64_t axis) {
+  size_t rank = src->shape.size();
+  if (index->dtype != DType::I32 && index->dtype != DType::I64)
+    fail(std::string("Gather: index must be i32 or i64, got ") + dtype_name(index->dtype));
+  if (index->shape.size() != rank)
+    fail("Gather: index " + shape_str(index->shape) + " and src " + shape_str(src->shape) + " differ in rank");
+  axis = normalize_axis(axis, int64_t(rank));
+  for (size_t d = 0; d < rank; ++d)
+    if (int64_t(d) != axis && index->shape[d] != src->shape[d])
+      fail("Gather: index " + shape_str(index->shape) + " and src " + shape_str(src->shape) + " differ in dim " +
+           std::to_string(d) + " (only the gather axis " + std::to_string(axis) + " may)");
+  if (src->shape[axis] == 0 && numel(index->shape) > 0)
+    fail("Gather: gathering along an empty axis of " + shape_str(src->shape));
+  // Every element of a Const is the same value.
+  if (src->op == Op::Const) return constant(src->value, src->dtype, index->shape);
+  Node* n = make(Op::Gather, src->dtype, index->shape, {src, index});
+  n->axes = {axis};
   return n;
 }
 

@@ -7,6 +7,9 @@
 //   movement    Reshape, Permute, Expand, Pad, Shrink, Flip, Window — *views*: they change
 //               how an element is indexed and never copy. Window is the strided, dilated
 //               sliding window that turns Conv and pooling into elementwise + reduce.
+//   gather      Gather(src, index, axis): the one data-dependent read (GatherElements
+//               semantics). Neither elementwise, reduce nor movement: its src is always
+//               a buffer, it is fused into its consumer like an elementwise op.
 // Builders check shapes and dtypes and throw CompileError; the importer adds the ONNX
 // node name to the message.
 #pragma once
@@ -48,6 +51,8 @@ enum class Op : uint8_t {
   ReduceSum, ReduceMax,
   // movement views
   Reshape, Permute, Expand, Pad, Shrink, Flip, Window,
+  // data-dependent read: Gather(src, index), axis in axes[0]
+  Gather,
 };
 const char* op_name(Op op);
 bool is_unary(Op op);
@@ -69,6 +74,7 @@ struct Node {
   //   Const:    value;            Pad: value is the fill value
   //   Reduce:   axes              Permute: axes = permutation (output dim i = input dim axes[i])
   //   Flip:     axes              Pad: lo/hi (elements added before/after each dim, >= 0)
+  //   Gather:   axes = {axis}
   //   Shrink:   lo/hi = [begin, end) per dim
   //   Window:   over the last k dims: kernel, stride, dilation (k entries each). Input
   //             (..., S_0..S_k-1) -> output (..., O_0..O_k-1, K_0..K_k-1) reading input
@@ -135,6 +141,13 @@ class Graph {
   Node* shrink(Node* x, std::vector<int64_t> begin, std::vector<int64_t> end);
   Node* flip(Node* x, std::vector<int64_t> axes);
   Node* window(Node* x, std::vector<int64_t> kernel, std::vector<int64_t> stride, std::vector<int64_t> dilation);
+  // ---- data-dependent read ----
+  // out[i...] = src[i_0, .., clamp(index[i...], 0, src.shape[axis]-1), .., i_n]: GatherElements
+  // semantics. index (I32 or I64) has src's rank and, except along axis, src's dims; the
+  // output has index's shape and src's dtype. Out-of-range indices are CLAMPED (negative
+  // ones too: a frontend wraps ONNX's negative indices first). src.shape[axis] must be > 0
+  // unless index is empty.
+  Node* gather(Node* src, Node* index, int64_t axis);
 
   // ---- outputs ----
   void add_output(const std::string& name, Node* node);

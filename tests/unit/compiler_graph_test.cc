@@ -168,3 +168,46 @@ TEST_CASE("graph: half conversion") {
   CHECK(float_to_half(std::ldexp(1.0f, -25)) == 0);  // tie rounds to even (0)
   CHECK(std::isnan(half_to_float(float_to_half(NAN))));
 }
+
+TEST_CASE("graph: gather builder checks and evaluation (clamped indices)") {
+  Graph g;
+  Node* x = g.input("x", DType::F32, {2, 3});
+  Node* i = g.input("i", DType::I64, {2, 4});
+  Node* y = g.gather(x, i, 1);
+  CHECK(y->op == Op::Gather);
+  CHECK(y->shape == Shape{2, 4});
+  CHECK(y->dtype == DType::F32);
+  CHECK(y->axes == std::vector<int64_t>{1});
+  CHECK(std::string(op_name(Op::Gather)) == "Gather");
+  CHECK_FALSE(is_elementwise(Op::Gather));
+  CHECK_FALSE(is_movement(Op::Gather));
+  CHECK_FALSE(is_reduce(Op::Gather));
+  CHECK(g.gather(x, i, -1)->axes == std::vector<int64_t>{1});
+  CHECK_THROWS_AS(g.gather(x, g.input("f", DType::F32, {2, 4}), 1), CompileError);   // float index
+  CHECK_THROWS_AS(g.gather(x, g.input("u", DType::U8, {2, 4}), 1), CompileError);    // not i32/i64
+  CHECK_THROWS_AS(g.gather(x, g.input("r", DType::I64, {8}), 0), CompileError);      // rank
+  CHECK_THROWS_AS(g.gather(x, g.input("d", DType::I64, {3, 4}), 1), CompileError);   // dim 0 differs
+  CHECK_THROWS_AS(g.gather(x, i, 2), CompileError);                                    // axis
+  CHECK_THROWS_AS(g.gather(g.input("e", DType::F32, {2, 0}), i, 1), CompileError);   // empty axis
+  // A Const source is the same Const in the index's shape.
+  Node* c = g.gather(g.constant(7.0, DType::F32, {2, 3}), i, 1);
+  CHECK(c->op == Op::Const);
+  CHECK(c->shape == Shape{2, 4});
+
+  // Along axis 1; indices out of range clamp to [0, 2].
+  HostTensor xv = HostTensor::from_doubles(DType::F32, {2, 3}, {10, 11, 12, 20, 21, 22});
+  HostTensor iv = HostTensor::from_ints(DType::I64, {2, 4}, {2, 0, 1, 5, -1, 1, 1, 2});
+  CHECK(g.evaluate(y, {xv, iv}).to_doubles() == std::vector<double>{12, 10, 11, 12, 20, 21, 21, 22});
+  // Along axis 0 with i32 indices of fewer rows than the source.
+  Graph g2;
+  Node* t = i64(g2, {3, 2}, {1, 2, 3, 4, 5, 6});
+  Node* j = g2.weight(HostTensor::from_ints(DType::I32, {2, 2}, {2, 0, -3, 9}));
+  Node* z = g2.gather(t, j, 0);
+  CHECK(z->dtype == DType::I64);
+  CHECK(ints(g2, z) == std::vector<int64_t>{5, 2, 1, 6});
+  // Constant gathers fold into a weight.
+  g2.add_output("z", z);
+  CHECK(g2.fold_constants() == 1);
+  CHECK(z->op == Op::Weight);
+  CHECK(ints(g2, z) == std::vector<int64_t>{5, 2, 1, 6});
+}
