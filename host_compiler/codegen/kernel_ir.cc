@@ -152,6 +152,24 @@ class KernelBuilder {
       w.srcs = {make(std::move(in)), x, constant(n->value, n->dtype)};
       return make(std::move(w));
     }
+    if (n->op == Op::Gather) {
+      // src is always a buffer (the scheduler realizes it): a Load whose offset along the
+      // gathered axis is the index value read here.
+      const Node* src = n->srcs[0];
+      if (s_.buffer_of(src) < 0) throw CompileError("internal: the source of a Gather is not a buffer");
+      int64_t axis = n->axes[0];
+      std::vector<Index> src_idx = idx;
+      src_idx[axis] = Index(0);
+      Value v(Value::Kind::Load);
+      v.dtype = n->dtype;
+      v.arg = arg_of(src);
+      v.index = flat_index(src_idx, src->shape);
+      v.guards = guards;
+      v.dynamic = value(n->srcs[1], idx, guards);
+      v.dynamic_stride = row_major_strides(src->shape)[axis];
+      v.dynamic_extent = src->shape[axis];
+      return make(std::move(v));
+    }
     if (is_reduce(n->op)) {
       if (ir_.has_reduce()) throw CompileError("internal: kernel " + k_.name + " has two reduces");
       ir_.reduce_op = n->op;
@@ -198,6 +216,7 @@ int64_t KernelIR::flops() const {
     if (!v || !seen.insert(v).second) return 0;
     int64_t c = v->kind == Value::Kind::Alu ? 1 : 0;
     for (const Value* s : v->srcs) c += count(s);
+    if (v->dynamic) c += count(v->dynamic);
     return c;
   };
   int64_t per_reduce = has_reduce() ? count(reduce_body) + 1 : 0;
@@ -216,7 +235,11 @@ std::string to_string(const KernelIR& k) {
       case Value::Kind::Const: return std::to_string(v->constant);
       case Value::Kind::Accumulator: return "acc";
       case Value::Kind::Load: {
-        body = "load arg" + std::to_string(v->arg) + "[" + v->index.key() + "]";
+        body = "load arg" + std::to_string(v->arg) + "[" + v->index.key();
+        if (v->dynamic)
+          body += " + clamp(" + show(v->dynamic) + ", 0, " + std::to_string(v->dynamic_extent - 1) + ")*" +
+                  std::to_string(v->dynamic_stride);
+        body += "]";
         if (!v->guards.empty()) body += " if " + guards_key(v->guards);
         break;
       }

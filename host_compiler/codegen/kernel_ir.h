@@ -32,6 +32,13 @@ struct Value {
   Index index;                   // Load: element offset in the argument's buffer
   std::vector<Guard> guards;     // Load, InBounds
   std::vector<const Value*> srcs;  // Alu operands
+  // Load with a data-dependent term (a Gather): the element offset is
+  //   index + clamp(dynamic, 0, dynamic_extent - 1) * dynamic_stride
+  // where `index` is the static part, computed with the gathered axis at 0, and `dynamic`
+  // an integer (I32 / I64) value of the kernel. Null for an ordinary load.
+  const Value* dynamic = nullptr;
+  int64_t dynamic_stride = 0;
+  int64_t dynamic_extent = 0;
 };
 
 struct KernelArg {

@@ -10,7 +10,9 @@
 // loop, while LLVM's own vectorizers would need reassociation. A load whose index
 // moves by one element per lane is a vector load (masked where a pad guard applies),
 // by 2-4 elements a masked load of the span and a shuffle; one that does not depend on
-// the lane is a broadcast; anything else a gather.
+// the lane is a broadcast; anything else a gather. A load with a data-dependent term (the
+// Gather op) clamps that term into its axis and is a gather unless the term is the same
+// for every lane.
 // Index math runs in 32 bits when every index in the kernel fits.
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
@@ -207,6 +209,10 @@ class Emitter {
       if (a.numel > lim) return false;
     for (const auto& v : k_.values) {
       if (v->kind == Value::Kind::Load && !fits(v->index)) return false;
+      // A gathered offset adds [0, extent-1] * stride to the static part.
+      if (v->kind == Value::Kind::Load && v->dynamic &&
+          v->index.max() + (v->dynamic_extent - 1) * v->dynamic_stride > lim)
+        return false;
       for (const Guard& g : v->guards)
         if (!fits(g.index) || std::abs(g.lo) > lim || std::abs(g.hi) > lim) return false;
     }
@@ -225,7 +231,7 @@ class Emitter {
   int cheap_loads(int var) const {
     int n = 0;
     for (const Value* l : body_loads()) {
-      std::optional<int64_t> c = affine_coef(l->index, var);
+      std::optional<int64_t> c = load_affine_coef(l, var);
       if (c && *c >= 0 && *c <= 4) ++n;
     }
     return n;
@@ -238,6 +244,7 @@ class Emitter {
       if (!seen.insert(v).second) return;
       if (v->kind == Value::Kind::Load) loads.push_back(v);
       for (const Value* x : v->srcs) collect(x);
+      if (v->dynamic) collect(v->dynamic);
     };
     collect(k_.reduce_body);
     return loads;
@@ -261,7 +268,7 @@ class Emitter {
       if (d == vec || k_.out_shape[d] < unroll_factor()) continue;
       int score = 0;  // loads shared by the unrolled outputs; vector loads weigh more
       for (const Value* l : loads)
-        if (!depends_on(l->index, d)) score += (vec >= 0 && depends_on(l->index, vec)) ? 2 : 1;
+        if (!load_depends_on(l, d)) score += (vec >= 0 && load_depends_on(l, vec)) ? 2 : 1;
       if (score > best_score) best = d, best_score = score;
     }
     return best;
@@ -369,12 +376,14 @@ class Emitter {
     vec_iota_ = b_.CreateAdd(b_.CreateVectorSplat(lanes, vars_[var]), llvm::ConstantVector::get(iota));
     lane_mask_ = end ? b_.CreateICmpSLT(vec_iota_, b_.CreateVectorSplat(lanes, end)) : nullptr;
     memo_.clear();
+    varies_memo_.clear();
   }
   void end_lanes() {
     vec_var_ = -1;
     lanes_ = 1;
     lane_mask_ = nullptr;
     memo_.clear();
+    varies_memo_.clear();
   }
   // Combines the lanes of a vectorized reduction pairwise (a fixed tree: deterministic).
   LV* horizontal(LV* v, DType t) {
@@ -428,6 +437,32 @@ class Emitter {
     return c;
   }
   bool varies(const Index& ix) const { return lanes_ > 1 && depends_on(ix, vec_var_); }
+  // The same for a load: one with a data-dependent term (a gather) counts as depending on
+  // every variable and as never affine: nothing proves its lanes consecutive.
+  static bool load_depends_on(const Value* l, int var) { return l->dynamic || depends_on(l->index, var); }
+  static std::optional<int64_t> load_affine_coef(const Value* l, int var) {
+    if (l->dynamic) return std::nullopt;
+    return affine_coef(l->index, var);
+  }
+  // Whether a value differs between the lanes of the vectorized variable.
+  bool value_varies(const Value* v) {
+    if (lanes_ == 1) return false;
+    if (auto it = varies_memo_.find(v); it != varies_memo_.end()) return it->second;
+    bool r = false;
+    switch (v->kind) {
+      case Value::Kind::Const: r = false; break;
+      case Value::Kind::Accumulator: r = true; break;  // conservatively
+      case Value::Kind::InBounds: case Value::Kind::Load:
+        r = varies(v->index) || (v->dynamic && value_varies(v->dynamic));
+        for (const Guard& g : v->guards) r = r || varies(g.index);
+        break;
+      case Value::Kind::Alu:
+        for (const Value* x : v->srcs) r = r || value_varies(x);
+        break;
+    }
+    varies_memo_[v] = r;
+    return r;
+  }
 
   // The index at lane 0 (vec = false), or one per lane.
   LV* index(const Index& ix, bool vec = false) {
@@ -484,6 +519,7 @@ class Emitter {
     LV* base = buffers_[v->arg];
     bool guards_vary = false;
     for (const Guard& g : v->guards) guards_vary = guards_vary || varies(g.index);
+    if (v->dynamic) return gather_load(v, guards_vary);
     if (!varies(v->index) && !guards_vary) {
       // The same element for every lane: one scalar load, broadcast.
       LV* idx = index(v->index);
@@ -532,6 +568,59 @@ class Emitter {
     annotate(l, v->arg);
     return widen(l, stored);
   }
+  // A load with a data-dependent term: offset = index + clamp(dynamic, 0, extent-1) * stride.
+  // Where the dynamic part is the same for every lane it is added to lane 0's offset, and
+  // the load is what an ordinary one with that offset would be (broadcast, vector load);
+  // otherwise a gather.
+  LV* gather_load(const Value* v, bool guards_vary) {
+    const DType stored = k_.args[v->arg].dtype;
+    llvm::Type* st = storage_type(stored);
+    llvm::Align align(dtype_size(stored));
+    LV* base = buffers_[v->arg];
+    bool dyn_vec = lanes_ > 1 && value_varies(v->dynamic);
+    LV* d = value(v->dynamic);
+    if (!dyn_vec && d->getType()->isVectorTy()) d = b_.CreateExtractElement(d, uint64_t{0});
+    // Clamp in the index's own type (I32 / I64, signed), then convert: the result fits.
+    llvm::Type* dt = d->getType();
+    unsigned bits = dt->getScalarSizeInBits();
+    int64_t hi = v->dynamic_extent - 1;
+    if (bits < 64) hi = std::min<int64_t>(hi, (int64_t{1} << (bits - 1)) - 1);
+    LV* zero = llvm::Constant::getNullValue(dt);
+    d = b_.CreateSelect(b_.CreateICmpSLT(d, zero), zero, d);
+    LV* hic = llvm::ConstantInt::get(dt, static_cast<uint64_t>(hi), true);
+    d = b_.CreateSelect(b_.CreateICmpSGT(d, hic), hic, d);
+    d = b_.CreateIntCast(d, dyn_vec ? lanes_of(idx_ty_, lanes_) : idx_ty_, true);
+    LV* stride = dyn_vec ? b_.CreateVectorSplat(lanes_, ic(v->dynamic_stride)) : ic(v->dynamic_stride);
+    if (v->dynamic_stride != 1) d = b_.CreateMul(d, stride, "", true, true);
+    bool index_varies = varies(v->index);
+    if (!dyn_vec && !index_varies && !guards_vary) {
+      // The same element for every lane: one scalar load, broadcast.
+      LV* idx = b_.CreateAdd(index(v->index), d);
+      if (!v->guards.empty()) idx = b_.CreateSelect(guards_hold(v->guards, false), idx, ic(0));
+      auto* l = b_.CreateAlignedLoad(st, b_.CreateInBoundsGEP(st, base, idx), align);
+      annotate(l, v->arg);
+      return splat(widen(l, stored), lanes_);
+    }
+    llvm::Type* vt = llvm::FixedVectorType::get(st, lanes_);
+    LV* mask = v->guards.empty() ? nullptr : guards_hold(v->guards, true);
+    if (lane_mask_) mask = mask ? b_.CreateAnd(mask, lane_mask_) : lane_mask_;
+    if (!dyn_vec && affine_coef(v->index, vec_var_) == std::optional<int64_t>(1)) {
+      // Consecutive elements from a gathered row: a vector load, masked where needed.
+      LV* ptr = b_.CreateInBoundsGEP(st, base, b_.CreateAdd(index(v->index), d));
+      llvm::Instruction* l;
+      if (!mask) l = b_.CreateAlignedLoad(vt, ptr, align);
+      else l = b_.CreateMaskedLoad(vt, ptr, align, mask, llvm::Constant::getNullValue(vt));
+      annotate(l, v->arg);
+      return widen(l, stored);
+    }
+    LV* idx = b_.CreateAdd(index(v->index, true), splat(d, lanes_));
+    if (mask) idx = b_.CreateSelect(mask, idx, llvm::Constant::getNullValue(idx->getType()));
+    LV* ptrs = b_.CreateInBoundsGEP(st, base, idx);
+    auto* l = b_.CreateMaskedGather(vt, ptrs, align);
+    annotate(l, v->arg);
+    return widen(l, stored);
+  }
+
   void store(const Index& ix, LV* v, DType t) {
     llvm::Type* st = storage_type(t);
     if (t == DType::F16) v = b_.CreateFPTrunc(v, same_lanes(v, st));
@@ -811,6 +900,7 @@ class Emitter {
   std::vector<llvm::MDNode*> scope_md_, noalias_md_;
   std::vector<LV*> vars_;            // loop variables (lane 0 for the vectorized one)
   std::map<const Value*, LV*> memo_;
+  std::map<const Value*, bool> varies_memo_;  // value_varies, for the current lanes
   LV* acc_ = nullptr;
   int vector_lanes_;                 // lanes for the vectorized dim, from the target
   int vector_registers_;             // how many vector registers the target has

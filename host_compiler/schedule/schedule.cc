@@ -79,6 +79,9 @@ class Scheduler {
         }
         realize(tail);
       }
+      // A data-dependent read needs its source in memory: no view or elementwise op of
+      // the source can be fused through it. The index is an ordinary fused value.
+      if (n->op == Op::Gather) realize(n->srcs[0]);
       if (n->op == Op::Expand || n->op == Op::Window) {
         // A view that repeats elements would recompute its source for every repeat.
         const Node* src = n->srcs[0];

@@ -57,3 +57,26 @@ TEST_CASE("softmax: the max and the sum are realized, the rest fuses") {
     CHECK(ir.result != nullptr);
   }
 }
+
+TEST_CASE("gather: the source is realized, the index and the gather fuse into the consumer") {
+  Graph g;
+  Node* x = g.input("x", DType::F32, {4, 10});
+  Node* i = g.input("i", DType::I64, {4, 3});
+  Node* src = g.unary(Op::Exp, x);  // a computed source gets a buffer of its own
+  Node* idx = g.binary(Op::Add, i, g.constant(1.0, DType::I64));
+  Node* y = g.unary(Op::Neg, g.gather(src, idx, 1));
+  g.add_output("y", y);
+  Schedule s = schedule_graph(g);
+  REQUIRE(s.kernels.size() == 2);
+  CHECK(s.kernels[0].root == src);
+  KernelIR ir = build_kernel_ir(s, s.kernels[1]);
+  CHECK(ir.args.size() == 3);  // out, src, i
+  const Value* load = ir.result->srcs.at(0);
+  REQUIRE(load->kind == Value::Kind::Load);
+  REQUIRE(load->dynamic != nullptr);
+  CHECK(load->dynamic->kind == Value::Kind::Alu);  // i + 1, fused
+  CHECK(load->dynamic_stride == 1);
+  CHECK(load->dynamic_extent == 10);
+  CHECK(load->index.key() == Index(Index::var(0, 4) * 10).key());
+  CHECK(to_string(ir).find("clamp(") != std::string::npos);
+}
