@@ -1,9 +1,10 @@
 // ops_index.cc — data-dependent indexing and index-pattern ops: GatherElements, GatherND,
 // ScatterElements / Scatter, ScatterND, OneHot, Trilu, EyeLike, CumSum, TopK, Hardmax.
 //
-// There is no data-dependent load primitive: an index computed at run time selects through
-// a one-hot comparison with an iota and a ReduceSum (select_along), O(candidates) work per
-// output element. Index patterns known at compile time (Trilu, EyeLike) are constant masks.
+// GatherElements uses the Gather primitive (one data-dependent load per output element).
+// Elsewhere (GatherND, Scatter*) an index computed at run time selects through a one-hot
+// comparison with an iota and a ReduceSum (select_along), O(candidates) work per output
+// element. Index patterns known at compile time (Trilu, EyeLike) are constant masks.
 #include <algorithm>
 #include <cmath>
 
@@ -46,6 +47,12 @@ Outs lower_gather_elements(OpContext& ctx) {
   end[axis] = dim;
   for (int64_t d = 0; d < rank; ++d)
     if (end[d] > data->shape[d]) ctx.fail("indices " + shape_str(idx->shape) + " exceed data " + shape_str(data->shape));
+  if (dim > 0 || numel(idx->shape) == 0) {
+    // The data-dependent read: data restricted to the index extent in the other dims.
+    Node* i = wrap_negative(g, idx, dim);
+    if (i->dtype != DType::I32 && i->dtype != DType::I64) i = g.cast(i, DType::I64);
+    return {g.gather(g.shrink(data, begin, end), i, axis)};
+  }
   Node* table = axis_to_candidates(g, g.shrink(data, begin, end), axis);  // (I.. with 1 at axis, dim)
   table = g.expand(table, insert_dim(idx->shape, size_t(rank), dim));
   Node* which = g.reshape(wrap_negative(g, idx, dim), insert_dim(idx->shape, size_t(rank), 1));

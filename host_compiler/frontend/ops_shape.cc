@@ -104,8 +104,24 @@ Outs lower_gather(OpContext& ctx) {
     }
     return {g.reshape(gather_positions(g, data, axis, idx), out)};
   }
-  // Computed indices: a one-hot select. mask[i..., j] = (index[i...] == j) picks data along
-  // the axis and a sum over it keeps the one selected element (O(dim) work per output).
+  if (is_float(indices->dtype)) ctx.fail("indices must be integers");
+  if (dim > 0 && numel(out) > 0) {
+    // Computed indices: the Gather primitive over data as it is. The indices, flattened to
+    // one axis in data's place and expanded over the other dims, give GatherElements form
+    // (d<axis, n, d>axis); the result is reshaped to the output.
+    // Negative indices wrap after the expand: a compare and a select per element fused into
+    // the gather beat a separate kernel for the wrapped indices.
+    Node* idx = indices;
+    if (idx->dtype != DType::I32 && idx->dtype != DType::I64) idx = g.cast(idx, DType::I64);
+    int64_t n = numel(indices->shape);
+    Shape flat(size_t(rank), 1), full = data->shape;
+    flat[size_t(axis)] = n;
+    full[size_t(axis)] = n;
+    idx = wrap_negative(g, g.expand(g.reshape(idx, flat), full), dim);
+    return {g.reshape(g.gather(data, idx, axis), out)};
+  }
+  // An empty data axis or output: a one-hot select. mask[i..., j] = (index[i...] == j)
+  // picks data along the axis and a sum over it keeps the one selected element.
   if (is_float(indices->dtype)) ctx.fail("indices must be integers");
   size_t irank = indices->shape.size();
   Node* dim_c = scalar(g, double(dim), indices);

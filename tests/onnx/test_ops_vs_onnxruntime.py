@@ -222,6 +222,45 @@ def float16_versions_of_new_ops():
               ref_feeds={k: v.astype(np.float32) for k, v in feeds16.items()}, scale_tol=True)
 
 
+@suite.case
+def gather_with_run_time_indices():
+    """GatherElements and Gather whose indices are graph inputs (the data-dependent load):
+    negative indices, a long (1000) gathered axis, int32 and int64 indices, float / int / bool
+    data, every axis, scalar and 2-d Gather indices, smaller-than-data GatherElements indices."""
+    for itype in (np.int64, np.int32):
+        # GatherElements over a 1000-long axis, negative indices included.
+        x = randn(3, 1000)
+        idx = RNG.integers(-1000, 1000, size=(3, 1000)).astype(itype)
+        feeds = {"x": x, "i": idx}
+        check(model([h.make_node("GatherElements", ["x", "i"], ["y"], axis=1)], feeds, ["y"]), feeds)
+        # Along axis 0 of a 3-d tensor, indices smaller than the data in every dim.
+        x = randn(5, 4, 7)
+        idx = RNG.integers(-5, 5, size=(3, 2, 6)).astype(itype)
+        feeds = {"x": x, "i": idx}
+        check(model([h.make_node("GatherElements", ["x", "i"], ["y"], axis=0)], feeds, ["y"]), feeds)
+        # int and bool data along the last axis.
+        for data in (RNG.integers(-100, 100, size=(4, 9)).astype(np.int32), RNG.random((4, 9)) < 0.5):
+            idx = RNG.integers(-9, 9, size=(4, 13)).astype(itype)
+            feeds = {"x": data, "i": idx}
+            check(model([h.make_node("GatherElements", ["x", "i"], ["y"], axis=1)], feeds, ["y"]), feeds)
+        # Gather: 1-d, 2-d and scalar indices, each axis, a 1000-long axis.
+        for shape, axis, ishape in (((1000, 8), 0, (37,)), ((6, 1000), 1, (4, 5)), ((3, 5, 7), 1, ()),
+                                    ((3, 5, 7), 2, (2, 3)), ((3, 5, 7), 0, (9,))):
+            dim = shape[axis]
+            x = randn(*shape)
+            idx = np.array(RNG.integers(-dim, dim, size=ishape)).astype(itype)
+            feeds = {"x": x, "i": idx}
+            check(model([h.make_node("Gather", ["x", "i"], ["y"], axis=axis)], feeds, ["y"]), feeds)
+        # Gather of a computed (not input) tensor, fused with arithmetic on the indices.
+        x = randn(4, 50)
+        idx = RNG.integers(0, 25, size=(10,)).astype(itype)
+        feeds = {"x": x, "i": idx}
+        two = np.array(2, itype)
+        nodes = [h.make_node("Exp", ["x"], ["e"]), h.make_node("Mul", ["i", "two"], ["j"]),
+                 h.make_node("Gather", ["e", "j"], ["y"], axis=1)]
+        check(model(nodes, feeds, ["y"], [("two", two)]), feeds)
+
+
 if __name__ == "__main__":
     WORK = lib.work_dir("ops_vs_onnxruntime")
     sys.exit(suite.main())
