@@ -46,6 +46,9 @@ uint32_t count(const flatbuffers::Vector<T>* v) {
 
 }  // namespace
 
+// Chunks per thread a parallel launch is cut into (see WorkerPool).
+constexpr uint64_t kChunksPerThread = 4;
+
 struct edgert_context {
   const edgert_bundle* bundle = nullptr;
   int32_t num_threads = 1;
@@ -323,9 +326,11 @@ edgert_status edgert_run(edgert_context* context) {
           op.fn(op.args, 0, 1);
           break;
         }
-        uint64_t cores = op.parallel_extent < static_cast<uint64_t>(context->num_threads)
-                             ? op.parallel_extent : static_cast<uint64_t>(context->num_threads);
-        context->pool->run(op.fn, op.args, static_cast<int32_t>(cores));
+        // A few chunks per thread: whoever is free takes the next one, so a thread the
+        // OS preempted holds up a small part of the launch, not its whole share.
+        const uint64_t want = static_cast<uint64_t>(context->num_threads) * kChunksPerThread;
+        const uint64_t chunks = op.parallel_extent < want ? op.parallel_extent : want;
+        context->pool->run(op.fn, op.args, static_cast<int32_t>(chunks));
         break;
       }
       case OpKind::Copy:

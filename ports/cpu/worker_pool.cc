@@ -27,8 +27,7 @@ int WorkerPool::start(int32_t num_threads) {
   // counter only after the first launch (or stop) was published would miss it.
   start_generation_ = generation_.load(std::memory_order_acquire);
   for (int32_t i = 0; i < want; ++i) {
-    core_slots_[i] = {this, i + 1};
-    int err = pthread_create(&workers_[i], nullptr, &WorkerPool::worker_main, &core_slots_[i]);
+    int err = pthread_create(&workers_[i], nullptr, &WorkerPool::worker_main, this);
     if (err != 0) {
       stop();
       return err;
@@ -50,10 +49,21 @@ void WorkerPool::stop() {
   quit_.store(false, std::memory_order_release);
 }
 
+void WorkerPool::work_on(uint32_t gen) {
+  for (;;) {
+    uint64_t v = next_.load(std::memory_order_acquire);
+    if (static_cast<uint32_t>(v >> 32) != gen) return;      // a newer launch: not ours
+    const int32_t chunks = static_cast<int32_t>((v >> 16) & 0xffff);
+    const int32_t chunk = static_cast<int32_t>(v & 0xffff);
+    if (chunk >= chunks) return;                             // all claimed
+    if (!next_.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel)) continue;
+    fn_(args_, chunk, chunks);
+    done_.fetch_add(1, std::memory_order_release);
+  }
+}
+
 void* WorkerPool::worker_main(void* arg) {
-  auto* slot = static_cast<CoreSlot*>(arg);
-  WorkerPool* pool = slot->pool;
-  const int32_t core = slot->core;
+  auto* pool = static_cast<WorkerPool*>(arg);
   uint32_t seen = pool->start_generation_;
   for (;;) {
     // Wait for the next launch: spin, then sleep.
@@ -73,32 +83,32 @@ void* WorkerPool::worker_main(void* arg) {
     }
     seen = gen;
     if (pool->quit_.load(std::memory_order_acquire)) return nullptr;
-    // Every worker acknowledges every launch, also one it has no part in: then no
-    // worker can still be reading this launch's fields when the next one is published.
-    if (core < pool->cores_) pool->fn_(pool->args_, core, pool->cores_);
-    pool->pending_.fetch_sub(1, std::memory_order_acq_rel);
+    pool->work_on(gen);
   }
 }
 
-void WorkerPool::run(KernelFn fn, void* const* args, int32_t cores) {
-  if (cores <= 1 || num_workers_ == 0) {
+void WorkerPool::run(KernelFn fn, void* const* args, int32_t chunks) {
+  if (chunks <= 1 || num_workers_ == 0) {
     fn(args, 0, 1);
     return;
   }
-  if (cores > num_workers_ + 1) cores = num_workers_ + 1;
+  if (chunks > kMaxChunks) chunks = kMaxChunks;
+  // The previous launch is complete (run returns only then): no thread holds a chunk,
+  // so the fields may change.
   fn_ = fn;
   args_ = args;
-  cores_ = cores;
-  pending_.store(num_workers_, std::memory_order_relaxed);
-  // Publishes fn_/args_/cores_ (release) to the workers that see the new generation.
-  generation_.fetch_add(1, std::memory_order_acq_rel);
+  done_.store(0, std::memory_order_relaxed);
+  const uint32_t gen = generation_.load(std::memory_order_relaxed) + 1;
+  // Opens the chunks (release: a claim sees the fields above), then wakes the workers.
+  next_.store(static_cast<uint64_t>(gen) << 32 | static_cast<uint64_t>(chunks) << 16, std::memory_order_release);
+  generation_.store(gen, std::memory_order_release);
   if (sleeping_.load(std::memory_order_acquire) > 0) {
     pthread_mutex_lock(&mutex_);
     pthread_cond_broadcast(&wake_);
     pthread_mutex_unlock(&mutex_);
   }
-  fn(args, 0, cores);
-  while (pending_.load(std::memory_order_acquire) != 0) cpu_relax();
+  work_on(gen);
+  while (done_.load(std::memory_order_acquire) != chunks) cpu_relax();
 }
 
 }  // namespace edgert::cpu

@@ -1,7 +1,9 @@
-// worker_pool.h — splits one kernel launch across cores: core 0 is the calling thread,
-// cores 1..n-1 are workers started once per context. A launch is published by bumping
-// a generation counter; workers spin briefly (launches follow each other closely during
-// a run) and then sleep on a condition variable. No allocation after start().
+// worker_pool.h — splits one kernel launch across threads: the calling thread and workers
+// started once per context. A launch is cut into `chunks` parts (kernel calls with
+// core_id = chunk, num_cores = chunks) that every thread claims from a shared counter,
+// so a worker the OS has not scheduled yet delays nobody: the others take its chunks.
+// Workers spin briefly between launches (they follow each other closely during a run)
+// and then sleep on a condition variable. No allocation after start().
 #pragma once
 #include <pthread.h>
 
@@ -24,29 +26,31 @@ class WorkerPool {
   void stop();
   int32_t threads() const { return num_workers_ + 1; }
 
-  // fn(args, core, cores) for every core in [0, cores), cores <= threads(); returns
-  // when all have finished.
-  void run(KernelFn fn, void* const* args, int32_t cores);
+  // fn(args, chunk, chunks) for every chunk in [0, chunks), each exactly once, on any of
+  // the threads; returns when all have finished. chunks <= kMaxChunks.
+  void run(KernelFn fn, void* const* args, int32_t chunks);
+  static constexpr int32_t kMaxChunks = 0xffff;
 
  private:
-  static void* worker_main(void* slot);
+  static void* worker_main(void* pool);
+  // Claims and runs chunks of launch `gen` until none is left.
+  void work_on(uint32_t gen);
 
   static constexpr int32_t kMaxWorkers = 63;
-  struct CoreSlot {
-    WorkerPool* pool;
-    int32_t core;
-  };
   pthread_t workers_[kMaxWorkers] = {};
-  CoreSlot core_slots_[kMaxWorkers] = {};
   int32_t num_workers_ = 0;
 
-  // The launch being run.
+  // The launch being run. Written only while no chunk of a launch is outstanding; a
+  // thread reads them after claiming a chunk, which keeps them stable until it is done.
   KernelFn fn_ = nullptr;
   void* const* args_ = nullptr;
-  int32_t cores_ = 0;
+  // generation << 32 | chunks << 16 | next chunk to claim. A claim is a compare-and-swap
+  // of the whole word, so a thread still looking at an older launch can never take a
+  // chunk of the current one, nor count against the wrong number of chunks.
+  std::atomic<uint64_t> next_{0};
+  std::atomic<int32_t> done_{0};
   std::atomic<uint32_t> generation_{0};
   uint32_t start_generation_ = 0;
-  std::atomic<int32_t> pending_{0};
   std::atomic<bool> quit_{false};
 
   pthread_mutex_t mutex_ = PTHREAD_MUTEX_INITIALIZER;
