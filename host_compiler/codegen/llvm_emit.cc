@@ -517,12 +517,17 @@ class Emitter {
     llvm::Type* st = storage_type(stored);
     llvm::Align align(dtype_size(stored));
     LV* base = buffers_[v->arg];
+    // A Gather's data-dependent term: scalar when it is the same for every lane.
+    bool offset_varies = false;
+    LV* offset = v->dynamic ? dynamic_offset(v, &offset_varies) : nullptr;
+    auto plus_offset = [&](LV* idx) {
+      return offset ? b_.CreateAdd(idx, idx->getType()->isVectorTy() ? splat(offset, lanes_) : offset) : idx;
+    };
     bool guards_vary = false;
     for (const Guard& g : v->guards) guards_vary = guards_vary || varies(g.index);
-    if (v->dynamic) return gather_load(v, guards_vary);
-    if (!varies(v->index) && !guards_vary) {
+    if (!offset_varies && !varies(v->index) && !guards_vary) {
       // The same element for every lane: one scalar load, broadcast.
-      LV* idx = index(v->index);
+      LV* idx = plus_offset(index(v->index));
       if (!v->guards.empty()) idx = b_.CreateSelect(guards_hold(v->guards, false), idx, ic(0));
       auto* l = b_.CreateAlignedLoad(st, b_.CreateInBoundsGEP(st, base, idx), align);
       annotate(l, v->arg);
@@ -532,16 +537,16 @@ class Emitter {
     // Lanes to read: where the guards hold and the lane is a real output.
     LV* mask = v->guards.empty() ? nullptr : guards_hold(v->guards, true);
     if (lane_mask_) mask = mask ? b_.CreateAnd(mask, lane_mask_) : lane_mask_;
-    if (affine_coef(v->index, vec_var_) == std::optional<int64_t>(1)) {
+    std::optional<int64_t> coef = offset_varies ? std::nullopt : affine_coef(v->index, vec_var_);
+    if (coef == std::optional<int64_t>(1)) {
       // Consecutive elements: a vector load, masked where needed.
-      LV* ptr = b_.CreateInBoundsGEP(st, base, index(v->index));
+      LV* ptr = b_.CreateInBoundsGEP(st, base, plus_offset(index(v->index)));
       llvm::Instruction* l;
       if (!mask) l = b_.CreateAlignedLoad(vt, ptr, align);
       else l = b_.CreateMaskedLoad(vt, ptr, align, mask, llvm::Constant::getNullValue(vt));
       annotate(l, v->arg);
       return widen(l, stored);
     }
-    std::optional<int64_t> coef = affine_coef(v->index, vec_var_);
     if (coef && *coef >= 2 && *coef <= 4) {
       // A small stride (a stride-2 conv): read the span with one masked load of only the
       // elements the lanes want, then pick every coef-th: cheaper than a gather.
@@ -556,30 +561,24 @@ class Emitter {
       LV* wide_mask = llvm::ConstantVector::get(pattern);
       if (mask) wide_mask = b_.CreateAnd(wide_mask, b_.CreateShuffleVector(mask, lane_of));
       llvm::Type* wt = llvm::FixedVectorType::get(st, wide);
-      LV* ptr = b_.CreateInBoundsGEP(st, base, index(v->index));
+      LV* ptr = b_.CreateInBoundsGEP(st, base, plus_offset(index(v->index)));
       auto* l = b_.CreateMaskedLoad(wt, ptr, align, wide_mask, llvm::Constant::getNullValue(wt));
       annotate(l, v->arg);
       return widen(b_.CreateShuffleVector(l, picks), stored);
     }
-    LV* idx = index(v->index, true);
+    LV* idx = plus_offset(index(v->index, true));
     if (mask) idx = b_.CreateSelect(mask, idx, llvm::Constant::getNullValue(idx->getType()));
     LV* ptrs = b_.CreateInBoundsGEP(st, base, idx);
     auto* l = b_.CreateMaskedGather(vt, ptrs, align);
     annotate(l, v->arg);
     return widen(l, stored);
   }
-  // A load with a data-dependent term: offset = index + clamp(dynamic, 0, extent-1) * stride.
-  // Where the dynamic part is the same for every lane it is added to lane 0's offset, and
-  // the load is what an ordinary one with that offset would be (broadcast, vector load);
-  // otherwise a gather.
-  LV* gather_load(const Value* v, bool guards_vary) {
-    const DType stored = k_.args[v->arg].dtype;
-    llvm::Type* st = storage_type(stored);
-    llvm::Align align(dtype_size(stored));
-    LV* base = buffers_[v->arg];
-    bool dyn_vec = lanes_ > 1 && value_varies(v->dynamic);
+  // A Gather's term clamp(dynamic, 0, extent-1) * stride, in the index type; one per lane
+  // where it differs between lanes (*varies), else one scalar.
+  LV* dynamic_offset(const Value* v, bool* varies) {
+    *varies = lanes_ > 1 && value_varies(v->dynamic);
     LV* d = value(v->dynamic);
-    if (!dyn_vec && d->getType()->isVectorTy()) d = b_.CreateExtractElement(d, uint64_t{0});
+    if (!*varies && d->getType()->isVectorTy()) d = b_.CreateExtractElement(d, uint64_t{0});
     // Clamp in the index's own type (I32 / I64, signed), then convert: the result fits.
     llvm::Type* dt = d->getType();
     unsigned bits = dt->getScalarSizeInBits();
@@ -589,36 +588,10 @@ class Emitter {
     d = b_.CreateSelect(b_.CreateICmpSLT(d, zero), zero, d);
     LV* hic = llvm::ConstantInt::get(dt, static_cast<uint64_t>(hi), true);
     d = b_.CreateSelect(b_.CreateICmpSGT(d, hic), hic, d);
-    d = b_.CreateIntCast(d, dyn_vec ? lanes_of(idx_ty_, lanes_) : idx_ty_, true);
-    LV* stride = dyn_vec ? b_.CreateVectorSplat(lanes_, ic(v->dynamic_stride)) : ic(v->dynamic_stride);
+    d = b_.CreateIntCast(d, *varies ? lanes_of(idx_ty_, lanes_) : idx_ty_, true);
+    LV* stride = *varies ? b_.CreateVectorSplat(lanes_, ic(v->dynamic_stride)) : ic(v->dynamic_stride);
     if (v->dynamic_stride != 1) d = b_.CreateMul(d, stride, "", true, true);
-    bool index_varies = varies(v->index);
-    if (!dyn_vec && !index_varies && !guards_vary) {
-      // The same element for every lane: one scalar load, broadcast.
-      LV* idx = b_.CreateAdd(index(v->index), d);
-      if (!v->guards.empty()) idx = b_.CreateSelect(guards_hold(v->guards, false), idx, ic(0));
-      auto* l = b_.CreateAlignedLoad(st, b_.CreateInBoundsGEP(st, base, idx), align);
-      annotate(l, v->arg);
-      return splat(widen(l, stored), lanes_);
-    }
-    llvm::Type* vt = llvm::FixedVectorType::get(st, lanes_);
-    LV* mask = v->guards.empty() ? nullptr : guards_hold(v->guards, true);
-    if (lane_mask_) mask = mask ? b_.CreateAnd(mask, lane_mask_) : lane_mask_;
-    if (!dyn_vec && affine_coef(v->index, vec_var_) == std::optional<int64_t>(1)) {
-      // Consecutive elements from a gathered row: a vector load, masked where needed.
-      LV* ptr = b_.CreateInBoundsGEP(st, base, b_.CreateAdd(index(v->index), d));
-      llvm::Instruction* l;
-      if (!mask) l = b_.CreateAlignedLoad(vt, ptr, align);
-      else l = b_.CreateMaskedLoad(vt, ptr, align, mask, llvm::Constant::getNullValue(vt));
-      annotate(l, v->arg);
-      return widen(l, stored);
-    }
-    LV* idx = b_.CreateAdd(index(v->index, true), splat(d, lanes_));
-    if (mask) idx = b_.CreateSelect(mask, idx, llvm::Constant::getNullValue(idx->getType()));
-    LV* ptrs = b_.CreateInBoundsGEP(st, base, idx);
-    auto* l = b_.CreateMaskedGather(vt, ptrs, align);
-    annotate(l, v->arg);
-    return widen(l, stored);
+    return d;
   }
 
   void store(const Index& ix, LV* v, DType t) {
