@@ -2,10 +2,9 @@
 // padding, align_corners, 2-D and 3-D) following the ONNX reference implementation.
 //
 // Sampling positions come from the grid input, so they are known only at run time. Each
-// spatial dim gets a one-hot weight row over its input positions (the taps' coefficients
-// at the taps' indices); the input is contracted with those rows one dim at a time. That
-// costs O(input plane) per output point and channel: fine for small maps, slow for large
-// ones — a data-dependent load primitive would make it O(taps).
+// spatial dim gets its taps (index, coefficient, in-range mask); every combination of one
+// tap per dim reads the input, its spatial dims flattened to one axis, with the Gather
+// primitive at the flat index: O(taps) per output point and channel (1, 2^k or 4^k).
 #include <cmath>
 
 #include "frontend/lowering.h"
@@ -62,12 +61,14 @@ Outs lower_grid_sample(OpContext& ctx) {
   Shape out_pts(grid->shape.begin() + 1, grid->shape.end() - 1);  // O...
   GsCtx m{g, grid};
 
-  // Per spatial dim d: weights (N, O..., L_d) over its input positions.
-  std::vector<Node*> weights(k);
+  // Per spatial dim d: its taps, each an in-range index (I64, 0 where the tap is outside),
+  // a coefficient and a validity mask, all (N, O...).
+  struct Tap { Node* idx; Node* coeff; Node* valid; };
+  std::vector<std::vector<Tap>> dim_taps(k);
+  Shape ps{n};
+  ps.insert(ps.end(), out_pts.begin(), out_pts.end());
   for (size_t d = 0; d < k; ++d) {
     int64_t len = x->shape[2 + d];
-    Shape ps{n};
-    ps.insert(ps.end(), out_pts.begin(), out_pts.end());
     // Grid components are (x, y[, z]): spatial dim d reads component k-1-d.
     Node* gv = g.reshape(strided_slice(g, grid, int64_t(r - 1), int64_t(k - 1 - d), 1, 1), ps);
     Node* v = align ? m.mul(m.mul(m.add(gv, m.c(1)), m.c(0.5)), m.c(double(len - 1)))
@@ -107,36 +108,56 @@ Outs lower_grid_sample(OpContext& ctx) {
         taps.push_back({m.add(x0, m.c(2)), far(u1)});
       }
     }
-    Shape ws = ps;
-    ws.push_back(1);
-    Node* pos = g.cast(iota(g, len, DType::I64, ws.size(), ws.size() - 1), grid->dtype);
-    Node* w = nullptr;
     for (auto [idx, coeff] : taps) {
-      Node* valid = nullptr;
-      if (padding == "zeros") valid = g.binary(Op::And, g.unary(Op::Not, m.lt(idx, m.c(0))), m.lt(idx, m.c(double(len))));
-      else if (padding == "border") idx = g.binary(Op::Min, g.binary(Op::Max, idx, m.c(0)), m.c(double(len - 1)));
-      else idx = m.trunc(m.reflect(idx, lo, hi));
-      Node* hit = g.binary(Op::CmpEq, g.reshape(idx, ws), pos);  // (N, O..., L)
-      if (valid) hit = g.binary(Op::And, hit, g.reshape(valid, ws));
-      Node* term = g.where(hit, coeff->shape.empty() ? coeff : g.reshape(coeff, ws), m.c(0));
-      w = w ? m.add(w, term) : term;
+      if (padding == "border") idx = g.binary(Op::Min, g.binary(Op::Max, idx, m.c(0)), m.c(double(len - 1)));
+      else if (padding == "reflection") idx = m.trunc(m.reflect(idx, lo, hi));
+      // A tap reads only when its index is in [0, len): outside (padding zeros, or a NaN
+      // coordinate under any padding) it contributes 0. The index is made 0 there before
+      // the cast so that the integer conversion never sees a NaN or a huge value.
+      Node* valid = g.binary(Op::And, g.unary(Op::Not, m.lt(idx, m.c(0))), m.lt(idx, m.c(double(len))));
+      Node* safe = g.cast(g.where(valid, idx, m.c(0)), DType::I64);
+      dim_taps[d].push_back({safe, coeff, valid});
     }
-    weights[d] = g.cast(w, x->dtype);
   }
-  // Contract the last spatial dim first: (N, C, O..., L0.., Lj) * w_j -> sum over Lj.
-  Shape xs{n, ch};
-  xs.insert(xs.end(), out_pts.size(), 1);
-  xs.insert(xs.end(), x->shape.begin() + 2, x->shape.end());
-  Node* y = g.reshape(x, xs);
-  for (size_t d = k; d-- > 0;) {
-    Shape wsh{n, 1};
-    wsh.insert(wsh.end(), out_pts.begin(), out_pts.end());
-    wsh.insert(wsh.end(), d, 1);
-    wsh.push_back(x->shape[2 + d]);
-    y = g.reduce(Op::ReduceSum, g.binary(Op::Mul, y, g.reshape(weights[d], wsh)), {-1});
-    Shape s(y->shape.begin(), y->shape.end() - 1);
-    y = g.reshape(y, s);
+  // The input with its spatial dims flattened into one axis: (N, C, P). Each combination
+  // of one tap per spatial dim reads x at the flat index sum_d idx_d * stride_d with the
+  // Gather primitive (one load per output element) and is weighted by the product of the
+  // taps' coefficients; a combination with an invalid tap contributes 0 (Where, not a
+  // multiplication by 0, so an inf or NaN in x at the clamped position does not leak).
+  int64_t plane = 1;
+  for (size_t d = 0; d < k; ++d) plane *= x->shape[2 + d];
+  int64_t q = numel(out_pts);
+  Shape os{n, ch};
+  os.insert(os.end(), out_pts.begin(), out_pts.end());
+  if (plane == 0 || q == 0 || n == 0 || ch == 0) return {g.expand(scalar(g, 0.0, x), os)};  // nothing to read
+  Node* xf = g.reshape(x, Shape{n, ch, plane});
+  Shape q1{n, 1, q}, qc{n, ch, q};
+  std::vector<int64_t> strides(k, 1);
+  for (size_t d = k - 1; d-- > 0;) strides[d] = strides[d + 1] * x->shape[3 + d];
+  Node* zero = scalar(g, 0.0, x);
+  Node* y = nullptr;
+  std::vector<size_t> pick(k, 0);
+  for (;;) {
+    Node *flat = nullptr, *coeff = nullptr, *valid = nullptr;
+    for (size_t d = 0; d < k; ++d) {
+      const Tap& tp = dim_taps[d][pick[d]];
+      Node* term = strides[d] == 1 ? tp.idx : g.binary(Op::Mul, tp.idx, scalar(g, double(strides[d]), tp.idx));
+      flat = flat ? g.binary(Op::Add, flat, term) : term;
+      coeff = coeff ? m.mul(coeff, tp.coeff) : tp.coeff;
+      valid = valid ? g.binary(Op::And, valid, tp.valid) : tp.valid;
+    }
+    Node* val = g.gather(xf, g.expand(g.reshape(flat, q1), qc), 2);  // (N, C, Q)
+    if (!coeff->shape.empty()) val = g.binary(Op::Mul, val, g.reshape(g.cast(coeff, x->dtype), q1));  // nearest: 1
+    Node* term = g.where(g.reshape(valid, q1), val, zero);
+    y = y ? g.binary(Op::Add, y, term) : term;
+    size_t d = k;
+    while (d-- > 0) {
+      if (++pick[d] < dim_taps[d].size()) break;
+      pick[d] = 0;
+    }
+    if (d == size_t(-1)) break;
   }
+  y = g.reshape(y, os);
   return {y};
 }
 
