@@ -1,8 +1,8 @@
 // ops_index.cc — data-dependent indexing and index-pattern ops: GatherElements, GatherND,
 // ScatterElements / Scatter, ScatterND, OneHot, Trilu, EyeLike, CumSum, TopK, Hardmax.
 //
-// GatherElements uses the Gather primitive (one data-dependent load per output element).
-// Elsewhere (GatherND, Scatter*) an index computed at run time selects through a one-hot
+// GatherElements and GatherND use the Gather primitive (one data-dependent load per output
+// element). Elsewhere (Scatter*) an index computed at run time selects through a one-hot
 // comparison with an iota and a ReduceSum (select_along), O(candidates) work per output
 // element. Index patterns known at compile time (Trilu, EyeLike) are constant masks.
 #include <algorithm>
@@ -93,7 +93,24 @@ Outs lower_gather_nd(OpContext& ctx) {
   Shape qdims(idx->shape.begin() + b, idx->shape.end() - 1);
   int64_t f = numel(indexed);
   Node* flat = flat_index(g, idx, indexed);  // (B..., Q...)
-  // Table (B..., Q..., F, R...) and index (B..., Q..., 1, 1...).
+  Shape out = batch;
+  out.insert(out.end(), qdims.begin(), qdims.end());
+  out.insert(out.end(), rest.begin(), rest.end());
+  int64_t nq = numel(qdims);
+  if (f > 0 && nq > 0 && numel(out) > 0) {
+    // The Gather primitive: data with the indexed dims flattened to one axis (B..., F, R...)
+    // read at the flat index, (B..., Q, 1...) expanded over R: one load per output element.
+    Shape src = batch, ish = batch, ifull = batch;
+    src.push_back(f);
+    src.insert(src.end(), rest.begin(), rest.end());
+    ish.push_back(nq);
+    ish.insert(ish.end(), rest.size(), 1);
+    ifull.push_back(nq);
+    ifull.insert(ifull.end(), rest.begin(), rest.end());
+    Node* i = g.expand(g.reshape(flat, ish), ifull);
+    return {g.reshape(g.gather(g.reshape(data, src), i, b), out)};
+  }
+  // Empty: a one-hot select. Table (B..., Q..., F, R...) and index (B..., Q..., 1, 1...).
   Shape ts = batch;
   ts.insert(ts.end(), qdims.size(), 1);
   ts.push_back(f);
@@ -108,9 +125,6 @@ Outs lower_gather_nd(OpContext& ctx) {
   is.insert(is.end(), 1 + rest.size(), 1);
   int64_t axis = b + int64_t(qdims.size());
   Node* y = select_along(g, table, axis, g.reshape(flat, is));
-  Shape out = batch;
-  out.insert(out.end(), qdims.begin(), qdims.end());
-  out.insert(out.end(), rest.begin(), rest.end());
   return {g.reshape(y, out)};
 }
 
