@@ -261,6 +261,25 @@ def gather_with_run_time_indices():
         check(model(nodes, feeds, ["y"], [("two", two)]), feeds)
 
 
+@suite.case
+def gather_nd_and_grid_sample_3d():
+    """GatherND with batch_dims 0 and 1, full and partial index depth, negative indices; 3-D
+    GridSample (opset 20), the shapes the Gather primitive flattens."""
+    for batch_dims, dshape, ishape in ((0, (4, 5, 6), (3, 2)), (0, (4, 5, 6), (2, 3, 3)),
+                                       (1, (3, 5, 6), (3, 4, 1)), (1, (3, 5, 6, 2), (3, 2, 2))):
+        data = randn(*dshape)
+        depth = ishape[-1]
+        dims = dshape[batch_dims:batch_dims + depth]
+        idx = np.stack([RNG.integers(-d, d, size=ishape[:-1]) for d in dims], axis=-1).astype(np.int64)
+        feeds = {"x": data, "i": idx}
+        check(model([h.make_node("GatherND", ["x", "i"], ["y"], batch_dims=batch_dims)], feeds, ["y"]), feeds)
+    for mode in ("linear", "nearest"):
+        for pad in ("zeros", "border", "reflection"):
+            feeds = {"x": randn(1, 2, 4, 5, 6), "grid": (RNG.random((1, 3, 4, 5, 3)) * 3.0 - 1.5).astype(np.float32)}
+            node = h.make_node("GridSample", ["x", "grid"], ["y"], mode=mode, padding_mode=pad, align_corners=0)
+            check(model([node], feeds, ["y"], opset=20), feeds, atol=1e-4)
+
+
 if __name__ == "__main__":
     WORK = lib.work_dir("ops_vs_onnxruntime")
     sys.exit(suite.main())
