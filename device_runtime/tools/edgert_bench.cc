@@ -33,10 +33,8 @@ const char* kUsage =
     "                         list the kernels by time, with their GFLOP/s\n"
     "  --help                 this text\n";
 
-struct Options {
-  std::string bundle;
-  std::vector<std::string> inputs;
-  long threads = 1, warmup = 5, iters = 50;
+struct Options : CommonOptions {
+  long warmup = 5, iters = 50;
   bool json = false;
   bool profile = false;
 };
@@ -45,19 +43,7 @@ int parse_args(int argc, char** argv, Options* o) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
-    if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (a == "--input") {
-      const char* v = value();
-      if (!v) return fail(kTool, "--input needs NAME=FILE.npy");
-      o->inputs.push_back(v);
-    } else if (a.rfind("--input=", 0) == 0) {
-      o->inputs.push_back(a.substr(8));
-    } else if (a == "--threads") {
-      if (!parse_count(value(), &o->threads) || o->threads < 1)
-        return fail(kTool, "--threads needs a positive integer");
-    } else if (a == "--warmup") {
+    if (a == "--warmup") {
       if (!parse_count(value(), &o->warmup)) return fail(kTool, "--warmup needs an integer >= 0");
     } else if (a == "--iters") {
       if (!parse_count(value(), &o->iters) || o->iters < 1)
@@ -66,12 +52,8 @@ int parse_args(int argc, char** argv, Options* o) {
       o->json = true;
     } else if (a == "--profile") {
       o->profile = true;
-    } else if (!a.empty() && a[0] == '-') {
-      return fail(kTool, "unknown option " + a + " (see --help)");
-    } else if (o->bundle.empty()) {
-      o->bundle = a;
-    } else {
-      return fail(kTool, "more than one bundle given: " + o->bundle + " and " + a);
+    } else if (int r = parse_common_option(kTool, kUsage, argc, argv, &i, o); r != -1) {
+      return r;
     }
   }
   if (o->bundle.empty()) return fail(kTool, "no bundle given (see --help)");

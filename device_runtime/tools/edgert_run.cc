@@ -58,10 +58,9 @@ std::string file_name(const char* output_name) {
   return s + ".npy";
 }
 
-struct Options {
-  std::string bundle, output_dir;
-  std::vector<std::string> inputs;
-  long threads = 1, repeat = 1;
+struct Options : CommonOptions {
+  std::string output_dir;
+  long repeat = 1;
   bool print = false;
 };
 
@@ -70,33 +69,17 @@ int parse_args(int argc, char** argv, Options* o) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
-    if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (a == "--input") {
-      const char* v = value();
-      if (!v) return fail(kTool, "--input needs NAME=FILE.npy");
-      o->inputs.push_back(v);
-    } else if (a.rfind("--input=", 0) == 0) {
-      o->inputs.push_back(a.substr(8));
-    } else if (a == "--output-dir") {
+    if (a == "--output-dir") {
       const char* v = value();
       if (!v) return fail(kTool, "--output-dir needs a directory");
       o->output_dir = v;
-    } else if (a == "--threads") {
-      if (!parse_count(value(), &o->threads) || o->threads < 1)
-        return fail(kTool, "--threads needs a positive integer");
     } else if (a == "--repeat") {
       if (!parse_count(value(), &o->repeat) || o->repeat < 1)
         return fail(kTool, "--repeat needs a positive integer");
     } else if (a == "--print") {
       o->print = true;
-    } else if (!a.empty() && a[0] == '-') {
-      return fail(kTool, "unknown option " + a + " (see --help)");
-    } else if (o->bundle.empty()) {
-      o->bundle = a;
-    } else {
-      return fail(kTool, "more than one bundle given: " + o->bundle + " and " + a);
+    } else if (int r = parse_common_option(kTool, kUsage, argc, argv, &i, o); r != -1) {
+      return r;
     }
   }
   if (o->bundle.empty()) return fail(kTool, "no bundle given (see --help)");

@@ -156,4 +156,31 @@ bool open_with_inputs(const std::string& path, const std::vector<std::string>& s
   return true;
 }
 
+int parse_common_option(const char* tool, const char* usage, int argc, char** argv, int* i, CommonOptions* o) {
+  const std::string a = argv[*i];
+  auto value = [&]() -> const char* { return *i + 1 < argc ? argv[++*i] : nullptr; };
+  if (a == "--help" || a == "-h") {
+    std::fputs(usage, stdout);
+    return 0;
+  }
+  if (a == "--input") {
+    const char* v = value();
+    if (!v) return fail(tool, "--input needs NAME=FILE.npy");
+    o->inputs.push_back(v);
+    return -1;
+  }
+  if (a.rfind("--input=", 0) == 0) {
+    o->inputs.push_back(a.substr(8));
+    return -1;
+  }
+  if (a == "--threads") {
+    if (!parse_count(value(), &o->threads) || o->threads < 1) return fail(tool, "--threads needs a positive integer");
+    return -1;
+  }
+  if (!a.empty() && a[0] == '-') return fail(tool, "unknown option " + a + " (see --help)");
+  if (!o->bundle.empty()) return fail(tool, "more than one bundle given: " + o->bundle + " and " + a);
+  o->bundle = a;
+  return -1;
+}
+
 }  // namespace edgert_tools

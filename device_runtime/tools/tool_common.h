@@ -9,6 +9,18 @@
 
 namespace edgert_tools {
 
+// The options edgert-run and edgert-bench share.
+struct CommonOptions {
+  std::string bundle;
+  std::vector<std::string> inputs;  // NAME=FILE.npy
+  long threads = 1;
+};
+
+// Parses argv[*i] as a shared option (--help, --input, --threads) or the bundle path;
+// *i advances past an option's value. Call it after the tool's own options: anything
+// else starting with '-' is an unknown option. Returns -1 to go on, else the exit code.
+int parse_common_option(const char* tool, const char* usage, int argc, char** argv, int* i, CommonOptions* o);
+
 // A bundle and a context, released in the right order when the tool returns.
 struct Session {
   edgert_bundle* bundle = nullptr;
