@@ -8,7 +8,8 @@
 namespace edge::bundle {
 
 inline constexpr char kMagic[8] = {'E', 'D', 'G', 'E', 'B', 'N', 'D', 'L'};
-inline constexpr uint32_t kFormatVersion = 1;
+// 2: code formats, launch shapes, memory spaces, prepared OpenCL programs (bundle.fbs).
+inline constexpr uint32_t kFormatVersion = 2;
 inline constexpr uint32_t kHeaderSize = 64;
 inline constexpr uint64_t kDataAlignment = 4096;   // data blob offset in the file
 inline constexpr uint64_t kSectionAlignment = 64;  // minimum section / buffer alignment

@@ -16,6 +16,8 @@ struct SectionData {
   SectionKind kind = SectionKind::Weights;
   std::vector<uint8_t> bytes;
   uint32_t alignment = 64;  // raised to kSectionAlignment if smaller
+  CodeFormat format = CodeFormat::None;  // Code sections
+  uint32_t source_section = 0;           // OpenCLBinary
 };
 
 struct BufferDesc {
@@ -27,6 +29,8 @@ struct BufferDesc {
   uint64_t offset = 0;    // arena offset (Arena) or offset inside `section` (Weight)
   uint32_t section = 0;   // Weight only
   uint32_t io_index = 0;  // Input/Output only
+  MemorySpace memory = MemorySpace::Global;
+  uint32_t image_width = 0, image_height = 0;  // Image2D
 };
 
 struct TensorDesc {
@@ -39,9 +43,11 @@ struct TensorDesc {
 struct KernelDesc {
   std::string name;
   uint32_t section = 0;
-  uint64_t entry = 0;
+  uint64_t entry = 0;       // MachineCode
+  std::string entry_name;   // OpenCLC
   uint32_t num_args = 0;
   uint64_t parallel_extent = 1;
+  std::vector<uint64_t> global_size, local_size;
   uint64_t flops = 0;
   uint64_t bytes = 0;
 };
@@ -59,6 +65,10 @@ struct TargetDesc {
   std::string port = "cpu";
 };
 
+struct PreparedDesc {
+  std::string platform, device, driver;
+};
+
 struct BundleDesc {
   std::string producer, source_model;
   TargetDesc target;
@@ -71,6 +81,8 @@ struct BundleDesc {
   uint32_t arena_alignment = 64;
   uint64_t arena_lower_bound = 0;
   std::vector<uint32_t> reference_inputs, reference_outputs;
+  bool has_prepared = false;  // write `prepared` (edgert-prepare)
+  PreparedDesc prepared;
 };
 
 namespace detail {
@@ -128,15 +140,16 @@ inline std::vector<uint8_t> serialize_bundle(const BundleDesc& desc) {
   std::vector<flatbuffers::Offset<Section>> sections;
   for (size_t i = 0; i < desc.sections.size(); ++i) {
     sections.push_back(CreateSection(fbb, desc.sections[i].kind, section_offsets[i],
-                                     desc.sections[i].bytes.size(), section_alignments[i]));
+                                     desc.sections[i].bytes.size(), section_alignments[i],
+                                     desc.sections[i].format, desc.sections[i].source_section));
   }
 
   std::vector<flatbuffers::Offset<Buffer>> buffers;
   for (const BufferDesc& b : desc.buffers) {
     auto name = fbb.CreateString(b.name);
     auto shape = fbb.CreateVector(b.shape);
-    buffers.push_back(
-        CreateBuffer(fbb, name, b.kind, b.dtype, shape, b.size, b.offset, b.section, b.io_index));
+    buffers.push_back(CreateBuffer(fbb, name, b.kind, b.dtype, shape, b.size, b.offset, b.section,
+                                   b.io_index, b.memory, b.image_width, b.image_height));
   }
 
   auto inputs = detail::write_tensors(fbb, desc.inputs);
@@ -145,8 +158,11 @@ inline std::vector<uint8_t> serialize_bundle(const BundleDesc& desc) {
   std::vector<flatbuffers::Offset<Kernel>> kernels;
   for (const KernelDesc& k : desc.kernels) {
     auto name = fbb.CreateString(k.name);
-    kernels.push_back(CreateKernel(fbb, name, k.section, k.entry, k.num_args, k.parallel_extent,
-                                   k.flops, k.bytes));
+    auto entry_name = k.entry_name.empty() ? 0 : fbb.CreateString(k.entry_name);
+    auto global_size = k.global_size.empty() ? 0 : fbb.CreateVector(k.global_size);
+    auto local_size = k.local_size.empty() ? 0 : fbb.CreateVector(k.local_size);
+    kernels.push_back(CreateKernel(fbb, name, k.section, k.entry, entry_name, k.num_args,
+                                   k.parallel_extent, global_size, local_size, k.flops, k.bytes));
   }
 
   std::vector<flatbuffers::Offset<Command>> commands;
@@ -155,12 +171,19 @@ inline std::vector<uint8_t> serialize_bundle(const BundleDesc& desc) {
     commands.push_back(CreateCommand(fbb, c.kind, c.kernel, args));
   }
 
+  flatbuffers::Offset<PreparedFor> prepared = 0;
+  if (desc.has_prepared) {
+    auto platform = fbb.CreateString(desc.prepared.platform);
+    auto device = fbb.CreateString(desc.prepared.device);
+    auto driver = fbb.CreateString(desc.prepared.driver);
+    prepared = CreatePreparedFor(fbb, platform, device, driver);
+  }
   auto root = CreateBundle(
       fbb, kFormatVersion, producer, source_model, target, fbb.CreateVector(sections),
       fbb.CreateVector(buffers), fbb.CreateVector(inputs), fbb.CreateVector(outputs),
       fbb.CreateVector(kernels), fbb.CreateVector(commands), desc.arena_size, desc.arena_alignment,
       desc.arena_lower_bound, fbb.CreateVector(desc.reference_inputs),
-      fbb.CreateVector(desc.reference_outputs));
+      fbb.CreateVector(desc.reference_outputs), prepared);
   FinishBundleBuffer(fbb, root);
 
   const uint8_t* fb = fbb.GetBufferPointer();

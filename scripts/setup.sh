@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the build and the tests need, skipping what is already there.
 #   apt: compilers, CMake, LLVM 19, protobuf, FlatBuffers, doctest, mimalloc; the aarch64
-#        cross compiler and qemu-user (scripts/build_aarch64.sh, the aarch64 tests)
+#        cross compiler and qemu-user (scripts/build_aarch64.sh, the aarch64 tests); OpenCL
+#        headers, the ICD loader and two CPU implementations (PoCL, Mesa's rusticl) for the
+#        opencl port's tests, clinfo
 #   pip (for the python3 on PATH): onnx==1.17.0, onnxruntime, numpy
 #   --torchvision: also Debian's python3-torchvision (for tests/models/, manual check)
 # Quiet when nothing is missing; safe to run any number of times.
@@ -18,7 +20,8 @@ done
 
 APT_PACKAGES=(build-essential cmake llvm-19-dev clang-19 lld-19 libflatbuffers-dev flatbuffers-compiler
               doctest-dev libmimalloc-dev libprotobuf-dev protobuf-compiler binutils file
-              g++-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user)
+              g++-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user
+              opencl-headers ocl-icd-libopencl1 ocl-icd-opencl-dev pocl-opencl-icd mesa-opencl-icd clinfo)
 if [[ $WITH_TORCHVISION == 1 ]]; then APT_PACKAGES+=(python3-torchvision); fi
 
 missing=()

@@ -46,7 +46,16 @@ typedef struct edgert_bundle edgert_bundle;
 typedef struct edgert_context edgert_context;
 
 typedef struct edgert_context_options {
-  int32_t num_threads;   /* 0 or 1: run on the calling thread */
+  int32_t num_threads;   /* cpu port: 0 or 1: run on the calling thread */
+  /* opencl port: whether edgert_context_create may compile the bundle's OpenCL C with the
+   * device's driver when the bundle holds no program binaries for this device (a bundle
+   * from edgert_prepare does). 0: refuse with EDGERT_ERROR_UNSUPPORTED. Counted in
+   * edgert_context_stats.programs_built. */
+  int32_t allow_source_build;
+  /* opencl port: index of the device among all OpenCL GPU/CPU/accelerator devices of all
+   * platforms, in platform order (0: the first; EDGERT_OPENCL_DEVICE in the environment
+   * overrides it). */
+  int32_t device_index;
 } edgert_context_options;
 
 const char* edgert_last_error(void);
@@ -83,6 +92,30 @@ edgert_status edgert_bind_output(edgert_context* context, int32_t index, void* d
 
 /* Replays the command queue once. No allocation, no system calls beyond the port's. */
 edgert_status edgert_run(edgert_context* context);
+
+/* What a context's port did and holds, for reports and tests. */
+typedef struct edgert_context_stats {
+  const char* port;            /* "cpu", "opencl"; owned by the runtime */
+  const char* device;          /* the device it runs on, e.g. "pthread-..." for PoCL */
+  int32_t programs_built;      /* programs compiled from source at context creation */
+  int32_t programs_loaded;     /* programs loaded from prepared binaries */
+  uint64_t buffer_bytes;       /* device memory in buffers (arena, weights, bound I/O) */
+  uint64_t image_bytes;        /* device memory in images */
+} edgert_context_stats;
+edgert_status edgert_context_get_stats(const edgert_context* context, edgert_context_stats* out_stats);
+
+/* The bundle's target port ("cpu", "opencl") and the ports this runtime was built with. */
+const char* edgert_bundle_port(const edgert_bundle* bundle);
+const char* edgert_runtime_ports(void);
+
+/* On the device, once (e.g. at install time): builds the bundle's OpenCL programs with this
+ * device's driver and writes `out_path`, the same bundle plus the program binaries and the
+ * identity of the platform, device and driver that built them. A context on it loads the
+ * binaries and compiles nothing; on another device or driver it is refused. A bundle for
+ * a port with nothing to prepare (cpu) is an EDGERT_ERROR_INVALID_ARGUMENT. Written to a
+ * temporary file and renamed: never half a file. */
+edgert_status edgert_prepare(const char* bundle_path, const char* out_path,
+                             const edgert_context_options* options);
 
 /* Profiling: the CLOCK_MONOTONIC nanoseconds recorded by the bundle's Timestamp commands
  * during the last edgert_run, in queue order (zeros before the first run). The array is

@@ -11,6 +11,7 @@
 #include <new>
 
 #include "internal.h"
+#include "port.h"
 
 namespace {
 
@@ -33,6 +34,7 @@ edgert_status open_verified(const uint8_t* file, size_t size, bool owns_mapping,
   b->root = root;
   b->data = data;
   b->data_size = data_size;
+  b->port = edgert::find_port(root->target()->port()->c_str());  // verified: present
   *out = b;
   return EDGERT_OK;
 }
@@ -188,5 +190,11 @@ edgert_status edgert_bundle_command_info(const edgert_bundle* bundle, int32_t in
   }
   return EDGERT_OK;
 }
+
+const char* edgert_bundle_port(const edgert_bundle* bundle) {
+  return bundle ? bundle->port->name : "";
+}
+
+const char* edgert_runtime_ports(void) { return edgert::compiled_port_names(); }
 
 }  // extern "C"

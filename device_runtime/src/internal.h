@@ -8,6 +8,10 @@
 #include "edgert.h"
 
 namespace edgert {
+struct Port;
+}
+
+namespace edgert {
 
 // Records a printf-style message as the thread's last error and returns `status`.
 edgert_status set_error(edgert_status status, const char* format, ...)
@@ -21,6 +25,11 @@ size_t dtype_size(uint32_t dtype);
 edgert_status verify_bundle(const uint8_t* file, size_t file_size,
                             const edge::bundle::Bundle** out_root, const uint8_t** out_data,
                             size_t* out_data_size);
+
+// "AArch64 (cpu generic, features neon,dotprod)": what a bundle was compiled for, for
+// messages; returns buf.
+const char* describe_target(const edge::bundle::Target* target, char* buf, size_t size);
+const char* arch_name(edge::bundle::Arch arch);
 
 // Name of a buffer for messages; never null.
 inline const char* buffer_name(const edge::bundle::Buffer* b) {
@@ -37,4 +46,5 @@ struct edgert_bundle {
   const edge::bundle::Bundle* root = nullptr;
   const uint8_t* data = nullptr;  // data blob: sections live here
   size_t data_size = 0;
+  const edgert::Port* port = nullptr;  // the port its Target.port names (found at open)
 };

@@ -7,10 +7,28 @@
 #include <cstring>
 
 #include "bundle_header.h"
-#include "cpu_port.h"
 #include "internal.h"
+#include "kernel_abi.h"
+#include "port.h"
 
 namespace edgert {
+
+const char* arch_name(edge::bundle::Arch a) {
+  return a <= edge::bundle::Arch::MAX ? edge::bundle::EnumNameArch(a) : "unknown";
+}
+
+const char* describe_target(const edge::bundle::Target* t, char* buf, size_t size) {
+  auto str = [](const flatbuffers::String* s) { return s ? s->c_str() : ""; };
+  const uint32_t num_features = t->features() ? t->features()->size() : 0;
+  int used = std::snprintf(buf, size, "%s (cpu %s, features ", arch_name(t->arch()), str(t->cpu()));
+  for (uint32_t i = 0; i < num_features && used >= 0 && static_cast<size_t>(used) < size; ++i)
+    used += std::snprintf(buf + used, size - static_cast<size_t>(used), "%s%s", i ? "," : "",
+                          str(t->features()->Get(i)));
+  if (used >= 0 && static_cast<size_t>(used) < size)
+    std::snprintf(buf + used, size - static_cast<size_t>(used), "%s)", num_features ? "" : "none");
+  return buf;
+}
+
 namespace {
 
 using namespace edge::bundle;
@@ -118,52 +136,20 @@ edgert_status check_flatbuffer(const uint8_t* fb, uint64_t fb_size, const Bundle
   return EDGERT_OK;
 }
 
-// ---- target: can this machine run the code at all ----
+// ---- target: a port compiled into this runtime runs it, and it can run it here ----
 
-const char* arch_name(Arch a) { return a <= Arch::MAX ? EnumNameArch(a) : "unknown"; }
-
-// "AArch64 (cpu generic, features neon,dotprod)": what the bundle was compiled for.
-const char* describe_target(const Target* t, char* buf, size_t size) {
-  int used = std::snprintf(buf, size, "%s (cpu %s, features ", arch_name(t->arch()), str(t->cpu()));
-  for (uint32_t i = 0; i < count(t->features()) && used >= 0 && static_cast<size_t>(used) < size; ++i)
-    used += std::snprintf(buf + used, size - static_cast<size_t>(used), "%s%s", i ? "," : "",
-                          str(t->features()->Get(i)));
-  if (used >= 0 && static_cast<size_t>(used) < size)
-    std::snprintf(buf + used, size - static_cast<size_t>(used), "%s)", count(t->features()) ? "" : "none");
-  return buf;
-}
-
-// A mismatch names both sides: the bundle's target and this machine.
 edgert_status check_target(const Bundle* b) {
   const Target* t = b->target();
   if (!t) return EDGE_INVALID("target is missing");
-  char target[160];
-  char machine[256];
-  if (t->arch() != cpu::host_arch())
+  const Port* port = find_port(str(t->port()));
+  if (!port) {
+    char target[160];
     return set_error(EDGERT_ERROR_UNSUPPORTED,
-                     "bundle targets %s [arch %u], but this machine is %s: compile it for this machine",
-                     describe_target(t, target, sizeof(target)), static_cast<unsigned>(t->arch()),
-                     arch_name(cpu::host_arch()));
-  if (!t->port() || std::strcmp(t->port()->c_str(), "cpu") != 0)
-    return set_error(EDGERT_ERROR_UNSUPPORTED,
-                     "bundle needs runtime port \"%s\", this runtime has port \"cpu\"",
-                     str(t->port()));
-  for (uint32_t i = 0; i < count(t->features()); ++i) {
-    const char* name = str(t->features()->Get(i));
-    bool known = false;
-    bool present = cpu::has_feature(name, &known);
-    if (!known)
-      return set_error(EDGERT_ERROR_UNSUPPORTED,
-                       "bundle targets %s; CPU feature \"%s\" is unknown to this runtime; refusing to guess",
-                       describe_target(t, target, sizeof(target)), name);
-    if (!present)
-      return set_error(EDGERT_ERROR_UNSUPPORTED,
-                       "bundle targets %s and needs CPU feature \"%s\", which this machine lacks "
-                       "(%s, features %s)",
-                       describe_target(t, target, sizeof(target)), name, arch_name(cpu::host_arch()),
-                       cpu::describe_features(machine, sizeof(machine)));
+                     "bundle targets %s and needs runtime port \"%s\", but this runtime was built "
+                     "with port(s) %s (CMake option EDGE_PORTS)",
+                     describe_target(t, target, sizeof(target)), str(t->port()), compiled_port_names());
   }
-  return EDGERT_OK;
+  return port->check_target(b);
 }
 
 // ---- sections: ranges of the data blob ----
@@ -173,6 +159,17 @@ edgert_status check_sections(const Bundle* b, const uint8_t* data, uint64_t data
     const Section* s = b->sections()->Get(i);
     if (s->kind() > SectionKind::MAX)
       return EDGE_INVALID("section %u: unknown kind %u", i, static_cast<unsigned>(s->kind()));
+    if (s->format() > CodeFormat::MAX || (s->kind() == SectionKind::Code) != (s->format() != CodeFormat::None))
+      return EDGE_INVALID("section %u: format %u does not fit a %s section", i,
+                          static_cast<unsigned>(s->format()), EnumNameSectionKind(s->kind()));
+    if (s->format() == CodeFormat::OpenCLBinary) {
+      if (!b->prepared())
+        return EDGE_INVALID("section %u: an OpenCLBinary section in a bundle without `prepared`", i);
+      if (s->source_section() >= count(b->sections()) ||
+          b->sections()->Get(s->source_section())->format() != CodeFormat::OpenCLC)
+        return EDGE_INVALID("section %u: source_section %u is not an OpenCLC section", i,
+                            s->source_section());
+    }
     if (!is_power_of_two(s->alignment()) || s->alignment() < kSectionAlignment)
       return EDGE_INVALID("section %u: alignment %u is not a power of two >= %" PRIu64, i,
                           s->alignment(), kSectionAlignment);
@@ -209,6 +206,22 @@ edgert_status check_buffers(const Bundle* b) {
     if (!valid_dtype(buf->dtype()))
       return EDGE_INVALID("buffer %u (%s): unknown dtype %u", i, name,
                           static_cast<unsigned>(buf->dtype()));
+    switch (buf->memory()) {
+      case MemorySpace::Global: break;
+      case MemorySpace::Image2D: {
+        // Texels of 4 elements: the image must hold every element of the buffer.
+        const uint64_t texels = static_cast<uint64_t>(buf->image_width()) * buf->image_height();
+        const uint64_t elems = buf->size() / dtype_size(static_cast<uint32_t>(buf->dtype()));
+        if (buf->image_width() == 0 || buf->image_height() == 0 ||
+            texels < (elems + edge::abi::kImageChannels - 1) / edge::abi::kImageChannels)
+          return EDGE_INVALID("buffer %u (%s): image %ux%u texels cannot hold its %" PRIu64 " elements",
+                              i, name, buf->image_width(), buf->image_height(), elems);
+        break;
+      }
+      default:
+        return EDGE_INVALID("buffer %u (%s): unknown memory space %u", i, name,
+                            static_cast<unsigned>(buf->memory()));
+    }
     switch (buf->kind()) {
       case BufferKind::Arena:
         if (buf->offset() % align != 0)
@@ -312,10 +325,38 @@ edgert_status check_kernels(const Bundle* b) {
     if (s->kind() != SectionKind::Code)
       return EDGE_INVALID("kernel %u (%s): section %u is not a Code section", i, name,
                           k->section());
-    if (k->entry() >= s->size())
-      return EDGE_INVALID("kernel %u (%s): entry %" PRIu64 " outside its Code section (%" PRIu64
-                          " bytes)",
-                          i, name, k->entry(), s->size());
+    switch (s->format()) {
+      case CodeFormat::MachineCode:
+        if (k->entry() >= s->size())
+          return EDGE_INVALID("kernel %u (%s): entry %" PRIu64 " outside its Code section (%" PRIu64
+                              " bytes)",
+                              i, name, k->entry(), s->size());
+        break;
+      case CodeFormat::OpenCLC: {
+        const flatbuffers::String* entry = k->entry_name();
+        if (!entry || entry->size() == 0 || std::strlen(entry->c_str()) != entry->size())
+          return EDGE_INVALID("kernel %u (%s): entry_name is missing or contains a NUL byte", i, name);
+        break;
+      }
+      default:
+        return EDGE_INVALID("kernel %u (%s): section %u has format %s; kernels name a MachineCode "
+                            "or OpenCLC section",
+                            i, name, k->section(), EnumNameCodeFormat(s->format()));
+    }
+    const uint32_t dims = count(k->global_size());
+    if (dims > edge::abi::kMaxLaunchDims || (count(k->local_size()) != 0 && count(k->local_size()) != dims))
+      return EDGE_INVALID("kernel %u (%s): global_size has %u dims and local_size %u (at most %d, same rank)",
+                          i, name, dims, count(k->local_size()), edge::abi::kMaxLaunchDims);
+    for (uint32_t d = 0; d < dims; ++d) {
+      const uint64_t g = k->global_size()->Get(d);
+      const uint64_t l = count(k->local_size()) ? k->local_size()->Get(d) : 1;
+      if (g == 0 || g > UINT32_MAX || l == 0 || g % l != 0)
+        return EDGE_INVALID("kernel %u (%s): dim %u: global size %" PRIu64 " / local size %" PRIu64
+                            " is not a positive multiple below 2^32",
+                            i, name, d, g, l);
+    }
+    if (s->format() == CodeFormat::OpenCLC && dims == 0)
+      return EDGE_INVALID("kernel %u (%s): an OpenCL kernel needs a global_size", i, name);
   }
   return EDGERT_OK;
 }

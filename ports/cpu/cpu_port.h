@@ -5,11 +5,17 @@
 #include <cstdint>
 
 #include "bundle_generated.h"
+#include "edgert.h"
+#include "kernel_abi.h"
 
 namespace edgert::cpu {
 
-// Entry point of every compiled kernel (see Kernel in bundle.fbs).
-using KernelFn = void (*)(void* const* args, int32_t core_id, int32_t num_cores);
+// Entry point of every compiled kernel (schema/kernel_abi.h).
+using KernelFn = edge::abi::CpuKernelFn;
+
+// Whether this machine runs the bundle's code: its arch, and every CPU feature it lists
+// (an unknown feature is refused, not guessed). The message names both sides.
+edgert_status check_target(const edge::bundle::Bundle* bundle);
 
 // The architecture this runtime was built for, as the bundle names it.
 edge::bundle::Arch host_arch();
