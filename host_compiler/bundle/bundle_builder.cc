@@ -39,6 +39,7 @@ std::vector<uint8_t> build_bundle(const BundleInputs& in) {
   constexpr uint32_t kCodeSection = 0, kWeightSection = 1;
   eb::SectionData code;
   code.kind = eb::SectionKind::Code;
+  code.format = eb::CodeFormat::MachineCode;
   code.bytes = in.code->bytes;
   code.alignment = 4096;  // loaded page-aligned (aarch64 ADRP is page-relative)
   eb::SectionData weights;
