@@ -81,9 +81,15 @@ edgert_status check_header(const uint8_t* file, size_t file_size, BundleHeader* 
   std::memcpy(h, file, sizeof(*h));
   if (std::memcmp(h->magic, kMagic, sizeof(kMagic)) != 0)
     return EDGE_INVALID("bad magic: not an edge bundle (expected \"EDGEBNDL\")");
-  if (h->format_version != kFormatVersion)
+  if (h->format_version < kFormatVersion)
     return set_error(EDGERT_ERROR_UNSUPPORTED,
-                     "bundle format version %u, but this runtime reads format version %u",
+                     "bundle format version %u is older than the format version %u this runtime "
+                     "reads: rebuild it with this edgec",
+                     h->format_version, kFormatVersion);
+  if (h->format_version > kFormatVersion)
+    return set_error(EDGERT_ERROR_UNSUPPORTED,
+                     "bundle format version %u is newer than the format version %u this runtime "
+                     "reads: update the runtime",
                      h->format_version, kFormatVersion);
   if (h->header_size != kHeaderSize)
     return EDGE_INVALID("header_size %u, expected %u", h->header_size, kHeaderSize);

@@ -1,5 +1,6 @@
 #include "bundle/bundle_builder.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -34,14 +35,17 @@ std::vector<uint8_t> build_bundle(const BundleInputs& in) {
   d.target.arch = static_cast<eb::Arch>(in.target->bundle_arch);
   d.target.cpu = in.target->cpu;
   d.target.features = in.target->required_features;
-  d.target.port = "cpu";
+  for (const std::string& f : in.code->required_features)
+    if (std::find(d.target.features.begin(), d.target.features.end(), f) == d.target.features.end())
+      d.target.features.push_back(f);
+  d.target.port = in.target->port;
 
   constexpr uint32_t kCodeSection = 0, kWeightSection = 1;
   eb::SectionData code;
   code.kind = eb::SectionKind::Code;
-  code.format = eb::CodeFormat::MachineCode;
+  code.format = static_cast<eb::CodeFormat>(in.code->format);
   code.bytes = in.code->bytes;
-  code.alignment = 4096;  // loaded page-aligned (aarch64 ADRP is page-relative)
+  code.alignment = in.code->alignment;
   eb::SectionData weights;
   weights.kind = eb::SectionKind::Weights;
   weights.alignment = 64;
@@ -83,15 +87,12 @@ std::vector<uint8_t> build_bundle(const BundleInputs& in) {
     eb::KernelDesc kd;
     kd.name = ir.name;
     kd.section = kCodeSection;
-    kd.entry = in.code->entry_offsets[k];
+    if (!in.code->entry_offsets.empty()) kd.entry = in.code->entry_offsets[k];
+    if (!in.code->entry_names.empty()) kd.entry_name = in.code->entry_names[k];
     kd.num_args = static_cast<uint32_t>(ir.args.size());
-    int64_t par = 1;
-    for (int64_t e : ir.out_shape)
-      if (e != 1) {
-        par = e;
-        break;
-      }
-    kd.parallel_extent = static_cast<uint64_t>(par);
+    kd.parallel_extent = ir.launch.parallel_extent;
+    kd.global_size = ir.launch.global_size;
+    kd.local_size = ir.launch.local_size;
     kd.flops = static_cast<uint64_t>(ir.flops());
     uint64_t bytes = 0;
     for (const KernelArg& a : ir.args) bytes += static_cast<uint64_t>(a.numel) * dtype_size(a.dtype);

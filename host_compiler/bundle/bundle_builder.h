@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/llvm_backend.h"
+#include "codegen/backend.h"
 #include "codegen/target.h"
 #include "memplan/memplan.h"
 #include "schedule/schedule.h"
@@ -14,8 +14,8 @@ namespace edgec {
 struct BundleInputs {
   std::string source_model;
   const Schedule* schedule;
-  const std::vector<KernelIR>* kernels;   // parallel to schedule->kernels
-  const CodeBlob* code;
+  const std::vector<KernelIR>* kernels;   // parallel to schedule->kernels, launches planned
+  const GeneratedCode* code;
   const TargetSpec* target;
   std::vector<int> arena_buffers;         // schedule buffer ids placed in the arena
   const MemoryPlan* plan;                 // offsets parallel to arena_buffers

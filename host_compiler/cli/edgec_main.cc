@@ -35,7 +35,8 @@ const char* kUsage =
     "                           tensor); it is no longer an input of the bundle\n"
     "  -O0 / -O1 / -O2 / -O3    LLVM optimization level (default -O3)\n"
     "  --dump-kernels FILE      write the kernel IR (loop nests, index math)\n"
-    "  --dump-llvm-ir FILE      write the optimized LLVM IR\n"
+    "  --dump-llvm-ir FILE      write the optimized LLVM IR (CPU targets)\n"
+    "  --dump-source FILE       write the generated OpenCL C program (OpenCL targets)\n"
     "  -q, --quiet              no progress output\n"
     "\n"
     "inspect prints kernels, buffers, the arena plan and sections of a bundle;\n"
@@ -90,6 +91,7 @@ int cmd_compile(const std::vector<std::string>& args) {
       opt.constant_inputs[v.substr(0, eq)] = read_npy_tensor(v.substr(eq + 1));
     } else if (a == "--dump-kernels") opt.dump_kernels = value();
     else if (a == "--dump-llvm-ir") opt.dump_llvm_ir = value();
+    else if (a == "--dump-source") opt.dump_source = value();
     else if (a == "-q" || a == "--quiet") quiet = true;
     else if (!a.empty() && a[0] == '-') throw edgec::CompileError("unknown option " + a + " (see edgec --help)");
     else if (model.empty()) model = a;

@@ -47,6 +47,16 @@ struct KernelArg {
   int64_t numel;
 };
 
+// How a back end launches a kernel (filled by Backend::generate, copied into the bundle).
+struct LaunchPlan {
+  // The output dim whose iterations are split across cores (CPU) or mapped to work-items
+  // (GPU); -1 when every dim is 1.
+  int parallel_dim = -1;
+  uint64_t parallel_extent = 1;            // CPU: iterations a core_id split divides
+  std::vector<uint64_t> global_size;       // GPU: NDRange (1-3 dims)
+  std::vector<uint64_t> local_size;        // GPU: work-group size (empty: driver's choice)
+};
+
 struct KernelIR {
   std::string name;
   std::vector<KernelArg> args;   // args[0] is the output
@@ -58,6 +68,8 @@ struct KernelIR {
   DType acc_dtype = DType::F32;
   const Value* reduce_body = nullptr;
   const Value* result = nullptr;
+
+  LaunchPlan launch;                           // decided by the back end
 
   std::vector<std::unique_ptr<Value>> values;  // owns every Value above
   int num_vars() const { return static_cast<int>(out_shape.size() + reduce_extents.size()); }

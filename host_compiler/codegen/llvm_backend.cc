@@ -241,28 +241,62 @@ CodeBlob link_flat(const std::vector<uint8_t>& elf_object, const std::vector<std
   return blob;
 }
 
-CodeBlob generate_code(const std::vector<KernelIR>& kernels, const TargetSpec& target, const CodegenOptions& options) {
-  auto tm = make_target_machine(target, options.opt_level);
-  llvm::LLVMContext ctx;
-  llvm::Module module("edgec_kernels", ctx);
-  module.setTargetTriple(target.triple);
-  module.setDataLayout(tm->createDataLayout());
-  std::vector<std::string> names;
-  for (const KernelIR& k : kernels) {
-    emit_kernel(module, k, target);
-    names.push_back(k.name);
+namespace {
+
+// The first output dim longer than 1 is split across cores (schema/kernel_abi.h).
+void plan_cpu_launch(KernelIR& k) {
+  k.launch = LaunchPlan{};
+  for (size_t d = 0; d < k.out_shape.size(); ++d)
+    if (k.out_shape[d] != 1) {
+      k.launch.parallel_dim = static_cast<int>(d);
+      k.launch.parallel_extent = static_cast<uint64_t>(k.out_shape[d]);
+      break;
+    }
+}
+
+class LlvmCpuBackend : public Backend {
+ public:
+  explicit LlvmCpuBackend(const TargetSpec& target) : target_(target) {}
+
+  GeneratedCode generate(std::vector<KernelIR>& kernels, const CodegenOptions& options) override {
+    auto tm = make_target_machine(target_, options.opt_level);
+    llvm::LLVMContext ctx;
+    llvm::Module module("edgec_kernels", ctx);
+    module.setTargetTriple(target_.triple);
+    module.setDataLayout(tm->createDataLayout());
+    std::vector<std::string> names;
+    for (KernelIR& k : kernels) {
+      plan_cpu_launch(k);
+      emit_kernel(module, k, target_);
+      names.push_back(k.name);
+    }
+    std::string verify_errors;
+    llvm::raw_string_ostream vos(verify_errors);
+    if (llvm::verifyModule(module, &vos)) throw CompileError("internal: generated LLVM IR is invalid: " + vos.str());
+    optimize(module, *tm, options.opt_level);
+    if (!options.dump_llvm_ir.empty()) {
+      std::error_code ec;
+      llvm::raw_fd_ostream out(options.dump_llvm_ir, ec, llvm::sys::fs::OF_Text);
+      if (ec) throw CompileError("cannot write " + options.dump_llvm_ir + ": " + ec.message());
+      module.print(out, nullptr);
+    }
+    CodeBlob blob = link_flat(emit_object(module, *tm), names);
+    GeneratedCode code;
+    code.format = 1;        // edge::bundle::CodeFormat::MachineCode
+    code.alignment = 4096;  // loaded page-aligned (aarch64 ADRP is page-relative)
+    code.bytes = std::move(blob.bytes);
+    code.entry_offsets = std::move(blob.entry_offsets);
+    return code;
   }
-  std::string verify_errors;
-  llvm::raw_string_ostream vos(verify_errors);
-  if (llvm::verifyModule(module, &vos)) throw CompileError("internal: generated LLVM IR is invalid: " + vos.str());
-  optimize(module, *tm, options.opt_level);
-  if (!options.dump_llvm_ir.empty()) {
-    std::error_code ec;
-    llvm::raw_fd_ostream out(options.dump_llvm_ir, ec, llvm::sys::fs::OF_Text);
-    if (ec) throw CompileError("cannot write " + options.dump_llvm_ir + ": " + ec.message());
-    module.print(out, nullptr);
-  }
-  return link_flat(emit_object(module, *tm), names);
+
+ private:
+  TargetSpec target_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_llvm_cpu_backend(const TargetSpec& target) {
+  return std::make_unique<LlvmCpuBackend>(target);
 }
 
 }  // namespace edgec

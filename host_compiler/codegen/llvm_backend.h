@@ -1,27 +1,19 @@
-// llvm_backend.h — kernel IR -> LLVM IR -> optimized machine code -> one flat,
-// position-independent code blob the runtime can execute after a plain copy.
+// llvm_backend.h — the LLVM CPU back end (make_llvm_cpu_backend in backend.h): kernel IR ->
+// LLVM IR -> optimized machine code -> one flat, position-independent code blob the runtime
+// can execute after a plain copy.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "codegen/kernel_ir.h"
-#include "codegen/target.h"
+#include "codegen/backend.h"
 
 namespace edgec {
-
-struct CodegenOptions {
-  int opt_level = 3;
-  std::string dump_llvm_ir;   // if set, write the optimized module here
-};
 
 struct CodeBlob {
   std::vector<uint8_t> bytes;            // load page-aligned (aarch64 ADRP is page-relative)
   std::vector<uint64_t> entry_offsets;   // one per kernel, in input order
 };
-
-CodeBlob generate_code(const std::vector<KernelIR>& kernels, const TargetSpec& target,
-                       const CodegenOptions& options = {});
 
 // Links a relocatable ELF object into a flat blob: lays out its allocated sections
 // and resolves every relocation PC-relatively. Fails on external symbols (the kernels

@@ -87,8 +87,7 @@ class Emitter {
     // Outer loops over the output; the first dim longer than 1 is split across cores,
     // the last one longer than 1 (stride 1 in the output) is vectorized.
     const Shape& out = k_.out_shape;
-    int par = 0;
-    while (par < static_cast<int>(out.size()) && out[par] == 1) ++par;
+    const int par = k_.launch.parallel_dim;  // split across cores (the back end's plan)
     int vec = static_cast<int>(out.size()) - 1;
     while (vec >= 0 && out[vec] == 1) --vec;
     int max_lanes = vector_lanes_;

@@ -5,15 +5,45 @@
 namespace edgec {
 
 namespace {
+
+TargetSpec cpu_target(std::string name, int arch, std::string triple, std::string cpu, std::string llvm_features,
+                      std::vector<std::string> required, int vector_bytes, int vector_registers) {
+  TargetSpec t;
+  t.name = std::move(name);
+  t.bundle_arch = arch;
+  t.triple = std::move(triple);
+  t.cpu = std::move(cpu);
+  t.llvm_features = std::move(llvm_features);
+  t.required_features = std::move(required);
+  t.vector_bytes = vector_bytes;
+  t.vector_registers = vector_registers;
+  return t;
+}
+
+TargetSpec opencl_target(std::string name, std::string profile) {
+  TargetSpec t;
+  t.name = std::move(name);
+  t.backend = BackendKind::OpenCL;
+  t.port = "opencl";
+  t.bundle_arch = 3;  // edge::bundle::Arch::OpenCL
+  t.cpu = std::move(profile);
+  t.f16_storage = true;  // vload_half / vstore_half are core OpenCL 1.2
+  // Sub-buffers of the arena start at multiples of CL_DEVICE_MEM_BASE_ADDR_ALIGN (1024 bits
+  // on Adreno 6xx and PoCL); 256 bytes leaves room.
+  t.arena_alignment = 256;
+  return t;
+}
+
 std::vector<TargetSpec> all_targets() {
-  return {
+  const int x86 = 0, arm = 1;  // edge::bundle::Arch
+  std::vector<TargetSpec> targets = {
       // Any x86-64 with AVX2 and FMA (Haswell, Zen 1 and later): x86-64-v3.
-      {"x86_64", "x86_64-unknown-linux-gnu", "x86-64-v3", "", {"avx2", "fma"}, /*X86_64*/ 0, 32, 16},
-      {"x86_64-avx512", "x86_64-unknown-linux-gnu", "x86-64-v4", "", {"avx2", "fma", "avx512f"}, 0, 64, 32},
+      cpu_target("x86_64", x86, "x86_64-unknown-linux-gnu", "x86-64-v3", "", {"avx2", "fma"}, 32, 16),
+      cpu_target("x86_64-avx512", x86, "x86_64-unknown-linux-gnu", "x86-64-v4", "", {"avx2", "fma", "avx512f"}, 64, 32),
       // ARMv8.0-A with NEON (Advanced SIMD), the baseline of every Kryo core: 32 vector
       // registers of 16 bytes. The cpu stays "generic" in every aarch64 variant: a named
       // core would imply features (LSE, CRC, ...) the runtime does not check.
-      {"aarch64", "aarch64-unknown-linux-gnu", "generic", "+neon", {"neon"}, /*AArch64*/ 1, 16, 32},
+      cpu_target("aarch64", arm, "aarch64-unknown-linux-gnu", "generic", "+neon", {"neon"}, 16, 32),
       // No "aarch64-dotprod" yet: SDOT/UDOT need int8 reductions vectorized along the reduce
       // axis, and the code generator vectorizes output dims only, so +dotprod emits the very
       // same code (checked on int8 Cast/Mul/ReduceSum and MatMul models) while refusing
@@ -21,10 +51,26 @@ std::vector<TargetSpec> all_targets() {
       //
       // + ARMv8.2 half-precision arithmetic (FPHP scalar, ASIMDHP vector): float16 min/max,
       // IsNaN/IsInf and comparisons compute in half precision instead of converting to float.
-      {"aarch64-fp16", "aarch64-unknown-linux-gnu", "generic", "+neon,+fullfp16", {"neon", "fp16", "fullfp16"},
-       1, 16, 32},
+      cpu_target("aarch64-fp16", arm, "aarch64-unknown-linux-gnu", "generic", "+neon,+fullfp16",
+                 {"neon", "fp16", "fullfp16"}, 16, 32),
   };
+  // Any OpenCL 1.2 device: global buffers, F32 arithmetic, F16 stored as half.
+  targets.push_back(opencl_target("opencl", "generic"));
+  // The same with activations and weights in images (what Adreno reads fastest), F32 texels.
+  TargetSpec image = opencl_target("opencl-image", "generic");
+  image.image_mode = true;
+  targets.push_back(image);
+  // Adreno 630 (Snapdragon 845): half arithmetic (cl_khr_fp16), IMAGE mode with half
+  // texels, image row pitch aligned to 64 bytes, 16384 x 16384 images.
+  TargetSpec a630 = opencl_target("opencl-adreno630", "adreno630");
+  a630.half_arithmetic = true;
+  a630.required_features = {"cl_khr_fp16"};
+  a630.image_mode = true;
+  a630.image_pitch_alignment = 64;
+  targets.push_back(a630);
+  return targets;
 }
+
 }  // namespace
 
 TargetSpec target_by_name(const std::string& name) {

@@ -1,19 +1,39 @@
-// target.h — what edgec can generate code for, and how the runtime recognizes it.
+// target.h — what edgec can generate code for, which code generator does it, and how the
+// runtime recognizes it.
 #pragma once
 #include <string>
 #include <vector>
 
 namespace edgec {
 
+// The code generator a target uses (codegen/backend.h).
+enum class BackendKind {
+  LlvmCpu,   // LLVM -> machine code -> flat blob (x86-64, aarch64): the cpu port
+  OpenCL,    // OpenCL C 1.2 source (generic devices, Adreno): the opencl port
+};
+
 struct TargetSpec {
   std::string name;                 // as given to --target
-  std::string triple;               // LLVM target triple
-  std::string cpu;                  // LLVM cpu name
-  std::string llvm_features;        // LLVM feature string ("+avx2,+fma")
-  std::vector<std::string> required_features;  // what the runtime checks on the device
+  BackendKind backend = BackendKind::LlvmCpu;
+  std::string port = "cpu";         // runtime port that runs the bundle (Target.port)
   int bundle_arch;                  // edge::bundle::Arch value
-  int vector_bytes;                 // widest vector register the optimizer should fill
+  std::string cpu;                  // LLVM cpu name / OpenCL device profile (Target.cpu)
+  std::vector<std::string> required_features;  // checked by the runtime on the device
+  // LLVM CPU targets
+  std::string triple;               // LLVM target triple
+  std::string llvm_features;        // LLVM feature string ("+avx2,+fma")
+  int vector_bytes = 16;            // widest vector register the optimizer should fill
   int vector_registers = 16;        // how many of them (unroll / accumulator budget)
+  // Storage and arithmetic. F16 intermediates are kept as F16 only where the target reads
+  // and writes half cheaply (GPUs: vload_half / vstore_half); CPUs store them as F32.
+  bool f16_storage = false;
+  bool half_arithmetic = false;     // compute F16 values in half (cl_khr_fp16)
+  // OpenCL targets
+  bool image_mode = false;          // activations and weights as image2d_t (RGBA texels)
+  int image_pitch_alignment = 0;    // bytes an image row pitch must be a multiple of
+  int image_max_width = 16384;      // texels; larger tensors stay buffers
+  int image_max_height = 16384;
+  int arena_alignment = 64;         // every arena offset (GPUs: sub-buffer base alignment)
 };
 
 // Throws CompileError listing the known targets if `name` is unknown.

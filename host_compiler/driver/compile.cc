@@ -6,17 +6,13 @@
 
 #include "bundle/bundle_builder.h"
 #include "codegen/kernel_ir.h"
-#include "codegen/llvm_backend.h"
+#include "codegen/backend.h"
 #include "codegen/target.h"
 #include "frontend/onnx_importer.h"
 #include "memplan/memplan.h"
 #include "schedule/schedule.h"
 
 namespace edgec {
-
-namespace {
-constexpr uint64_t kArenaAlignment = 64;
-}
 
 CompileResult compile_onnx_file(const std::string& model_path, const CompileOptions& options) {
   auto start = std::chrono::steady_clock::now();
@@ -35,7 +31,9 @@ CompileResult compile_onnx_file(const std::string& model_path, const CompileOpti
   std::unique_ptr<Graph> graph = import_onnx_file(model_path, import_options);
   progress("imported " + model_path + ": " + std::to_string(graph->live_nodes().size()) + " primitive ops");
 
-  Schedule schedule = schedule_graph(*graph);
+  ScheduleOptions schedule_options;
+  schedule_options.f16_intermediates_in_f32 = !target.f16_storage;
+  Schedule schedule = schedule_graph(*graph, schedule_options);
   std::vector<KernelIR> kernels;
   for (const ScheduledKernel& k : schedule.kernels) kernels.push_back(build_kernel_ir(schedule, k));
   progress("scheduled " + std::to_string(kernels.size()) + " kernels");
@@ -47,7 +45,8 @@ CompileResult compile_onnx_file(const std::string& model_path, const CompileOpti
   CodegenOptions cg;
   cg.opt_level = options.opt_level;
   cg.dump_llvm_ir = options.dump_llvm_ir;
-  CodeBlob code = generate_code(kernels, target, cg);
+  cg.dump_source = options.dump_source;
+  GeneratedCode code = make_backend(target)->generate(kernels, cg);
   progress("generated " + std::to_string(code.bytes.size()) + " bytes of " + target.name + " code");
 
   // Lifetimes over the command queue: written at its producing step, read until its
@@ -72,7 +71,7 @@ CompileResult compile_onnx_file(const std::string& model_path, const CompileOpti
     arena_buffers.push_back(static_cast<int>(b));
     lifetimes.push_back({schedule.buffers[b].bytes(), first[b], std::max(first[b], last[b])});
   }
-  MemoryPlan plan = plan_memory(lifetimes, kArenaAlignment);
+  MemoryPlan plan = plan_memory(lifetimes, static_cast<uint64_t>(target.arena_alignment));
   progress("planned arena: " + std::to_string(plan.arena_size) + " bytes (lower bound " +
            std::to_string(plan.lower_bound) + ")");
 
@@ -84,7 +83,7 @@ CompileResult compile_onnx_file(const std::string& model_path, const CompileOpti
   in.target = &target;
   in.arena_buffers = arena_buffers;
   in.plan = &plan;
-  in.arena_alignment = kArenaAlignment;
+  in.arena_alignment = static_cast<uint64_t>(target.arena_alignment);
   CompileResult r;
   r.bundle = build_bundle(in);
   r.num_kernels = kernels.size();

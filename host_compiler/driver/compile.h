@@ -17,6 +17,7 @@ struct CompileOptions {
   std::map<std::string, HostTensor> constant_inputs;  // inputs frozen to these values
   std::string dump_kernels;                    // write the kernel IR here
   std::string dump_llvm_ir;                    // write the optimized LLVM IR here
+  std::string dump_source;                     // OpenCL targets: write the OpenCL C here
   std::function<void(const std::string&)> progress;  // one line per stage
 };
 

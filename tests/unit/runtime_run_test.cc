@@ -199,6 +199,7 @@ TEST_CASE("run: kernels get core 0 of 1 and weights in place from the bundle") {
   BundleDesc d = copy_bundle();
   SectionData code;
   code.kind = SectionKind::Code;
+  code.format = CodeFormat::MachineCode;
   code.bytes = cores_code();
   const std::vector<uint8_t> ptr = where_code();
   code.bytes.insert(code.bytes.end(), ptr.begin(), ptr.end());

@@ -166,6 +166,7 @@ inline BundleDesc add_bundle() {
 #endif
   SectionData code;
   code.kind = SectionKind::Code;
+  code.format = CodeFormat::MachineCode;
   code.bytes = trap_padding();
   std::vector<uint8_t> add = add4_code();
   code.bytes.insert(code.bytes.end(), add.begin(), add.end());

@@ -158,9 +158,14 @@ TEST_CASE("open: header checks name the field") {
   };
   CHECK(open_with([](BundleHeader* h) { h->magic[0] = 'X'; }) == EDGERT_ERROR_INVALID_BUNDLE);
   CHECK(contains(edgert_last_error(), "bad magic"));
-  CHECK(open_with([](BundleHeader* h) { h->format_version = 2; }) == EDGERT_ERROR_UNSUPPORTED);
-  CHECK(contains(edgert_last_error(), "format version 2"));
+  // A bundle from an older edgec: rebuild it; from a newer one: update the runtime.
+  CHECK(open_with([](BundleHeader* h) { h->format_version = 1; }) == EDGERT_ERROR_UNSUPPORTED);
   CHECK(contains(edgert_last_error(), "format version 1"));
+  CHECK(contains(edgert_last_error(), "format version 2"));
+  CHECK(contains(edgert_last_error(), "rebuild it with this edgec"));
+  CHECK(open_with([](BundleHeader* h) { h->format_version = 3; }) == EDGERT_ERROR_UNSUPPORTED);
+  CHECK(contains(edgert_last_error(), "format version 3"));
+  CHECK(contains(edgert_last_error(), "newer"));
   CHECK(open_with([](BundleHeader* h) { h->header_size = 32; }) == EDGERT_ERROR_INVALID_BUNDLE);
   CHECK(contains(edgert_last_error(), "header_size"));
   CHECK(open_with([](BundleHeader* h) { h->data_offset += 64; }) == EDGERT_ERROR_INVALID_BUNDLE);
@@ -378,6 +383,7 @@ TEST_CASE("open: commands and kernels") {
   d = copy_bundle();
   SectionData code;
   code.kind = SectionKind::Code;
+  code.format = CodeFormat::MachineCode;
   code.bytes.assign(8, 0xc3);
   d.sections.push_back(code);
   KernelDesc k;

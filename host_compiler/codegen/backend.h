@@ -1,0 +1,48 @@
+// backend.h — the compiler's back-end seam: a target chooses a code generator, which turns
+// the kernels' loop IR into one code section of the bundle. Each back end decides how its
+// kernels are launched (which output dim is split across cores or work-items, vector and
+// work-group sizes) and records it in KernelIR::launch, so the bundle writer copies the
+// decision instead of guessing it again. The calling convention each produces is written
+// in schema/kernel_abi.h.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/kernel_ir.h"
+#include "codegen/target.h"
+
+namespace edgec {
+
+struct CodegenOptions {
+  int opt_level = 3;
+  std::string dump_llvm_ir;   // LLVM back ends: write the optimized module here
+  std::string dump_source;    // source back ends (OpenCL C): write the program here
+};
+
+// One Code section: its format (edge::bundle::CodeFormat), bytes and how to find each
+// kernel in it, in the order of the kernels given to generate().
+struct GeneratedCode {
+  int format = 0;                         // edge::bundle::CodeFormat value
+  uint32_t alignment = 64;                // of the section in the bundle
+  std::vector<uint8_t> bytes;
+  std::vector<uint64_t> entry_offsets;    // MachineCode: entry point offsets
+  std::vector<std::string> entry_names;   // OpenCLC: __kernel function names
+  std::vector<std::string> required_features;  // beyond the target's (e.g. cl_khr_fp64)
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  // Fills every kernel's `launch`, then generates the code of all of them.
+  virtual GeneratedCode generate(std::vector<KernelIR>& kernels, const CodegenOptions& options) = 0;
+};
+
+std::unique_ptr<Backend> make_backend(const TargetSpec& target);
+
+// The back ends (codegen/llvm_backend.cc, codegen/opencl_backend.cc).
+std::unique_ptr<Backend> make_llvm_cpu_backend(const TargetSpec& target);
+std::unique_ptr<Backend> make_opencl_backend(const TargetSpec& target);
+
+}  // namespace edgec
