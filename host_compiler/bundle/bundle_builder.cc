@@ -58,6 +58,11 @@ std::vector<uint8_t> build_bundle(const BundleInputs& in) {
     bd.shape = b.shape;
     bd.size = b.bytes();
     if (b.role == BufferRole::Input || b.role == BufferRole::Output) bd.io_index = static_cast<uint32_t>(b.io_index);
+    if (auto image = in.code->images.find(static_cast<int>(d.buffers.size())); image != in.code->images.end()) {
+      bd.memory = eb::MemorySpace::Image2D;
+      bd.image_width = image->second.width;
+      bd.image_height = image->second.height;
+    }
     if (b.role == BufferRole::Weight) {
       bd.section = kWeightSection;
       bd.offset = align_up(weights.bytes.size(), 64);

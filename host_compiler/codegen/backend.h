@@ -6,6 +6,7 @@
 // in schema/kernel_abi.h.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +22,13 @@ struct CodegenOptions {
   std::string dump_source;    // source back ends (OpenCL C): write the program here
 };
 
+// A buffer a back end keeps as a 2-D image of RGBA texels (4 elements each, row-major over
+// the buffer's elements; schema/kernel_abi.h). Its memory footprint is the padded image.
+struct ImageLayout {
+  uint32_t width = 0, height = 0;   // texels
+  uint64_t bytes = 0;               // width * height * 4 * element size
+};
+
 // One Code section: its format (edge::bundle::CodeFormat), bytes and how to find each
 // kernel in it, in the order of the kernels given to generate().
 struct GeneratedCode {
@@ -30,6 +38,7 @@ struct GeneratedCode {
   std::vector<uint64_t> entry_offsets;    // MachineCode: entry point offsets
   std::vector<std::string> entry_names;   // OpenCLC: __kernel function names
   std::vector<std::string> required_features;  // beyond the target's (e.g. cl_khr_fp64)
+  std::map<int, ImageLayout> images;      // schedule buffer id -> image (IMAGE mode)
 };
 
 class Backend {

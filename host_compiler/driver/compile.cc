@@ -69,7 +69,11 @@ CompileResult compile_onnx_file(const std::string& model_path, const CompileOpti
   for (size_t b = 0; b < schedule.buffers.size(); ++b) {
     if (schedule.buffers[b].role != BufferRole::Intermediate) continue;
     arena_buffers.push_back(static_cast<int>(b));
-    lifetimes.push_back({schedule.buffers[b].bytes(), first[b], std::max(first[b], last[b])});
+    // An image occupies its padded texels (the arena backs it where images alias buffers).
+    auto image = code.images.find(static_cast<int>(b));
+    size_t bytes = image != code.images.end() ? std::max<size_t>(image->second.bytes, schedule.buffers[b].bytes())
+                                              : schedule.buffers[b].bytes();
+    lifetimes.push_back({bytes, first[b], std::max(first[b], last[b])});
   }
   MemoryPlan plan = plan_memory(lifetimes, static_cast<uint64_t>(target.arena_alignment));
   progress("planned arena: " + std::to_string(plan.arena_size) + " bytes (lower bound " +
