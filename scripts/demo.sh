@@ -8,7 +8,11 @@
 #   DEMO_FRAMES=N        timed frames of the driving loop (default 10)
 #   DEMO_ARGS="..."      extra driving_demo options (e.g. --no-sleep, --threads 1)
 #   DEMO_TARGET=T        edgec target for the driving model (default: the widest this
-#                        machine runs: x86_64-avx512, x86_64 or aarch64)
+#                        machine runs: x86_64-avx512, x86_64 or aarch64). An OpenCL target
+#                        (opencl, opencl-image) runs through the opencl port on the first
+#                        OpenCL device (EDGERT_OPENCL_PLATFORM / EDGERT_OPENCL_DEVICE pick
+#                        another): the bundle is prepared on the device first (edgert-prepare),
+#                        as it would be at install time in the car
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -29,6 +33,7 @@ EDGEC=$(tool edgec host_compiler/edgec)
 EDGERT_RUN=$(tool edgert-run device_runtime/edgert-run device_runtime/tools/edgert-run)
 EDGERT_BENCH=$(tool edgert-bench device_runtime/edgert-bench device_runtime/tools/edgert-bench)
 DRIVING_DEMO=$(tool driving_demo samples/driving_demo)
+EDGERT_PREPARE=$(tool edgert-prepare device_runtime/edgert-prepare device_runtime/tools/edgert-prepare)
 
 GEN=samples/generated
 step() { printf '\n== %s\n' "$*"; }
@@ -48,6 +53,11 @@ step "1. Build the driving model: stand-in for openpilot's, fp16, FastViT-style 
 
 step "2. Compile: $EDGEC compile $DM.onnx -o $DM.bundle --target $DEMO_TARGET"
 "$EDGEC" compile "$DM.onnx" -o "$DM.bundle" --target "$DEMO_TARGET"
+if [[ $DEMO_TARGET == opencl* ]]; then
+  step "2b. Prepare on this OpenCL device (once, like an install step): $EDGERT_PREPARE $DM.bundle -o $DM.prepared.bundle"
+  "$EDGERT_PREPARE" "$DM.bundle" -o "$DM.prepared.bundle"
+  mv "$DM.prepared.bundle" "$DM.bundle"
+fi
 
 step "3. Check once against onnxruntime (random inputs; fp16 tolerance rtol 1e-2 / atol 2e-2, see tests/e2e/test_driving_model.py)"
 INPUTS=()

@@ -122,6 +122,11 @@ std::string json_str(const flatbuffers::String* s) {
     }
   return out + "\"";
 }
+std::string json_strings(const flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>* v) {
+  std::string out = "[";
+  for (unsigned i = 0; v && i < v->size(); ++i) out += (i ? "," : "") + json_str(v->Get(i));
+  return out + "]";
+}
 template <typename V>
 std::string json_list(const V* v) {
   std::string out = "[";
@@ -158,26 +163,37 @@ int cmd_inspect(const std::vector<std::string>& args) {
     std::ostringstream o;
     o << "{\"format_version\":" << b->format_version() << ",\"producer\":" << json_str(b->producer())
       << ",\"source_model\":" << json_str(b->source_model()) << ",\"target\":{\"arch\":\""
-      << eb::EnumNameArch(b->target()->arch()) << "\",\"cpu\":" << json_str(b->target()->cpu()) << "}"
+      << eb::EnumNameArch(b->target()->arch()) << "\",\"cpu\":" << json_str(b->target()->cpu())
+      << ",\"port\":" << json_str(b->target()->port()) << ",\"features\":" << json_strings(b->target()->features()) << "}"
       << ",\"arena_size\":" << b->arena_size() << ",\"arena_lower_bound\":" << b->arena_lower_bound()
       << ",\"arena_alignment\":" << b->arena_alignment() << ",\"content_hash\":\"" << std::hex << h.content_hash
-      << std::dec << "\",\"sections\":[";
+      << std::dec << "\"";
+    if (auto* p = b->prepared())
+      o << ",\"prepared\":{\"platform\":" << json_str(p->platform()) << ",\"device\":" << json_str(p->device())
+        << ",\"driver\":" << json_str(p->driver()) << "}";
+    o << ",\"sections\":[";
     for (unsigned i = 0; i < n(b->sections()); ++i) {
       auto* s = b->sections()->Get(i);
-      o << (i ? "," : "") << "{\"kind\":\"" << eb::EnumNameSectionKind(s->kind()) << "\",\"offset\":" << s->offset()
-        << ",\"size\":" << s->size() << "}";
+      o << (i ? "," : "") << "{\"kind\":\"" << eb::EnumNameSectionKind(s->kind()) << "\",\"format\":\""
+        << eb::EnumNameCodeFormat(s->format()) << "\",\"offset\":" << s->offset() << ",\"size\":" << s->size() << "}";
     }
     o << "],\"buffers\":[";
     for (unsigned i = 0; i < n(b->buffers()); ++i) {
       auto* x = b->buffers()->Get(i);
       o << (i ? "," : "") << "{\"name\":" << json_str(x->name()) << ",\"kind\":\"" << eb::EnumNameBufferKind(x->kind())
         << "\",\"dtype\":\"" << eb::EnumNameDType(x->dtype()) << "\",\"shape\":" << json_list(x->shape())
-        << ",\"size\":" << x->size() << ",\"offset\":" << x->offset() << "}";
+        << ",\"size\":" << x->size() << ",\"offset\":" << x->offset() << ",\"memory\":\""
+        << eb::EnumNameMemorySpace(x->memory()) << "\"";
+      if (x->memory() == eb::MemorySpace::Image2D)
+        o << ",\"image_width\":" << x->image_width() << ",\"image_height\":" << x->image_height();
+      o << "}";
     }
     o << "],\"kernels\":[";
     for (unsigned i = 0; i < n(b->kernels()); ++i) {
       auto* k = b->kernels()->Get(i);
       o << (i ? "," : "") << "{\"name\":" << json_str(k->name()) << ",\"entry\":" << k->entry()
+        << ",\"entry_name\":" << json_str(k->entry_name()) << ",\"global_size\":" << json_list(k->global_size())
+        << ",\"local_size\":" << json_list(k->local_size())
         << ",\"num_args\":" << k->num_args() << ",\"parallel_extent\":" << k->parallel_extent()
         << ",\"flops\":" << k->flops() << ",\"bytes\":" << k->bytes() << "}";
     }
@@ -211,14 +227,21 @@ int cmd_inspect(const std::vector<std::string>& args) {
   };
   std::printf("bundle %s: format %u, produced by %s from %s, %zu bytes\n", path.c_str(), b->format_version(),
               str(b->producer()).c_str(), str(b->source_model()).c_str(), bytes.size());
-  std::printf("target: %s cpu=%s\n", eb::EnumNameArch(b->target()->arch()), str(b->target()->cpu()).c_str());
+  std::string features;
+  for (unsigned i = 0; i < n(b->target()->features()); ++i)
+    features += (i ? "," : "") + str(b->target()->features()->Get(i));
+  std::printf("target: %s cpu=%s port=%s features=%s\n", eb::EnumNameArch(b->target()->arch()),
+              str(b->target()->cpu()).c_str(), str(b->target()->port()).c_str(), features.c_str());
+  if (auto* p = b->prepared())
+    std::printf("prepared for: %s / %s / driver %s\n", str(p->platform()).c_str(), str(p->device()).c_str(),
+                str(p->driver()).c_str());
   std::printf("arena: %llu bytes (lower bound %llu), alignment %u\n", (unsigned long long)b->arena_size(),
               (unsigned long long)b->arena_lower_bound(), b->arena_alignment());
   std::printf("sections:\n");
   for (unsigned i = 0; i < n(b->sections()); ++i) {
     auto* s = b->sections()->Get(i);
-    std::printf("  #%u %-8s offset %10llu size %10llu\n", i, eb::EnumNameSectionKind(s->kind()),
-                (unsigned long long)s->offset(), (unsigned long long)s->size());
+    std::printf("  #%u %-8s %-12s offset %10llu size %10llu\n", i, eb::EnumNameSectionKind(s->kind()),
+                eb::EnumNameCodeFormat(s->format()), (unsigned long long)s->offset(), (unsigned long long)s->size());
   }
   std::printf("inputs:\n");
   for (unsigned i = 0; i < n(b->inputs()); ++i) {
@@ -233,16 +256,25 @@ int cmd_inspect(const std::vector<std::string>& args) {
   std::printf("buffers:\n");
   for (unsigned i = 0; i < n(b->buffers()); ++i) {
     auto* x = b->buffers()->Get(i);
-    std::printf("  #%-4u %-6s %-4s %-20s %10llu bytes @ %llu  %s\n", i, eb::EnumNameBufferKind(x->kind()),
+    std::string image = x->memory() == eb::MemorySpace::Image2D
+                            ? " image " + std::to_string(x->image_width()) + "x" + std::to_string(x->image_height())
+                            : "";
+    std::printf("  #%-4u %-6s %-4s %-20s %10llu bytes @ %llu%s  %s\n", i, eb::EnumNameBufferKind(x->kind()),
                 eb::EnumNameDType(x->dtype()), shape(x->shape()).c_str(), (unsigned long long)x->size(),
-                (unsigned long long)x->offset(), str(x->name()).c_str());
+                (unsigned long long)x->offset(), image.c_str(), str(x->name()).c_str());
   }
   std::printf("kernels:\n");
   for (unsigned i = 0; i < n(b->kernels()); ++i) {
     auto* k = b->kernels()->Get(i);
-    std::printf("  #%-4u %-40s entry %8llu args %u parallel %llu flops %llu\n", i, str(k->name()).c_str(),
-                (unsigned long long)k->entry(), k->num_args(), (unsigned long long)k->parallel_extent(),
-                (unsigned long long)k->flops());
+    auto dims = [](const flatbuffers::Vector<uint64_t>* v) {
+      std::string s;
+      for (unsigned d = 0; v && d < v->size(); ++d) s += (d ? "x" : "") + std::to_string(v->Get(d));
+      return s.empty() ? std::string("-") : s;
+    };
+    std::string launch = n(k->global_size()) ? "global " + dims(k->global_size()) + " local " + dims(k->local_size())
+                                             : "parallel " + std::to_string(k->parallel_extent());
+    std::printf("  #%-4u %-40s entry %8llu args %u %s flops %llu\n", i, str(k->name()).c_str(),
+                (unsigned long long)k->entry(), k->num_args(), launch.c_str(), (unsigned long long)k->flops());
   }
   std::printf("commands: %u\n", n(b->commands()));
   return 0;

@@ -38,6 +38,10 @@ const char* kUsage =
     "  --warmup W       untimed frames first (default 1); their hidden_state is fed back too\n"
     "  --threads N      split each kernel across N cores (default 1: the calling thread;\n"
     "                   more threads only pay off on otherwise idle cores)\n"
+    "  --device N       OpenCL bundles: the N-th OpenCL device (default 0)\n"
+    "  --allow-source-build  OpenCL bundles: compile the OpenCL C at start-up when the\n"
+    "                   bundle was not prepared on this device (edgert-prepare); by\n"
+    "                   default such a bundle is refused, as it would be in the car\n"
     "  --no-sleep       run frames back to back instead of on the 20 Hz schedule\n"
     "  --budget-ms MS   latency budget per frame (default 20: openpilot's modeld)\n"
     "  --seed S         synthetic camera noise seed (default 1)\n"
@@ -233,7 +237,8 @@ void sleep_until_ms(double t) {
 
 struct Options {
   const char* bundle = nullptr;
-  long frames = 10, warmup = 1, threads = 1, seed = 1;
+  long frames = 10, warmup = 1, threads = 1, seed = 1, device = 0;
+  bool allow_source_build = false;
   double budget_ms = 20.0;
   bool sleep = true, quiet = false;
   const char* dump = nullptr;
@@ -256,6 +261,11 @@ int parse_args(int argc, char** argv, Options* o) {
     } else if (is("--threads")) {
       if (!parse_long(v, &o->threads) || o->threads < 1) return fail("--threads needs a positive integer");
       ++i;
+    } else if (is("--device")) {
+      if (!parse_long(v, &o->device) || o->device > INT32_MAX) return fail("--device needs an integer >= 0");
+      ++i;
+    } else if (is("--allow-source-build")) {
+      o->allow_source_build = true;
     } else if (is("--seed")) {
       if (!parse_long(v, &o->seed)) return fail("--seed needs an integer >= 0");
       ++i;
@@ -375,8 +385,10 @@ int run_demo(const Options& o) {
     t->data = h.alloc(t->info.size_bytes);
     if (!t->data) return fail("out of memory");
   }
-  edgert_context_options options;
+  edgert_context_options options = {};
   options.num_threads = static_cast<int32_t>(o.threads);
+  options.device_index = static_cast<int32_t>(o.device);
+  options.allow_source_build = o.allow_source_build ? 1 : 0;
   st = edgert_context_create(h.bundle, &options, &h.context);
   if (st != EDGERT_OK) return fail_status("cannot create context", st);
   for (Tensor* t : {&img, &big, &feat, &desire, &traffic, &action})

@@ -15,7 +15,7 @@ struct Context {
   edgert_context* ctx = nullptr;
   edgert_status status;
   Context(const edgert_bundle* b, int32_t threads = 0) {
-    edgert_context_options options;
+    edgert_context_options options = {};
     options.num_threads = threads;
     status = edgert_context_create(b, &options, &ctx);
   }
