@@ -214,4 +214,100 @@ inline std::vector<uint8_t> serialize_bundle(const BundleDesc& desc) {
   return file;
 }
 
+namespace detail {
+
+inline std::string string_of(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
+
+template <typename T>
+std::vector<T> vector_of(const flatbuffers::Vector<T>* v) {
+  return v ? std::vector<T>(v->begin(), v->end()) : std::vector<T>();
+}
+
+inline std::vector<TensorDesc> tensors_of(const flatbuffers::Vector<flatbuffers::Offset<TensorInfo>>* v) {
+  std::vector<TensorDesc> out;
+  for (flatbuffers::uoffset_t i = 0; v && i < v->size(); ++i) {
+    const TensorInfo* t = v->Get(i);
+    out.push_back(TensorDesc{string_of(t->name()), t->dtype(), vector_of(t->shape()), t->buffer()});
+  }
+  return out;
+}
+
+}  // namespace detail
+
+// The inverse of serialize_bundle: every field of a verified bundle (root of its FlatBuffer,
+// `data` its data blob) back in a BundleDesc, section bytes copied. For a bundle that
+// serialize_bundle wrote, serialize_bundle(desc_from_bundle(...)) gives the same bytes;
+// edgert_prepare edits the desc (program binaries) and writes it again.
+inline BundleDesc desc_from_bundle(const Bundle* root, const uint8_t* data) {
+  using detail::string_of;
+  using detail::vector_of;
+  BundleDesc d;
+  d.producer = string_of(root->producer());
+  d.source_model = string_of(root->source_model());
+  if (const Target* t = root->target()) {
+    d.target.arch = t->arch();
+    d.target.cpu = string_of(t->cpu());
+    for (flatbuffers::uoffset_t i = 0; t->features() && i < t->features()->size(); ++i)
+      d.target.features.push_back(string_of(t->features()->Get(i)));
+    d.target.port = string_of(t->port());
+  }
+  for (flatbuffers::uoffset_t i = 0; root->sections() && i < root->sections()->size(); ++i) {
+    const Section* s = root->sections()->Get(i);
+    SectionData sd;
+    sd.kind = s->kind();
+    sd.bytes.assign(data + s->offset(), data + s->offset() + s->size());
+    sd.alignment = s->alignment();
+    sd.format = s->format();
+    sd.source_section = s->source_section();
+    d.sections.push_back(std::move(sd));
+  }
+  for (flatbuffers::uoffset_t i = 0; root->buffers() && i < root->buffers()->size(); ++i) {
+    const Buffer* b = root->buffers()->Get(i);
+    BufferDesc bd;
+    bd.name = string_of(b->name());
+    bd.kind = b->kind();
+    bd.dtype = b->dtype();
+    bd.shape = vector_of(b->shape());
+    bd.size = b->size();
+    bd.offset = b->offset();
+    bd.section = b->section();
+    bd.io_index = b->io_index();
+    bd.memory = b->memory();
+    bd.image_width = b->image_width();
+    bd.image_height = b->image_height();
+    d.buffers.push_back(std::move(bd));
+  }
+  d.inputs = detail::tensors_of(root->inputs());
+  d.outputs = detail::tensors_of(root->outputs());
+  for (flatbuffers::uoffset_t i = 0; root->kernels() && i < root->kernels()->size(); ++i) {
+    const Kernel* k = root->kernels()->Get(i);
+    KernelDesc kd;
+    kd.name = string_of(k->name());
+    kd.section = k->section();
+    kd.entry = k->entry();
+    kd.entry_name = string_of(k->entry_name());
+    kd.num_args = k->num_args();
+    kd.parallel_extent = k->parallel_extent();
+    kd.global_size = vector_of(k->global_size());
+    kd.local_size = vector_of(k->local_size());
+    kd.flops = k->flops();
+    kd.bytes = k->bytes();
+    d.kernels.push_back(std::move(kd));
+  }
+  for (flatbuffers::uoffset_t i = 0; root->commands() && i < root->commands()->size(); ++i) {
+    const Command* c = root->commands()->Get(i);
+    d.commands.push_back(CommandDesc{c->kind(), c->kernel(), vector_of(c->args())});
+  }
+  d.arena_size = root->arena_size();
+  d.arena_alignment = root->arena_alignment();
+  d.arena_lower_bound = root->arena_lower_bound();
+  d.reference_inputs = vector_of(root->reference_inputs());
+  d.reference_outputs = vector_of(root->reference_outputs());
+  if (const PreparedFor* p = root->prepared()) {
+    d.has_prepared = true;
+    d.prepared = PreparedDesc{string_of(p->platform()), string_of(p->device()), string_of(p->driver())};
+  }
+  return d;
+}
+
 }  // namespace edge::bundle
