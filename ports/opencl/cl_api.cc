@@ -30,12 +30,12 @@ void load_once() {
     return;
   }
   // dlsym returns void*; the table holds typed pointers (POSIX guarantees the conversion).
-#define EDGE_CL_LOAD(name)                                                                    \
-  g_api.name = reinterpret_cast<decltype(g_api.name)>(dlsym(lib, #name));                     \
-  if (!g_api.name) {                                                                          \
-    std::snprintf(g_load_error, sizeof(g_load_error),                                         \
+#define EDGE_CL_LOAD(name)                                                                      \
+  g_api.name = reinterpret_cast<decltype(g_api.name)>(dlsym(lib, #name));                       \
+  if (!g_api.name) {                                                                            \
+    std::snprintf(g_load_error, sizeof(g_load_error),                                           \
                   "no OpenCL device: the OpenCL library has no " #name " (OpenCL 1.2 needed)"); \
-    return;                                                                                   \
+    return;                                                                                     \
   }
   EDGE_CL_FUNCTIONS(EDGE_CL_LOAD)
 #undef EDGE_CL_LOAD
