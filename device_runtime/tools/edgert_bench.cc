@@ -24,7 +24,11 @@ const char* kUsage =
     "pseudo-random values (floats in [-1, 1), small integers).\n"
     "\n"
     "options:\n"
-    "  --threads N            worker threads (default 1)\n"
+    "  --threads N            worker threads (cpu port; default 1)\n"
+    "  --device N             OpenCL device index over all platforms (opencl port; default 0,\n"
+    "                         EDGERT_OPENCL_DEVICE overrides it)\n"
+    "  --require-prepared     refuse an OpenCL bundle that edgert-prepare did not prepare for\n"
+    "                         this device (default: build its programs from source, and say so)\n"
     "  --warmup W             untimed runs first (default 5)\n"
     "  --iters K              timed runs (default 50)\n"
     "  --input NAME=FILE.npy  use this input instead of generated values\n"
@@ -127,10 +131,12 @@ int bench(const Options& o) {
   const int32_t num_inputs = edgert_bundle_input_count(h.bundle);
   edgert_status st = EDGERT_OK;
 
-  edgert_context_options options;
-  options.num_threads = static_cast<int32_t>(o.threads);
+  const edgert_context_options options = context_options(o);
   st = edgert_context_create(h.bundle, &options, &h.context);
   if (st != EDGERT_OK) return fail(kTool, "cannot create context: " + status_text(st));
+  note_source_builds(h.context);
+  edgert_context_stats stats;
+  edgert_context_get_stats(h.context, &stats);
   for (int32_t i = 0; i < num_inputs; ++i) {
     if (!given[i]) {
       edgert_tensor_info info;
@@ -213,12 +219,21 @@ int bench(const Options& o) {
     std::printf(
         "{\"bundle\": \"%s\", \"threads\": %ld, \"warmup\": %ld, \"iters\": %ld, "
         "\"arena_bytes\": %zu, \"min_ms\": %.6f, \"median_ms\": %.6f, \"mean_ms\": %.6f, "
-        "\"p90_ms\": %.6f, \"max_ms\": %.6f%s}\n",
+        "\"p90_ms\": %.6f, \"max_ms\": %.6f, \"port\": \"%s\", \"device\": \"%s\", "
+        "\"programs_built\": %d, \"programs_loaded\": %d, \"buffer_bytes\": %llu, "
+        "\"image_bytes\": %llu%s}\n",
         json_escape(o.bundle).c_str(), o.threads, o.warmup, o.iters, arena, ms.front(), median,
-        mean, p90, ms.back(), profile.c_str());
+        mean, p90, ms.back(), json_escape(stats.port).c_str(), json_escape(stats.device).c_str(),
+        stats.programs_built, stats.programs_loaded, static_cast<unsigned long long>(stats.buffer_bytes),
+        static_cast<unsigned long long>(stats.image_bytes), profile.c_str());
   } else {
     std::printf("bundle:  %s\nthreads: %ld  warmup: %ld  iters: %ld  arena: %zu bytes\n",
                 o.bundle.c_str(), o.threads, o.warmup, o.iters, arena);
+    std::printf("port:    %s  device: %s  programs built: %d  loaded: %d  device memory: %llu bytes"
+                " in buffers, %llu in images\n",
+                stats.port, stats.device, stats.programs_built, stats.programs_loaded,
+                static_cast<unsigned long long>(stats.buffer_bytes),
+                static_cast<unsigned long long>(stats.image_bytes));
     std::printf("latency (ms): min %.6f  median %.6f  mean %.6f  p90 %.6f  max %.6f\n", ms.front(),
                 median, mean, p90, ms.back());
     if (o.profile) {

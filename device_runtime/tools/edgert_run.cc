@@ -27,7 +27,11 @@ const char* kUsage =
     "options:\n"
     "  --input NAME=FILE.npy  an input (repeat for each input)\n"
     "  --output-dir DIR       where to write outputs (created if missing; optional with --print)\n"
-    "  --threads N            worker threads (default 1)\n"
+    "  --threads N            worker threads (cpu port; default 1)\n"
+    "  --device N             OpenCL device index over all platforms (opencl port; default 0,\n"
+    "                         EDGERT_OPENCL_DEVICE overrides it)\n"
+    "  --require-prepared     refuse an OpenCL bundle that edgert-prepare did not prepare for\n"
+    "                         this device (default: build its programs from source, and say so)\n"
     "  --repeat K             run K times and check that every run gives bit-identical\n"
     "                         outputs (default 1)\n"
     "  --print                print each output's dtype, shape and first values\n"
@@ -104,10 +108,10 @@ int run(const Options& o) {
                            info.name + "=FILE.npy)");
   }
 
-  edgert_context_options options;
-  options.num_threads = static_cast<int32_t>(o.threads);
+  const edgert_context_options options = context_options(o);
   st = edgert_context_create(h.bundle, &options, &h.context);
   if (st != EDGERT_OK) return fail(kTool, "cannot create context: " + status_text(st));
+  note_source_builds(h.context);
   for (int32_t i = 0; i < num_inputs; ++i) {
     st = edgert_bind_input(h.context, i, inputs[i].data.data(), inputs[i].data.size());
     if (st != EDGERT_OK) return fail(kTool, "cannot bind input: " + status_text(st));

@@ -156,6 +156,23 @@ bool open_with_inputs(const std::string& path, const std::vector<std::string>& s
   return true;
 }
 
+edgert_context_options context_options(const CommonOptions& o) {
+  edgert_context_options options{};
+  options.num_threads = static_cast<int32_t>(o.threads);
+  options.device_index = static_cast<int32_t>(o.device);
+  options.allow_source_build = o.require_prepared ? 0 : 1;
+  return options;
+}
+
+void note_source_builds(const edgert_context* context) {
+  edgert_context_stats stats;
+  if (edgert_context_get_stats(context, &stats) == EDGERT_OK && stats.programs_built > 0)
+    std::fprintf(stderr,
+                 "edgert: built %d OpenCL program(s) from source at context creation; run edgert-prepare to "
+                 "skip this\n",
+                 stats.programs_built);
+}
+
 int parse_common_option(const char* tool, const char* usage, int argc, char** argv, int* i, CommonOptions* o) {
   const std::string a = argv[*i];
   auto value = [&]() -> const char* { return *i + 1 < argc ? argv[++*i] : nullptr; };
@@ -175,6 +192,15 @@ int parse_common_option(const char* tool, const char* usage, int argc, char** ar
   }
   if (a == "--threads") {
     if (!parse_count(value(), &o->threads) || o->threads < 1) return fail(tool, "--threads needs a positive integer");
+    return -1;
+  }
+  if (a == "--device") {
+    if (!parse_count(value(), &o->device) || o->device > INT32_MAX)
+      return fail(tool, "--device needs a device index (0, 1, ...)");
+    return -1;
+  }
+  if (a == "--require-prepared") {
+    o->require_prepared = true;
     return -1;
   }
   if (!a.empty() && a[0] == '-') return fail(tool, "unknown option " + a + " (see --help)");

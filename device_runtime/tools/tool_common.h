@@ -14,12 +14,23 @@ struct CommonOptions {
   std::string bundle;
   std::vector<std::string> inputs;  // NAME=FILE.npy
   long threads = 1;
+  long device = 0;                // --device N: OpenCL device index
+  bool require_prepared = false;  // --require-prepared: no OpenCL builds from source
 };
 
-// Parses argv[*i] as a shared option (--help, --input, --threads) or the bundle path;
+// Parses argv[*i] as a shared option (--help, --input, --threads, --device,
+// --require-prepared) or the bundle path;
 // *i advances past an option's value. Call it after the tool's own options: anything
 // else starting with '-' is an unknown option. Returns -1 to go on, else the exit code.
 int parse_common_option(const char* tool, const char* usage, int argc, char** argv, int* i, CommonOptions* o);
+
+// The context options the shared flags ask for. The tools allow building OpenCL programs
+// from source unless --require-prepared (then an unprepared bundle is refused).
+edgert_context_options context_options(const CommonOptions& o);
+
+// One line on stderr when the context built OpenCL programs from source (a bundle that
+// edgert-prepare did not prepare for this device): that cost is paid at every start.
+void note_source_builds(const edgert_context* context);
 
 // A bundle and a context, released in the right order when the tool returns.
 struct Session {
