@@ -34,7 +34,20 @@ _TOOL_ENV = {
     "edgert-run": ("EDGERT_RUN", ["device_runtime/edgert-run", "device_runtime/tools/edgert-run"]),
     "edgert-bench": ("EDGERT_BENCH", ["device_runtime/edgert-bench", "device_runtime/tools/edgert-bench"]),
     "driving_demo": ("DRIVING_DEMO", ["samples/driving_demo"]),
+    "edgert-prepare": ("EDGERT_PREPARE", ["device_runtime/edgert-prepare"]),
 }
+
+
+def opencl_target() -> bool:
+    """Whether the suites compile for an OpenCL target (tests/opencl/bin/edgec, EDGE_TARGET)."""
+    return os.environ.get("EDGE_TARGET", "").startswith("opencl")
+
+
+def prepare_bundle(bundle: Path) -> Path:
+    """edgert-prepare BUNDLE on this machine's OpenCL device: the bundle a car would run."""
+    prepared = Path(bundle).with_suffix(".prepared.bundle")
+    run_cmd([find_tool("edgert-prepare"), bundle, "-o", prepared])
+    return prepared
 
 
 class ToolError(RuntimeError):

@@ -102,6 +102,8 @@ def run_demo(dtype, frames=FRAMES):
         for p in dump.iterdir():
             p.unlink()
     dump.mkdir(parents=True, exist_ok=True)
+    if lib.opencl_target():
+        bundle = lib.prepare_bundle(bundle)  # as in the car: prepared once, nothing compiled at start-up
     res = lib.run_cmd([lib.find_tool("driving_demo"), bundle, "--frames", frames, "--warmup", 0, "--no-sleep",
                        "--threads", 2, "--dump", dump], timeout=600)
     for line in res.stdout.splitlines():
