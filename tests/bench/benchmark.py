@@ -8,7 +8,11 @@ the median over rounds and the ratio edgert / onnxruntime (below 1: edgert is fa
 Alternating keeps both engines under the same machine load, which matters on shared hosts.
 
     python3 tests/bench/benchmark.py MODEL.onnx ... [--threads 1] [--rounds 5] [--iters 20]
-        [--target x86_64] [--markdown OUT.md]
+        [--target x86_64] [--markdown OUT.md] [--baseline-build DIR]
+
+--baseline-build DIR also compiles and runs each model with the edgec and edgert-bench of
+another build (e.g. of an older commit) in the same alternating rounds, and reports this
+build's median against it: how a change moved the speed.
 """
 import argparse
 import json
@@ -53,10 +57,18 @@ def main():
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--target", default="x86_64", help="edgec --target (default x86_64)")
     ap.add_argument("--markdown", help="append the table to this file")
+    ap.add_argument("--baseline-build", help="build dir of another edgec/edgert-bench to compare with")
     args = ap.parse_args()
     import onnxruntime as ort
 
     edgec, bench = lib.find_tool("edgec"), lib.find_tool("edgert-bench")
+    base = None
+    if args.baseline_build:
+        bdir = Path(args.baseline_build)
+        base = (bdir / "host_compiler" / "edgec", bdir / "device_runtime" / "edgert-bench")
+        for tool in base:
+            if not tool.is_file():
+                raise SystemExit(f"benchmark: {tool} does not exist")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for model in args.models:
@@ -64,6 +76,10 @@ def main():
             bundle = Path(tmp) / f"{name}.bundle"
             subprocess.run([str(edgec), "compile", model, "-o", str(bundle), "-q", "--target", args.target], check=True,
                            stdout=subprocess.DEVNULL)
+            base_bundle = Path(tmp) / f"{name}.baseline.bundle"
+            if base:
+                subprocess.run([str(base[0]), "compile", model, "-o", str(base_bundle), "-q", "--target", args.target],
+                               check=True, stdout=subprocess.DEVNULL)
             so = ort.SessionOptions()
             so.intra_op_num_threads = args.threads
             so.inter_op_num_threads = 1
@@ -76,12 +92,17 @@ def main():
                 in_args += ["--input", f"{k}={path}"]
             for _ in range(3):
                 sess.run(None, feeds)
-            edge_medians, ort_medians = [], []
-            for _ in range(args.rounds):
-                out = subprocess.run([str(bench), str(bundle), "--json", "--threads", str(args.threads),
+            def bench_median(tool, b):
+                out = subprocess.run([str(tool), str(b), "--json", "--threads", str(args.threads),
                                       "--warmup", "2", "--iters", str(args.iters), *in_args],
                                      check=True, capture_output=True, text=True).stdout
-                edge_medians.append(json.loads(out)["median_ms"])
+                return json.loads(out.strip().splitlines()[-1])["median_ms"]
+
+            edge_medians, ort_medians, base_medians = [], [], []
+            for _ in range(args.rounds):
+                edge_medians.append(bench_median(bench, bundle))
+                if base:
+                    base_medians.append(bench_median(base[1], base_bundle))
                 times = []
                 for _ in range(args.iters):
                     t0 = time.perf_counter()
@@ -89,11 +110,18 @@ def main():
                     times.append((time.perf_counter() - t0) * 1e3)
                 ort_medians.append(statistics.median(times))
             e, o = statistics.median(edge_medians), statistics.median(ort_medians)
-            rows.append((name, e, o, e / o))
-            print(f"{name}: edgert {e:.3f} ms, onnxruntime {o:.3f} ms, ratio {e / o:.2f}", flush=True)
-    table = [f"| model | edgert median ms | onnxruntime median ms | edgert / onnxruntime |",
-             "| --- | ---: | ---: | ---: |"]
-    table += [f"| {n} | {e:.2f} | {o:.2f} | {r:.2f} |" for n, e, o, r in rows]
+            b = statistics.median(base_medians) if base else None
+            rows.append((name, e, o, b))
+            print(f"{name}: edgert {e:.3f} ms, onnxruntime {o:.3f} ms, ratio {e / o:.2f}"
+                  + (f"; baseline {b:.3f} ms, this / baseline {e / b:.3f}" if base else ""), flush=True)
+    if base:
+        table = ["| model | edgert median ms | baseline median ms | edgert / baseline | onnxruntime median ms "
+                 "| edgert / onnxruntime |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
+        table += [f"| {n} | {e:.2f} | {b:.2f} | {e / b:.3f} | {o:.2f} | {e / o:.2f} |" for n, e, o, b in rows]
+    else:
+        table = ["| model | edgert median ms | onnxruntime median ms | edgert / onnxruntime |",
+                 "| --- | ---: | ---: | ---: |"]
+        table += [f"| {n} | {e:.2f} | {o:.2f} | {e / o:.2f} |" for n, e, o, _ in rows]
     text = "\n".join(table)
     print(f"\ntarget {args.target}, threads {args.threads}, {args.rounds} rounds x {args.iters} runs, alternating\n{text}")
     if args.markdown:
