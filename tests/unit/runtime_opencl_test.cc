@@ -134,9 +134,14 @@ struct Context {
   }
 };
 
-// False (after a MESSAGE) when this machine has no OpenCL device; with EDGE_REQUIRE_OPENCL=1
-// that is a test failure instead.
+// False (after a MESSAGE) when the opencl port is not compiled in or this machine has no
+// OpenCL device; with EDGE_REQUIRE_OPENCL=1 a missing device is a test failure instead.
 bool have_device() {
+  if (!contains(edgert_runtime_ports(), "opencl")) {
+    MESSAGE("skipping: the opencl port is not compiled in (EDGE_PORTS=" << std::string(edgert_runtime_ports())
+                                                                        << ")");
+    return false;
+  }
   Opened o(opencl_bundle());
   REQUIRE(o.status == EDGERT_OK);
   Context c(o.bundle);
