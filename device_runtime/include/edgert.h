@@ -111,21 +111,24 @@ const char* edgert_runtime_ports(void);
 /* On the device, once (e.g. at install time): builds the bundle's OpenCL programs with this
  * device's driver and writes `out_path`, the same bundle plus the program binaries and the
  * identity of the platform, device and driver that built them. A context on it loads the
- * binaries and compiles nothing; on another device or driver it is refused. A bundle for
+ * binaries and compiles nothing; on another device or driver it is refused (or, with
+ * allow_source_build, built from source as if unprepared). A bundle for
  * a port with nothing to prepare (cpu) is an EDGERT_ERROR_INVALID_ARGUMENT. Written to a
  * temporary file and renamed: never half a file. */
 edgert_status edgert_prepare(const char* bundle_path, const char* out_path,
                              const edgert_context_options* options);
 
-/* Profiling: the CLOCK_MONOTONIC nanoseconds recorded by the bundle's Timestamp commands
- * during the last edgert_run, in queue order (zeros before the first run). The array is
- * owned by the context and valid until it is destroyed. */
+/* Profiling: the nanoseconds recorded by the bundle's Timestamp commands during the last
+ * edgert_run, in queue order (zeros before the first run). cpu port: CLOCK_MONOTONIC when the
+ * command runs; opencl port: the device's profiling clock at the end of the command before it
+ * (0 when none). The array is owned by the context and valid until it is destroyed. */
 edgert_status edgert_context_timestamps(const edgert_context* context, const uint64_t** out_ns,
                                         int32_t* out_count);
 
-/* Per-command profiling, for benchmark reports. While enabled, edgert_run reads the
- * clock once per command and records how long each command of the queue took; the times
- * of the last run are in *out_ns (one per command, owned by the context). */
+/* Per-command profiling, for benchmark reports. While enabled, edgert_run records how long
+ * each command of the queue took (cpu port: the clock read once per command; opencl port:
+ * the device's profiling events); the times of the last run are in *out_ns (one per command,
+ * owned by the context). */
 typedef struct edgert_command_info {
   const char* name;     /* kernel name for a launch, "copy" or "timestamp"; owned by the bundle */
   int32_t is_launch;
