@@ -1,0 +1,879 @@
+// Kernel IR -> OpenCL C 1.2. The semantics of every op, cast, NaN rule, guard and Gather
+// term are those of the CPU renderer (llvm_emit.cc); comments say where OpenCL C needs care
+// to get them (C's integer promotions and undefined overflow, half without cl_khr_fp16).
+//
+// A kernel's body is written as declarations of `const` values, each placed at the
+// shallowest loop level whose variables it uses: what does not depend on the reduce loops
+// is computed once before them, the row index of a conv window once per row.
+#include "codegen/opencl_emit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <optional>
+#include <set>
+#include <tuple>
+
+namespace edgec {
+
+namespace {
+
+bool is_unsigned(DType t) {
+  return t == DType::U8 || t == DType::U16 || t == DType::U32 || t == DType::U64 || t == DType::Bool;
+}
+bool is_fp(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::F64; }
+int bits_of(DType t) { return static_cast<int>(dtype_size(t) * 8); }
+
+// The type a value is computed in: F16 in float unless the target has half arithmetic.
+std::string compute_type(DType t, bool half) {
+  switch (t) {
+    case DType::F32: return "float";
+    case DType::F16: return half ? "half" : "float";
+    case DType::F64: return "double";
+    case DType::I8: return "char";
+    case DType::U8: return "uchar";
+    case DType::I16: return "short";
+    case DType::U16: return "ushort";
+    case DType::I32: return "int";
+    case DType::U32: return "uint";
+    case DType::I64: return "long";
+    case DType::U64: return "ulong";
+    case DType::Bool: return "bool";
+  }
+  return "float";
+}
+// The element type of a buffer holding dtype t (half is legal behind a pointer only).
+std::string storage_type(DType t) {
+  if (t == DType::F16) return "half";
+  if (t == DType::Bool) return "uchar";
+  return compute_type(t, false);
+}
+// The signed integer type as wide as t.
+std::string signed_type(DType t) {
+  switch (dtype_size(t)) {
+    case 1: return "char";
+    case 2: return "short";
+    case 4: return "int";
+    default: return "long";
+  }
+}
+
+std::string fmt(const char* f, long long v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+std::string fmtu(const char* f, unsigned long long v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+// A float or double literal that reads back exactly: 17 significant digits pin down a
+// double, and so also a float whose value they print (the nearest float is that float).
+std::string float_literal(double c, bool is_double) {
+  if (!is_double) c = static_cast<double>(static_cast<float>(c));
+  const std::string cast = is_double ? "(double)" : "";
+  if (std::isnan(c)) return "(" + cast + "NAN)";
+  if (std::isinf(c)) return c > 0 ? "(" + cast + "INFINITY)" : "(-" + cast + "INFINITY)";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", c);
+  std::string s = buf;
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  if (!is_double) s += "f";
+  return s[0] == '-' ? "(" + s + ")" : s;
+}
+
+// An integer literal of type t holding c converted as llvm_emit's constants are (signed
+// types through int64, unsigned through uint64, then wrapped to the width).
+std::string int_literal(double c, DType t) {
+  int bits = bits_of(t);
+  if (is_unsigned(t)) {
+    uint64_t u = c < 0 ? static_cast<uint64_t>(static_cast<int64_t>(c))
+                 : c >= 18446744073709551616.0 ? ~uint64_t{0} : static_cast<uint64_t>(c);
+    if (bits < 64) u &= (uint64_t{1} << bits) - 1;
+    if (t == DType::U64) return fmtu("%lluUL", u);
+    if (t == DType::U32) return fmtu("%lluu", u);
+    return "((" + compute_type(t, false) + ")" + fmtu("%llu", u) + ")";
+  }
+  int64_t s = c <= -9223372036854775808.0 ? INT64_MIN
+              : c >= 9223372036854775807.0 ? INT64_MAX : static_cast<int64_t>(c);
+  if (bits < 64) {
+    uint64_t mask = (uint64_t{1} << bits) - 1, u = static_cast<uint64_t>(s) & mask;
+    if (u >> (bits - 1)) u |= ~mask;  // sign-extend the wrapped value
+    s = static_cast<int64_t>(u);
+  }
+  if (t == DType::I64) {
+    if (s == INT64_MIN) return "(-9223372036854775807L - 1L)";
+    return s < 0 ? "(" + fmt("%lldL", s) + ")" : fmt("%lldL", s);
+  }
+  if (t == DType::I32) {
+    if (s == INT32_MIN) return "(-2147483647 - 1)";
+    return s < 0 ? "(" + fmt("%lld", s) + ")" : fmt("%lld", s);
+  }
+  return "((" + compute_type(t, false) + ")" + fmt("%lld", s) + ")";
+}
+
+bool depends_on(const Index& ix, int var) {
+  for (const auto& [atom, coef] : ix.terms())
+    if (atom->kind == Atom::Kind::Var ? atom->var == var : depends_on(atom->inner, var)) return true;
+  return false;
+}
+// Coefficient of `var` if ix is affine in it (var not inside a div/mod), else nullopt.
+std::optional<int64_t> affine_coef(const Index& ix, int var) {
+  int64_t c = 0;
+  for (const auto& [atom, coef] : ix.terms()) {
+    if (atom->kind == Atom::Kind::Var) {
+      if (atom->var == var) c += coef;
+    } else if (depends_on(atom->inner, var)) {
+      return std::nullopt;
+    }
+  }
+  return c;
+}
+// A load with a data-dependent term counts as depending on every variable.
+bool load_depends_on(const Value* l, int var) { return l->dynamic || depends_on(l->index, var); }
+
+std::vector<const Value*> body_loads(const KernelIR& k) {
+  std::vector<const Value*> loads;
+  if (!k.has_reduce()) return loads;
+  std::set<const Value*> seen;
+  std::function<void(const Value*)> collect = [&](const Value* v) {
+    if (!seen.insert(v).second) return;
+    if (v->kind == Value::Kind::Load) loads.push_back(v);
+    for (const Value* x : v->srcs) collect(x);
+    if (v->dynamic) collect(v->dynamic);
+  };
+  collect(k.reduce_body);
+  return loads;
+}
+
+// The same rule as llvm_emit.cc: every index and guard bound fits in int32 (with headroom
+// for lane offsets), so index math runs in 32 bits.
+bool indices_fit_32_bits(const KernelIR& k) {
+  constexpr int64_t lim = int64_t{1} << 30;
+  std::function<bool(const Index&)> fits = [&](const Index& ix) {
+    if (ix.min() < -lim || ix.max() > lim) return false;
+    for (const auto& [atom, coef] : ix.terms())
+      if (atom->kind != Atom::Kind::Var && !fits(atom->inner)) return false;
+    return true;
+  };
+  for (const KernelArg& a : k.args)
+    if (a.numel > lim) return false;
+  for (const auto& v : k.values) {
+    if (v->kind == Value::Kind::Load && !fits(v->index)) return false;
+    if (v->kind == Value::Kind::Load && v->dynamic &&
+        v->index.max() + (v->dynamic_extent - 1) * v->dynamic_stride > lim)
+      return false;
+    for (const Guard& g : v->guards)
+      if (!fits(g.index) || std::abs(g.lo) > lim || std::abs(g.hi) > lim) return false;
+  }
+  return true;
+}
+
+// Lanes of a tile along a dim of n outputs: 4 or 2 when the lanes past the end waste at
+// most a sixth of the work (7 -> 4 lanes, 9 -> 2, 5 -> 1), else 1.
+int lanes_for(int64_t n) {
+  for (int lanes : {4, 2}) {
+    int64_t waste = (n + lanes - 1) / lanes * lanes - n;
+    if (lanes <= n && waste * 6 <= n) return lanes;
+  }
+  return 1;
+}
+
+// What a value or index depends on: the deepest reduce loop (0: none) and the tiled dims.
+struct Deps {
+  int level = 0;
+  bool vec = false, unroll = false;
+  void add(const Deps& o) {
+    level = std::max(level, o.level);
+    vec = vec || o.vec;
+    unroll = unroll || o.unroll;
+  }
+};
+
+class KernelRenderer {
+ public:
+  KernelRenderer(const KernelIR& k, const OpenCLTiling& tl, const TargetSpec& target, OpenCLProgramWriter& w)
+      : k_(k), tl_(tl), w_(w), half_(target.half_arithmetic) {
+    narrow_ = indices_fit_32_bits(k);
+    idx_t_ = narrow_ ? "int" : "long";
+    const int rank = static_cast<int>(k.out_shape.size());
+    var_level_.assign(k.num_vars(), 0);
+    for (size_t j = 0; j < k.reduce_extents.size(); ++j)
+      if (k.reduce_extents[j] != 1) {
+        loop_dims_.push_back(static_cast<int>(j));
+        var_level_[rank + j] = static_cast<int>(loop_dims_.size());
+      }
+    levels_.assign(loop_dims_.size() + 1, "");
+    vec_full_ = tl.vec_dim >= 0 && k.out_shape[tl.vec_dim] % tl.vec_lanes == 0;
+    unroll_full_ = tl.unroll_dim < 0 || k.out_shape[tl.unroll_dim] % tl.unroll_lanes == 0;
+  }
+
+  std::string render(const std::string& entry, const std::vector<ArgStorage>& storage) {
+    for (const KernelArg& a : k_.args)
+      if (a.dtype == DType::F64) w_.need_fp64();
+    for (const auto& v : k_.values)
+      if (v->dtype == DType::F64) w_.need_fp64();
+    std::string s = "__kernel void " + entry + "(";
+    for (size_t i = 0; i < k_.args.size(); ++i) {
+      if (storage[i] != ArgStorage::Buffer)
+        throw CompileError("internal: OpenCL images are not rendered yet");
+      s += std::string(i ? ", " : "") + "__global " + (i ? "const " : "") + storage_type(k_.args[i].dtype) +
+           "* restrict p" + std::to_string(i);
+    }
+    s += ") {\n";
+    if (numel(k_.out_shape) == 0) return s + "}\n";
+    std::string head = tile_variables();
+    const int nu = tl_.unroll_lanes, nv = tl_.vec_lanes;
+    std::string accs, body;
+    if (k_.has_reduce()) {
+      const std::string at = acc_type();
+      for (int u = 0; u < nu; ++u)
+        for (int l = 0; l < nv; ++l) {
+          accs += "  " + at + " " + acc_name(u, l) + " = " + reduce_identity() + ";\n";
+          u_ = u, l_ = l;
+          std::string x = val(k_.reduce_body);
+          body += acc_name(u, l) + " = " + combine(acc_name(u, l), x) + ";\n";
+        }
+    }
+    in_post_ = true;
+    std::vector<std::vector<std::string>> results(nu, std::vector<std::string>(nv));
+    for (int u = 0; u < nu; ++u)
+      for (int l = 0; l < nv; ++l) {
+        u_ = u, l_ = l;
+        results[u][l] = val(k_.result);
+      }
+    for (int u = 0; u < nu; ++u) store_tile(u, results[u]);
+
+    // Assemble: tile variables, level-0 values, accumulators, the reduce loops with the
+    // values of each level at its top, the combines innermost, then the epilogue.
+    s += head + indent(levels_[0], 1) + accs;
+    const int loops = static_cast<int>(loop_dims_.size());
+    const int rank = static_cast<int>(k_.out_shape.size());
+    for (int j = 0; j < loops; ++j) {
+      std::string r = var_name(rank + loop_dims_[j]);
+      s += std::string(2 * (j + 1), ' ') + "for (" + idx_t_ + " " + r + " = 0; " + r + " < " +
+           ilit(k_.reduce_extents[loop_dims_[j]]) + "; ++" + r + ") {\n";
+      s += indent(levels_[j + 1], j + 2);
+    }
+    s += indent(body, loops + 1);
+    for (int j = loops - 1; j >= 0; --j) s += std::string(2 * (j + 1), ' ') + "}\n";
+    s += indent(post_, 1);
+    return s + "}\n";
+  }
+
+ private:
+  static std::string indent(const std::string& text, int depth) {
+    std::string out, pad(2 * depth, ' ');
+    size_t i = 0;
+    while (i < text.size()) {
+      size_t e = text.find('\n', i);
+      if (e == std::string::npos) e = text.size();
+      out += pad + text.substr(i, e - i) + "\n";
+      i = e + 1;
+    }
+    return out;
+  }
+
+  std::string ctype(DType t) const { return compute_type(t, half_); }
+  // Index literal in the index type.
+  std::string ilit(int64_t v) const {
+    std::string s = narrow_ ? fmt("%lld", v) : fmt("%lldL", v);
+    return v < 0 ? "(" + s + ")" : s;
+  }
+  // A literal of a value's compute type.
+  std::string lit(double c, DType t) const {
+    if (t == DType::F64) return float_literal(c, true);
+    if (t == DType::F16 && half_) return "((half)" + float_literal(c, false) + ")";
+    if (is_fp(t)) return float_literal(c, false);
+    if (t == DType::Bool) return c != 0.0 ? "true" : "false";
+    return int_literal(c, t);
+  }
+
+  // ---- the work-item's tile ----
+  std::string var_name(int var) const {
+    const int rank = static_cast<int>(k_.out_shape.size());
+    int64_t extent = var < rank ? k_.out_shape[var] : k_.reduce_extents[var - rank];
+    if (extent == 1) return "0";
+    if (var >= rank) return "r" + std::to_string(var - rank);
+    if (var == tl_.vec_dim) return "x" + std::to_string(var) + "_" + std::to_string(l_);
+    if (var == tl_.unroll_dim) return "x" + std::to_string(var) + "_" + std::to_string(u_);
+    return "x" + std::to_string(var);
+  }
+  Deps var_deps(int var) const {
+    Deps d;
+    d.level = var_level_[var];
+    d.vec = var == tl_.vec_dim;
+    d.unroll = var == tl_.unroll_dim;
+    return d;
+  }
+
+  // Declares the global ids, returns early past the outputs and names the output vars of
+  // every lane; lanes past the end of their dim repeat its last element (they read in
+  // bounds and store nothing).
+  std::string tile_variables() {
+    std::string s;
+    const std::vector<uint64_t>& work = tl_.work;
+    const std::vector<uint64_t>& global = k_.launch.global_size;
+    std::string past;
+    for (size_t g = 0; g < work.size() && tl_.vec_dim >= 0; ++g) {
+      s += "  const " + idx_t_ + " t" + std::to_string(g) + " = (" + idx_t_ + ")get_global_id(" +
+           std::to_string(g) + ");\n";
+      if (global[g] > work[g])
+        past += std::string(past.empty() ? "" : " || ") + "t" + std::to_string(g) + " >= " +
+                ilit(static_cast<int64_t>(work[g]));
+    }
+    if (!past.empty()) s += "  if (" + past + ") return;\n";
+    auto tile_dim = [&](int d, int lanes, const std::string& t, bool full) {
+      std::string base = "x" + std::to_string(d) + "_0";
+      s += "  const " + idx_t_ + " " + base + " = " + (lanes == 1 ? t : t + " * " + ilit(lanes)) + ";\n";
+      for (int i = 1; i < lanes; ++i) {
+        std::string v = base + " + " + ilit(i);
+        if (!full) v = "min(" + v + ", " + ilit(k_.out_shape[d] - 1) + ")";
+        s += "  const " + idx_t_ + " x" + std::to_string(d) + "_" + std::to_string(i) + " = " + v + ";\n";
+      }
+    };
+    if (tl_.vec_dim >= 0) tile_dim(tl_.vec_dim, tl_.vec_lanes, "t0", vec_full_);
+    if (tl_.unroll_dim >= 0) tile_dim(tl_.unroll_dim, tl_.unroll_lanes, "t1", unroll_full_);
+    if (!tl_.rest_dims.empty()) {
+      std::string t = "t" + std::to_string(work.size() - 1);
+      int64_t stride = 1;
+      for (size_t i = tl_.rest_dims.size(); i-- > 0;) {
+        int d = tl_.rest_dims[i];
+        std::string v = stride == 1 ? t : t + " / " + ilit(stride);
+        if (i > 0) v = (stride == 1 ? v : "(" + v + ")") + " % " + ilit(k_.out_shape[d]);
+        s += "  const " + idx_t_ + " x" + std::to_string(d) + " = " + v + ";\n";
+        stride *= k_.out_shape[d];
+      }
+    }
+    return s;
+  }
+
+  // ---- declarations ----
+  // Declares `const type name = expr;` at the loop level of d and returns the name.
+  std::string define(const Deps& d, const std::string& type, const std::string& expr) {
+    std::string name = "v" + std::to_string(next_name_++);
+    std::string line = "const " + type + " " + name + " = " + expr + ";\n";
+    if (d.level == 0 && in_post_) post_ += line;
+    else levels_[d.level] += line;
+    return name;
+  }
+  // The memo key of something with dependences d in the current tile copy.
+  std::tuple<int, int> copy_of(const Deps& d) const { return {d.unroll ? u_ : -1, d.vec ? l_ : -1}; }
+
+  // ---- index math ----
+  Deps index_deps(const Index& ix) {
+    if (auto it = index_deps_.find(ix.key()); it != index_deps_.end()) return it->second;
+    Deps d;
+    for (const auto& [atom, coef] : ix.terms())
+      d.add(atom->kind == Atom::Kind::Var ? var_deps(atom->var) : index_deps(atom->inner));
+    index_deps_[ix.key()] = d;
+    return d;
+  }
+  std::string index_expr(const Index& ix) {
+    std::string s;
+    for (const auto& [atom, coef] : ix.terms()) {
+      std::string a = atom_expr(*atom);
+      if (a == "0") continue;
+      std::string term = std::abs(coef) == 1 ? a : a + " * " + ilit(std::abs(coef));
+      if (s.empty()) s = coef < 0 ? "-" + term : term;
+      else s += (coef < 0 ? " - " : " + ") + term;
+    }
+    int64_t c = ix.constant();
+    if (s.empty()) return ilit(c);
+    if (c != 0) s += (c < 0 ? " - " : " + ") + ilit(std::abs(c));
+    return s;
+  }
+  std::string atom_expr(const Atom& a) {
+    if (a.kind == Atom::Kind::Var) return var_name(a.var);
+    Deps d = index_deps(a.inner);
+    auto key = std::make_tuple(a.key, copy_of(d));
+    if (auto it = atoms_.find(key); it != atoms_.end()) return it->second;
+    std::string inner = index_expr(a.inner), e;
+    const bool div = a.kind == Atom::Kind::Div;
+    if (a.inner.min() >= 0) {
+      e = "(" + inner + ")" + (div ? " / " : " % ") + ilit(a.divisor);
+    } else {  // floor semantics for a dividend that can be negative
+      std::string f = std::string(div ? "edge_floordiv_" : "edge_floormod_") + idx_t_;
+      const std::string& t = idx_t_;
+      w_.need_helper(f, div ? t + " " + f + "(" + t + " a, " + t + " b) {\n  " + t +
+                                  " r = a % b;\n  return a / b - (r < 0 ? 1 : 0);\n}\n"
+                            : t + " " + f + "(" + t + " a, " + t + " b) {\n  " + t +
+                                  " r = a % b;\n  return r < 0 ? r + b : r;\n}\n");
+      e = f + "(" + inner + ", " + ilit(a.divisor) + ")";
+    }
+    return atoms_[key] = define(d, idx_t_, e);
+  }
+  // An index as a name or literal (declared once per tile copy).
+  std::string index_value(const Index& ix) {
+    if (ix.is_constant()) return ilit(ix.constant());
+    if (ix.constant() == 0 && ix.terms().size() == 1 && ix.terms()[0].second == 1 &&
+        ix.terms()[0].first->kind == Atom::Kind::Var)
+      return var_name(ix.terms()[0].first->var);
+    Deps d = index_deps(ix);
+    auto key = std::make_tuple("i" + ix.key(), copy_of(d));
+    if (auto it = atoms_.find(key); it != atoms_.end()) return it->second;
+    return atoms_[key] = define(d, idx_t_, index_expr(ix));
+  }
+  Deps guards_deps(const std::vector<Guard>& guards) {
+    Deps d;
+    for (const Guard& g : guards) d.add(index_deps(g.index));
+    return d;
+  }
+  // The guards as one bool (true where every one holds).
+  std::string guards_value(const std::vector<Guard>& guards) {
+    Deps d = guards_deps(guards);
+    std::string key = "g";
+    for (const Guard& g : guards)
+      key += g.index.key() + "@" + std::to_string(g.lo) + ":" + std::to_string(g.hi) + ";";
+    auto mkey = std::make_tuple(key, copy_of(d));
+    if (auto it = atoms_.find(mkey); it != atoms_.end()) return it->second;
+    std::string cond;
+    for (const Guard& g : guards) {
+      bool lo = g.index.min() < g.lo, hi = g.index.max() >= g.hi;
+      if (!lo && !hi) continue;
+      std::string x = index_value(g.index);
+      if (lo) cond += std::string(cond.empty() ? "" : " && ") + x + " >= " + ilit(g.lo);
+      if (hi) cond += std::string(cond.empty() ? "" : " && ") + x + " < " + ilit(g.hi);
+    }
+    if (cond.empty()) return atoms_[mkey] = "true";
+    return atoms_[mkey] = define(d, "bool", cond);
+  }
+
+  // ---- values ----
+  Deps value_deps(const Value* v) {
+    if (auto it = value_deps_.find(v); it != value_deps_.end()) return it->second;
+    Deps d;
+    switch (v->kind) {
+      case Value::Kind::Const: break;
+      case Value::Kind::Accumulator: d.vec = d.unroll = true; break;
+      case Value::Kind::InBounds: d = guards_deps(v->guards); break;
+      case Value::Kind::Load:
+        d = index_deps(v->index);
+        d.add(guards_deps(v->guards));
+        if (v->dynamic) d.add(value_deps(v->dynamic));
+        break;
+      case Value::Kind::Alu:
+        for (const Value* x : v->srcs) d.add(value_deps(x));
+        break;
+    }
+    value_deps_[v] = d;
+    return d;
+  }
+
+  // The value in the current tile copy: a name, a literal or a vector component.
+  std::string val(const Value* v) {
+    Deps d = value_deps(v);
+    auto key = std::make_tuple(v, copy_of(d));
+    if (auto it = values_.find(key); it != values_.end()) return it->second;
+    std::string r;
+    switch (v->kind) {
+      case Value::Kind::Const: r = lit(v->constant, v->dtype); break;
+      case Value::Kind::Accumulator:
+        r = acc_name(u_, l_);
+        if (half_ && k_.acc_dtype == DType::F16) r = define(d, "half", "convert_half(" + r + ")");
+        break;
+      case Value::Kind::InBounds: r = guards_value(v->guards); break;
+      case Value::Kind::Load: r = load(v, d); break;
+      case Value::Kind::Alu: r = define(d, ctype(v->dtype), alu(v)); break;
+    }
+    values_[key] = r;
+    return r;
+  }
+
+  // ---- loads ----
+  // The element offset a load reads: index + the Gather term, element 0 where a guard fails.
+  std::string address(const Value* v) {
+    std::string idx = index_expr(v->index);
+    if (v->dynamic) idx += " + " + dynamic_offset(v);
+    if (!v->guards.empty()) {
+      std::string ok = guards_value(v->guards);
+      if (ok != "true") idx = ok + " ? " + idx + " : " + ilit(0);
+    }
+    return idx;
+  }
+  // clamp(dynamic, 0, extent - 1) * stride, clamped in the dynamic value's own (signed)
+  // type as llvm_emit does, then converted to the index type.
+  std::string dynamic_offset(const Value* v) {
+    Deps d = value_deps(v->dynamic);
+    const DType dt = v->dynamic->dtype;
+    const std::string st = signed_type(dt);
+    int bits = bits_of(dt);
+    int64_t hi = v->dynamic_extent - 1;
+    if (bits < 64) hi = std::min<int64_t>(hi, (int64_t{1} << (bits - 1)) - 1);
+    std::string x = val(v->dynamic);
+    if (ctype(dt) != st) x = define(d, st, "(" + st + ")" + x);
+    std::string h = st == "long" ? fmt("%lldL", hi) : fmt("%lld", hi);
+    std::string c = "(" + idx_t_ + ")(" + x + " < 0 ? 0 : " + x + " > " + h + " ? " + h + " : " + x + ")";
+    if (v->dynamic_stride != 1) c += " * " + ilit(v->dynamic_stride);
+    return define(d, idx_t_, c);
+  }
+  std::string load(const Value* v, const Deps& d) {
+    if (vector_load_ok(v)) return vector_component(v, d);
+    const DType sdt = k_.args[v->arg].dtype;
+    const std::string p = "p" + std::to_string(v->arg), a = address(v);
+    std::string e;
+    if (sdt == DType::F16) e = half_ ? p + "[" + a + "]" : "vload_half(" + a + ", " + p + ")";
+    else if (sdt == DType::Bool) e = "(" + p + "[" + a + "] != 0)";
+    else if (sdt == DType::F32 && v->dtype == DType::F16 && half_) e = "convert_half(" + p + "[" + a + "])";
+    else e = p + "[" + a + "]";
+    return define(d, ctype(v->dtype), e);
+  }
+  // Consecutive lanes read consecutive elements: one vloadN for the tile row. Only where
+  // no lane is past the end (nothing clamped) and no guard differs between lanes.
+  bool vector_load_ok(const Value* v) {
+    const int lanes = tl_.vec_lanes;
+    if (lanes < 2 || !vec_full_) return false;
+    const DType sdt = k_.args[v->arg].dtype;
+    if (sdt != v->dtype || k_.args[v->arg].numel < lanes) return false;
+    if (guards_deps(v->guards).vec || (v->dynamic && value_deps(v->dynamic).vec)) return false;
+    return affine_coef(v->index, tl_.vec_dim) == std::optional<int64_t>(1);
+  }
+  std::string vector_component(const Value* v, const Deps& d) {
+    auto key = std::make_tuple(v, d.unroll ? u_ : -1);
+    auto it = vectors_.find(key);
+    if (it == vectors_.end()) {
+      const int saved = l_;
+      l_ = 0;
+      const DType t = v->dtype;
+      const std::string n = std::to_string(tl_.vec_lanes), p = "p" + std::to_string(v->arg);
+      const std::string a = address(v);
+      std::string type, e;
+      if (t == DType::F16 && !half_) {
+        type = "float" + n;
+        e = "vload_half" + n + "(0, " + p + " + (" + a + "))";
+      } else {
+        type = storage_type(t) + n;
+        e = "vload" + n + "(0, " + p + " + (" + a + "))";
+      }
+      l_ = saved;
+      it = vectors_.emplace(key, define(d, type, e)).first;
+    }
+    std::string c = it->second + ".s" + std::to_string(l_);
+    return v->dtype == DType::Bool ? "(" + c + " != 0)" : c;
+  }
+
+  // ---- stores ----
+  Index output_index() const {
+    Index flat(0);
+    int64_t stride = 1;
+    for (int d = static_cast<int>(k_.out_shape.size()) - 1; d >= 0; --d) {
+      flat = flat + Index::var(d, k_.out_shape[d]) * stride;
+      stride *= k_.out_shape[d];
+    }
+    return flat;
+  }
+  // A result converted to the output's storage element type.
+  std::string stored(const std::string& r) const {
+    const DType sdt = k_.args[0].dtype, rdt = k_.result->dtype;
+    if (sdt == DType::Bool) return "(uchar)(" + r + ")";
+    if (sdt == DType::F32 && rdt == DType::F16 && half_) return "convert_float(" + r + ")";
+    return r;
+  }
+  void store_tile(int u, const std::vector<std::string>& r) {
+    const DType sdt = k_.args[0].dtype;
+    const int lanes = tl_.vec_lanes;
+    u_ = u;
+    std::string cond;
+    if (!unroll_full_ && u > 0)
+      cond = "x" + std::to_string(tl_.unroll_dim) + "_0 + " + ilit(u) + " < " +
+             ilit(k_.out_shape[tl_.unroll_dim]);
+    auto guarded = [&](const std::string& c, const std::string& stmt) {
+      post_ += c.empty() ? stmt + "\n" : "if (" + c + ") " + stmt + "\n";
+    };
+    if (lanes > 1 && vec_full_) {
+      l_ = 0;
+      std::string idx = index_expr(output_index());
+      const std::string n = std::to_string(lanes);
+      std::string parts;
+      for (int l = 0; l < lanes; ++l) parts += std::string(l ? ", " : "") + stored(r[l]);
+      if (sdt == DType::F16 && !half_)
+        guarded(cond, "vstore_half" + n + "_rte((float" + n + ")(" + parts + "), 0, p0 + (" + idx + "));");
+      else
+        guarded(cond,
+                "vstore" + n + "((" + storage_type(sdt) + n + ")(" + parts + "), 0, p0 + (" + idx + "));");
+      return;
+    }
+    for (int l = 0; l < lanes; ++l) {
+      l_ = l;
+      std::string c = cond;
+      if (!vec_full_ && l > 0)
+        c += std::string(c.empty() ? "" : " && ") + "x" + std::to_string(tl_.vec_dim) + "_0 + " + ilit(l) +
+             " < " + ilit(k_.out_shape[tl_.vec_dim]);
+      std::string idx = index_expr(output_index());
+      if (sdt == DType::F16 && !half_) guarded(c, "vstore_half_rte(" + r[l] + ", " + idx + ", p0);");
+      else guarded(c, "p0[" + idx + "] = " + stored(r[l]) + ";");
+    }
+  }
+
+  // ---- reductions ----
+  // F16 reductions accumulate in float, also with half arithmetic: a half accumulator
+  // loses the sum of a long reduction (2048 + 1 == 2048), and llvm_emit sums in float.
+  std::string acc_type() const { return k_.acc_dtype == DType::F16 ? "float" : ctype(k_.acc_dtype); }
+  std::string acc_name(int u, int l) const { return "acc" + std::to_string(u) + "_" + std::to_string(l); }
+  std::string reduce_identity() const {
+    const DType t = k_.acc_dtype == DType::F16 ? DType::F32 : k_.acc_dtype;
+    if (k_.reduce_op == Op::ReduceSum) return t == DType::Bool ? "false" : lit(0.0, t);
+    if (is_fp(t)) return t == DType::F64 ? "(-(double)INFINITY)" : "(-INFINITY)";
+    if (t == DType::Bool) return "false";
+    if (is_unsigned(t)) return lit(0.0, t);
+    return int_literal(-std::ldexp(1.0, bits_of(t) - 1), t);
+  }
+  std::string combine(const std::string& acc, std::string x) {
+    const DType t = k_.acc_dtype;
+    if (half_ && t == DType::F16) x = "convert_float(" + x + ")";
+    if (k_.reduce_op == Op::ReduceSum) {
+      if (t == DType::Bool) return acc + " | " + x;
+      return is_fp(t) ? acc + " + " + x : int_arith(t, acc, "+", x);
+    }
+    if (k_.reduce_op != Op::ReduceMax)
+      throw CompileError(std::string("OpenCL code generator: unsupported reduction ") +
+                         op_name(k_.reduce_op));
+    // select(fcmp ugt acc x, acc, x): a NaN accumulator stays, a NaN x does not replace it.
+    if (is_fp(t)) return "!(" + acc + " <= " + x + ") ? " + acc + " : " + x;
+    if (t == DType::Bool) return acc + " | " + x;
+    return acc + " > " + x + " ? " + acc + " : " + x;
+  }
+
+  // ---- arithmetic ----
+  // Integer +, -, * with wrap-around: int and long in their unsigned types (signed overflow
+  // is undefined in C), ushort * ushort in uint (it would overflow int after promotion).
+  std::string int_arith(DType t, const std::string& a, const char* op, const std::string& b) const {
+    const std::string T = compute_type(t, false);
+    if (t == DType::I32 || t == DType::I64)
+      return "(" + T + ")((u" + T + ")" + a + " " + op + " (u" + T + ")" + b + ")";
+    if (t == DType::U16 && std::string(op) == "*") return "(ushort)((uint)" + a + " * (uint)" + b + ")";
+    return "(" + T + ")(" + a + " " + op + " " + b + ")";
+  }
+  // Integer division and remainder, C semantics; x / 0 gives 0 instead of trapping and
+  // x / -1 negates with wrap-around (INT_MIN / -1 traps on some hardware).
+  std::string int_div(DType t, const std::string& a, const std::string& b, bool rem) {
+    if (t == DType::Bool) return rem ? "false" : "(" + b + " ? " + a + " : false)";
+    const std::string T = compute_type(t, false);
+    const std::string f = std::string(rem ? "edge_mod_" : "edge_div_") + T;
+    std::string def = T + " " + f + "(" + T + " a, " + T + " b) {\n";
+    if (is_unsigned(t))
+      def += "  return b == 0 ? (" + T + ")0 : (" + T + ")(a " + (rem ? "%" : "/") + " b);\n";
+    else if (rem)
+      def += "  return b == 0 || b == -1 ? (" + T + ")0 : (" + T + ")(a % b);\n";
+    else
+      def += "  if (b == 0) return 0;\n"
+             "  if (b == -1) return (" + T + ")(0 - (u" + T + ")a);\n"
+             "  return (" + T + ")(a / b);\n";
+    w_.need_helper(f, def + "}\n");
+    return f + "(" + a + ", " + b + ")";
+  }
+  // pow with llvm_emit's rules: |a|^e, the sign of a negative base with an odd integer
+  // exponent, NaN for a negative base and a fractional one, 0^e = 0 (e > 0) or inf, x^0 = 1.
+  std::string pow_helper(DType t) {
+    auto def = [&](const std::string& T, const std::string& one, const std::string& zero,
+                   const std::string& half) {
+      std::string f = "edge_pow_" + T;
+      w_.need_helper(f, T + " " + f + "(" + T + " a, " + T + " e) {\n"
+                        "  " + T + " r = powr(fabs(a), e);\n"
+                        "  bool e_int = floor(e) == e;\n"
+                        "  " + T + " h = e * " + half + ";\n"
+                        "  bool e_odd = e_int && floor(h) != h;\n"
+                        "  if (a < " + zero + " && e_odd) r = -r;\n"
+                        "  if (a < " + zero + " && !e_int) r = NAN;\n"
+                        "  if (a == " + zero + ") r = e > " + zero + " ? " + zero + " : INFINITY;\n"
+                        "  if (e == " + zero + ") r = " + one + ";\n"
+                        "  return r;\n}\n");
+      return f;
+    };
+    if (t == DType::F64) return def("double", "1.0", "0.0", "0.5");
+    std::string f32 = def("float", "1.0f", "0.0f", "0.5f");
+    if (t == DType::F16 && half_) {
+      w_.need_helper("edge_pow_half", "half edge_pow_half(half a, half e) {\n  return convert_half(" + f32 +
+                                          "(convert_float(a), convert_float(e)));\n}\n");
+      return "edge_pow_half";
+    }
+    return f32;
+  }
+  // F16 computes in float without half arithmetic: a cast to F16 rounds to the nearest
+  // half (ties to even) through a private half, as llvm_emit's fptrunc + fpext.
+  std::string round_half(const std::string& x) {
+    w_.need_helper("edge_round_half", "float edge_round_half(float x) {\n"
+                                      "  ushort bits;\n"
+                                      "  vstore_half_rte(x, 0, (__private half*)&bits);\n"
+                                      "  return vload_half(0, (const __private half*)&bits);\n}\n");
+    return "edge_round_half(" + x + ")";
+  }
+
+  std::string cast(std::string x, DType from, DType to) {
+    if (to == DType::Bool) return "(" + x + " != " + lit(0.0, from) + ")";  // NaN != 0 holds: une
+    if (from == to) return x;
+    const std::string T = ctype(to);
+    if (from == DType::Bool) {
+      x = "(" + x + " ? 1 : 0)";
+      from = DType::I32;
+    }
+    if (is_fp(from) && is_fp(to)) {
+      if (to == DType::F16) {
+        if (from == DType::F64) x = "convert_float(" + x + ")";  // double -> float -> half, as llvm_emit
+        return half_ ? "convert_half(" + x + ")" : round_half(x);
+      }
+      if (from == DType::F16 && !half_ && to == DType::F32) return x;
+      return "convert_" + T + "(" + x + ")";
+    }
+    if (is_fp(from)) return "convert_" + T + "_sat(" + x + ")";  // saturates, NaN -> 0, truncates
+    if (is_fp(to)) {
+      if (to == DType::F16) {
+        x = "convert_float(" + x + ")";
+        return half_ ? "convert_half(" + x + ")" : round_half(x);
+      }
+      return "convert_" + T + "(" + x + ")";
+    }
+    return "(" + T + ")(" + x + ")";  // sign- or zero-extends by the source type, wraps
+  }
+
+  std::string alu(const Value* v) {
+    std::vector<std::string> s;
+    for (const Value* x : v->srcs) s.push_back(val(x));
+    const DType in = v->srcs.empty() ? v->dtype : v->srcs[0]->dtype;
+    const bool fp = is_fp(in), b = in == DType::Bool;
+    auto fail = [&]() -> std::string {
+      throw CompileError(std::string("OpenCL code generator: unsupported op ") + op_name(v->op) + " (" +
+                         dtype_name(in) + ")");
+    };
+    auto math = [&](const char* f) { return fp ? std::string(f) + "(" + s[0] + ")" : fail(); };
+    auto bin = [&](const char* op) { return "(" + s[0] + " " + op + " " + s[1] + ")"; };
+    switch (v->op) {
+      case Op::Neg:
+        if (fp) return "-" + s[0];
+        return b ? s[0] : int_arith(in, "0", "-", s[0]);
+      case Op::Exp: return math("exp");
+      case Op::Log: return math("log");
+      case Op::Tanh: return math("tanh");
+      case Op::Erf: return math("erf");
+      case Op::Sin: return math("sin");
+      case Op::Cos: return math("cos");
+      case Op::Sqrt: return math("sqrt");
+      case Op::Recip: return fp ? "(" + lit(1.0, in) + " / " + s[0] + ")" : fail();
+      case Op::Abs:
+        if (fp) return "fabs(" + s[0] + ")";
+        if (is_unsigned(in)) return s[0];
+        return "(" + s[0] + " < 0 ? " + int_arith(in, "0", "-", s[0]) + " : " + s[0] + ")";
+      case Op::Floor: return fp ? "floor(" + s[0] + ")" : s[0];
+      case Op::Ceil: return fp ? "ceil(" + s[0] + ")" : s[0];
+      case Op::Round: return fp ? "rint(" + s[0] + ")" : s[0];  // ties to even
+      case Op::Cast: return cast(s[0], in, v->dtype);
+      case Op::Not:
+        if (b) return "!" + s[0];
+        return fp ? fail() : "(" + ctype(in) + ")(~" + s[0] + ")";
+      case Op::Add: return b ? bin("|") : fp ? bin("+") : int_arith(in, s[0], "+", s[1]);
+      case Op::Sub: return b ? bin("^") : fp ? bin("-") : int_arith(in, s[0], "-", s[1]);
+      case Op::Mul: return b ? bin("&") : fp ? bin("*") : int_arith(in, s[0], "*", s[1]);
+      case Op::Div: return fp ? bin("/") : int_div(in, s[0], s[1], false);
+      case Op::Mod:  // C fmod: a - trunc(a / b) * b
+        if (fp) return "(" + s[0] + " - trunc(" + s[0] + " / " + s[1] + ") * " + s[1] + ")";
+        return int_div(in, s[0], s[1], true);
+      case Op::Max:  // select(fcmp ugt a b, a, b): a NaN in a wins, a NaN in b loses
+        if (fp) return "(!(" + s[0] + " <= " + s[1] + ") ? " + s[0] + " : " + s[1] + ")";
+        return b ? bin("|") : "(" + s[0] + " > " + s[1] + " ? " + s[0] + " : " + s[1] + ")";
+      case Op::Min:  // select(fcmp ult a b, a, b)
+        if (fp) return "(!(" + s[0] + " >= " + s[1] + ") ? " + s[0] + " : " + s[1] + ")";
+        return b ? bin("&") : "(" + s[0] + " < " + s[1] + " ? " + s[0] + " : " + s[1] + ")";
+      case Op::Pow: return fp ? pow_helper(in) + "(" + s[0] + ", " + s[1] + ")" : fail();
+      case Op::CmpLt: return bin("<");  // ordered for floats; unsigned types compare unsigned
+      case Op::CmpEq: return bin("==");
+      case Op::And: return fp ? fail() : bin("&");
+      case Op::Or: return fp ? fail() : bin("|");
+      case Op::Xor: return fp ? fail() : bin("^");
+      case Op::Where: return "(" + s[0] + " ? " + s[1] + " : " + s[2] + ")";
+      default: break;
+    }
+    return fail();
+  }
+
+  const KernelIR& k_;
+  const OpenCLTiling& tl_;
+  OpenCLProgramWriter& w_;
+  bool half_;
+  bool narrow_ = true;
+  std::string idx_t_;
+  std::vector<int> var_level_;   // loop level of each var (0: outside the reduce loops)
+  std::vector<int> loop_dims_;   // reduce dims with a loop (extent > 1)
+  std::vector<std::string> levels_;  // declarations at each loop level
+  std::string post_;             // after the loops: the epilogue and the stores
+  bool in_post_ = false;
+  bool vec_full_ = true, unroll_full_ = true;  // no lane past the end of its dim
+  int u_ = 0, l_ = 0;            // the tile copy being rendered
+  int next_name_ = 0;
+  std::map<std::string, Deps> index_deps_;
+  std::map<const Value*, Deps> value_deps_;
+  std::map<std::tuple<std::string, std::tuple<int, int>>, std::string> atoms_;
+  std::map<std::tuple<const Value*, std::tuple<int, int>>, std::string> values_;
+  std::map<std::tuple<const Value*, int>, std::string> vectors_;
+};
+
+// The output dim besides the vectorized one whose loads the tile shares most, as
+// llvm_emit's choose_unroll_dim: a load that does not depend on it is shared by every
+// unrolled output (weighing double when it is a row of the vectorized dim).
+int choose_unroll_dim(const KernelIR& k, int vec) {
+  if (!k.has_reduce()) return -1;
+  std::vector<const Value*> loads = body_loads(k);
+  int best = -1, best_score = 0;
+  for (int d = 0; d < static_cast<int>(k.out_shape.size()); ++d) {
+    if (d == vec || k.out_shape[d] < 2) continue;
+    int score = 0;
+    for (const Value* l : loads)
+      if (!load_depends_on(l, d)) score += (vec >= 0 && load_depends_on(l, vec)) ? 2 : 1;
+    if (score > best_score) best = d, best_score = score;
+  }
+  return best;
+}
+
+}  // namespace
+
+OpenCLTiling choose_opencl_tiling(const KernelIR& k) {
+  OpenCLTiling tl;
+  const Shape& out = k.out_shape;
+  int vec = static_cast<int>(out.size()) - 1;
+  while (vec >= 0 && out[vec] <= 1) --vec;
+  if (vec < 0) {
+    tl.work = {1};
+    return tl;
+  }
+  tl.vec_dim = vec;
+  tl.vec_lanes = lanes_for(out[vec]);
+  int unroll = choose_unroll_dim(k, vec);
+  if (unroll >= 0 && lanes_for(out[unroll]) > 1) {
+    tl.unroll_dim = unroll;
+    tl.unroll_lanes = lanes_for(out[unroll]);
+  }
+  uint64_t rest = 1;
+  for (int d = 0; d < static_cast<int>(out.size()); ++d)
+    if (d != tl.vec_dim && d != tl.unroll_dim && out[d] > 1) {
+      tl.rest_dims.push_back(d);
+      rest *= static_cast<uint64_t>(out[d]);
+    }
+  auto tiles = [](int64_t n, int lanes) { return static_cast<uint64_t>((n + lanes - 1) / lanes); };
+  tl.work = {tiles(out[vec], tl.vec_lanes)};
+  if (tl.unroll_dim >= 0) tl.work.push_back(tiles(out[tl.unroll_dim], tl.unroll_lanes));
+  if (!tl.rest_dims.empty()) tl.work.push_back(rest);
+  return tl;
+}
+
+void OpenCLProgramWriter::need_helper(const std::string& name, const std::string& definition) {
+  if (helpers_.emplace(name, definition).second) helper_order_.push_back(name);
+}
+
+void OpenCLProgramWriter::add_kernel(const KernelIR& k, const OpenCLTiling& tiling, const std::string& entry,
+                                     const std::vector<ArgStorage>& storage) {
+  KernelRenderer r(k, tiling, target_, *this);
+  kernels_ += "\n" + r.render(entry, storage);
+}
+
+std::string OpenCLProgramWriter::source() const {
+  std::string s = "// OpenCL C 1.2 program generated by edgec for target " + target_.name + ".\n";
+  if (fp64_) s += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
+  // Elementwise F16 values compute in half; reductions still accumulate in float.
+  if (target_.half_arithmetic) s += "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n";
+  for (const std::string& name : helper_order_) s += "\n" + helpers_.at(name);
+  return s + kernels_;
+}
+
+}  // namespace edgec

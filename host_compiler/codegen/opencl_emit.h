@@ -1,0 +1,61 @@
+// opencl_emit.h — Kernel IR -> OpenCL C 1.2 source, the renderer behind codegen/opencl_backend.cc.
+//
+// Every kernel becomes `__kernel void name(__global T* restrict p0, __global const T* restrict p1,
+// ...)` (schema/kernel_abi.h). A work-item computes a register tile of outputs: vec_lanes
+// consecutive ones along the innermost output dim longer than 1 (global dim 0) times
+// unroll_lanes along a second output dim whose loads the tile shares (global dim 1, reduce
+// kernels only); the other output dims are flattened into the last global dim. The tile is
+// rendered as textually unrolled copies that share every value not depending on the tiled
+// dims, so a conv's input window is loaded once per reduce step for all its output channels.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "codegen/kernel_ir.h"
+#include "codegen/target.h"
+
+namespace edgec {
+
+// Where a kernel argument lives on the device. Buffers only so far: IMAGE mode
+// (TargetSpec::image_mode) is the place to add Image2D (read_imagef / write_imagef of RGBA
+// texels, schema/kernel_abi.h); every target renders buffers until then.
+enum class ArgStorage { Buffer };
+
+// How one kernel's outputs are shared out among work-items.
+struct OpenCLTiling {
+  int vec_dim = -1;            // output dim mapped to global dim 0 (-1: every dim is 1)
+  int vec_lanes = 1;           // consecutive outputs along it per work-item
+  int unroll_dim = -1;         // output dim mapped to global dim 1 (-1: none)
+  int unroll_lanes = 1;        // outputs along it per work-item
+  std::vector<int> rest_dims;  // the other output dims longer than 1, outermost first
+  std::vector<uint64_t> work;  // work-items needed per global dim (1-3 entries)
+};
+
+OpenCLTiling choose_opencl_tiling(const KernelIR& k);
+
+// One OpenCL C program: kernels rendered one by one, the helpers they call emitted once on top.
+class OpenCLProgramWriter {
+ public:
+  explicit OpenCLProgramWriter(const TargetSpec& target) : target_(target) {}
+  // Renders k as `__kernel void entry(...)`; k.launch.global_size must be planned (the
+  // kernel returns early for the work-items the rounding up to the local size adds).
+  void add_kernel(const KernelIR& k, const OpenCLTiling& tiling, const std::string& entry,
+                  const std::vector<ArgStorage>& storage);
+  std::string source() const;
+  bool uses_fp64() const { return fp64_; }
+
+  // A helper function the kernels call, defined once (by name) ahead of them.
+  void need_helper(const std::string& name, const std::string& definition);
+  void need_fp64() { fp64_ = true; }
+
+ private:
+  TargetSpec target_;
+  std::vector<std::string> helper_order_;
+  std::map<std::string, std::string> helpers_;
+  std::string kernels_;
+  bool fp64_ = false;
+};
+
+}  // namespace edgec
