@@ -182,14 +182,16 @@ int lanes_for(int64_t n) {
   return 1;
 }
 
-// What a value or index depends on: the deepest reduce loop (0: none) and the tiled dims.
+// What a value or index depends on: the deepest reduce loop (0: none), the tiled dims and
+// the reduce var whose loop is unrolled.
 struct Deps {
   int level = 0;
-  bool vec = false, unroll = false;
+  bool vec = false, unroll = false, red = false;
   void add(const Deps& o) {
     level = std::max(level, o.level);
     vec = vec || o.vec;
     unroll = unroll || o.unroll;
+    red = red || o.red;
   }
 };
 
@@ -209,6 +211,7 @@ class KernelRenderer {
     levels_.assign(loop_dims_.size() + 1, "");
     vec_full_ = tl.vec_dim >= 0 && k.out_shape[tl.vec_dim] % tl.vec_lanes == 0;
     unroll_full_ = tl.unroll_dim < 0 || k.out_shape[tl.unroll_dim] % tl.unroll_lanes == 0;
+    choose_reduce_lanes();
   }
 
   std::string render(const std::string& entry, const std::vector<ArgStorage>& storage) {
@@ -225,18 +228,22 @@ class KernelRenderer {
     }
     s += ") {\n";
     if (numel(k_.out_shape) == 0) return s + "}\n";
-    std::string head = tile_variables();
     const int nu = tl_.unroll_lanes, nv = tl_.vec_lanes;
     std::string accs, body;
     if (k_.has_reduce()) {
       const std::string at = acc_type();
       for (int u = 0; u < nu; ++u)
-        for (int l = 0; l < nv; ++l) {
+        for (int l = 0; l < nv; ++l)
           accs += "  " + at + " " + acc_name(u, l) + " = " + reduce_identity() + ";\n";
-          u_ = u, l_ = l;
-          std::string x = val(k_.reduce_body);
-          body += acc_name(u, l) + " = " + combine(acc_name(u, l), x) + ";\n";
-        }
+      // Each accumulator takes the unrolled reduce steps in order: the sum is the scalar loop's.
+      for (int kk = 0; kk < red_lanes_; ++kk)
+        for (int u = 0; u < nu; ++u)
+          for (int l = 0; l < nv; ++l) {
+            u_ = u, l_ = l, r_ = kk;
+            std::string x = val(k_.reduce_body);
+            body += acc_name(u, l) + " = " + combine(acc_name(u, l), x) + ";\n";
+          }
+      r_ = 0;
     }
     in_post_ = true;
     std::vector<std::vector<std::string>> results(nu, std::vector<std::string>(nv));
@@ -246,6 +253,7 @@ class KernelRenderer {
         results[u][l] = val(k_.result);
       }
     for (int u = 0; u < nu; ++u) store_tile(u, results[u]);
+    std::string head = tile_variables();  // last: it declares only the lanes something reads
 
     // Assemble: tile variables, level-0 values, accumulators, the reduce loops with the
     // values of each level at its top, the combines innermost, then the epilogue.
@@ -253,10 +261,15 @@ class KernelRenderer {
     const int loops = static_cast<int>(loop_dims_.size());
     const int rank = static_cast<int>(k_.out_shape.size());
     for (int j = 0; j < loops; ++j) {
-      std::string r = var_name(rank + loop_dims_[j]);
+      const int var = rank + loop_dims_[j];
+      std::string r = var_name(var), lanes;
+      for (int kk : var == red_var_ ? red_names_used_ : std::set<int>())
+        lanes += "const " + idx_t_ + " " + r + "_" + std::to_string(kk) + " = " + r + " + " + ilit(kk) +
+                 ";\n";
       s += std::string(2 * (j + 1), ' ') + "for (" + idx_t_ + " " + r + " = 0; " + r + " < " +
-           ilit(k_.reduce_extents[loop_dims_[j]]) + "; ++" + r + ") {\n";
-      s += indent(levels_[j + 1], j + 2);
+           ilit(k_.reduce_extents[loop_dims_[j]]) + "; " +
+           (var == red_var_ ? r + " += " + ilit(red_lanes_) : "++" + r) + ") {\n";
+      s += indent(lanes + levels_[j + 1], j + 2);
     }
     s += indent(body, loops + 1);
     for (int j = loops - 1; j >= 0; --j) s += std::string(2 * (j + 1), ' ') + "}\n";
@@ -293,13 +306,21 @@ class KernelRenderer {
   }
 
   // ---- the work-item's tile ----
-  std::string var_name(int var) const {
+  std::string var_name(int var) {
     const int rank = static_cast<int>(k_.out_shape.size());
     int64_t extent = var < rank ? k_.out_shape[var] : k_.reduce_extents[var - rank];
     if (extent == 1) return "0";
-    if (var >= rank) return "r" + std::to_string(var - rank);
-    if (var == tl_.vec_dim) return "x" + std::to_string(var) + "_" + std::to_string(l_);
-    if (var == tl_.unroll_dim) return "x" + std::to_string(var) + "_" + std::to_string(u_);
+    if (var >= rank) {
+      std::string r = "r" + std::to_string(var - rank);
+      if (var != red_var_ || r_ == 0) return r;
+      red_names_used_.insert(r_);
+      return r + "_" + std::to_string(r_);
+    }
+    if (var == tl_.vec_dim || var == tl_.unroll_dim) {
+      const int lane = var == tl_.vec_dim ? l_ : u_;
+      lanes_used_.insert({var, lane});
+      return "x" + std::to_string(var) + "_" + std::to_string(lane);
+    }
     return "x" + std::to_string(var);
   }
   Deps var_deps(int var) const {
@@ -307,6 +328,7 @@ class KernelRenderer {
     d.level = var_level_[var];
     d.vec = var == tl_.vec_dim;
     d.unroll = var == tl_.unroll_dim;
+    d.red = var == red_var_;
     return d;
   }
 
@@ -330,6 +352,7 @@ class KernelRenderer {
       std::string base = "x" + std::to_string(d) + "_0";
       s += "  const " + idx_t_ + " " + base + " = " + (lanes == 1 ? t : t + " * " + ilit(lanes)) + ";\n";
       for (int i = 1; i < lanes; ++i) {
+        if (!lanes_used_.count({d, i})) continue;
         std::string v = base + " + " + ilit(i);
         if (!full) v = "min(" + v + ", " + ilit(k_.out_shape[d] - 1) + ")";
         s += "  const " + idx_t_ + " x" + std::to_string(d) + "_" + std::to_string(i) + " = " + v + ";\n";
@@ -361,7 +384,9 @@ class KernelRenderer {
     return name;
   }
   // The memo key of something with dependences d in the current tile copy.
-  std::tuple<int, int> copy_of(const Deps& d) const { return {d.unroll ? u_ : -1, d.vec ? l_ : -1}; }
+  std::tuple<int, int, int> copy_of(const Deps& d) const {
+    return {d.unroll ? u_ : -1, d.vec ? l_ : -1, d.red ? r_ : -1};
+  }
 
   // ---- index math ----
   Deps index_deps(const Index& ix) {
@@ -511,7 +536,8 @@ class KernelRenderer {
     return define(d, idx_t_, c);
   }
   std::string load(const Value* v, const Deps& d) {
-    if (vector_load_ok(v)) return vector_component(v, d);
+    if (vector_load_ok(v)) return vector_component(v, d, false);
+    if (reduce_vector_ok(v, red_var_, red_lanes_)) return vector_component(v, d, true);
     const DType sdt = k_.args[v->arg].dtype;
     const std::string p = "p" + std::to_string(v->arg), a = address(v);
     std::string e;
@@ -531,14 +557,29 @@ class KernelRenderer {
     if (guards_deps(v->guards).vec || (v->dynamic && value_deps(v->dynamic).vec)) return false;
     return affine_coef(v->index, tl_.vec_dim) == std::optional<int64_t>(1);
   }
-  std::string vector_component(const Value* v, const Deps& d) {
-    auto key = std::make_tuple(v, d.unroll ? u_ : -1);
+  // The same along the unrolled reduce loop: consecutive reduce steps read consecutive
+  // elements (a matrix product with a transposed weight, a patchifying conv).
+  bool reduce_vector_ok(const Value* v, int var, int lanes) const {
+    if (lanes < 2 || v->dynamic) return false;
+    const DType sdt = k_.args[v->arg].dtype;
+    if (sdt != v->dtype || k_.args[v->arg].numel < lanes) return false;
+    for (const Guard& g : v->guards)
+      if (depends_on(g.index, var)) return false;
+    return affine_coef(v->index, var) == std::optional<int64_t>(1);
+  }
+  // Component `lane` of one vloadN along the tile's lanes or the unrolled reduce steps.
+  std::string vector_component(const Value* v, const Deps& d, bool along_reduce) {
+    int& lane = along_reduce ? r_ : l_;
+    auto copy = copy_of(d);
+    (along_reduce ? std::get<2>(copy) : std::get<1>(copy)) = -1;
+    auto key = std::make_tuple(v, along_reduce, copy);
     auto it = vectors_.find(key);
     if (it == vectors_.end()) {
-      const int saved = l_;
-      l_ = 0;
+      const int saved = lane;
+      lane = 0;
       const DType t = v->dtype;
-      const std::string n = std::to_string(tl_.vec_lanes), p = "p" + std::to_string(v->arg);
+      const std::string n = std::to_string(along_reduce ? red_lanes_ : tl_.vec_lanes);
+      const std::string p = "p" + std::to_string(v->arg);
       const std::string a = address(v);
       std::string type, e;
       if (t == DType::F16 && !half_) {
@@ -548,11 +589,38 @@ class KernelRenderer {
         type = storage_type(t) + n;
         e = "vload" + n + "(0, " + p + " + (" + a + "))";
       }
-      l_ = saved;
+      lane = saved;
       it = vectors_.emplace(key, define(d, type, e)).first;
     }
-    std::string c = it->second + ".s" + std::to_string(l_);
+    std::string c = it->second + ".s" + std::to_string(lane);
     return v->dtype == DType::Bool ? "(" + c + " != 0)" : c;
+  }
+
+  // Unrolls the innermost reduce loop by 4 (or 2) where that turns loads the tile's lanes
+  // cannot vectorize into vloadN along the reduce dim, within a budget of body copies.
+  void choose_reduce_lanes() {
+    if (!k_.has_reduce() || loop_dims_.empty()) return;
+    const int j = loop_dims_.back(), var = static_cast<int>(k_.out_shape.size()) + j;
+    const int64_t extent = k_.reduce_extents[j];
+    int lanes = extent % 4 == 0 ? 4 : extent % 2 == 0 ? 2 : 1;
+    std::set<const Value*> seen;
+    std::function<int(const Value*)> ops = [&](const Value* v) {
+      if (!seen.insert(v).second) return 0;
+      int n = v->kind == Value::Kind::Alu ? 1 : 0;
+      for (const Value* x : v->srcs) n += ops(x);
+      return v->dynamic ? n + ops(v->dynamic) : n;
+    };
+    const int body_ops = ops(k_.reduce_body) + 1;
+    while (lanes > 1 && tl_.vec_lanes * tl_.unroll_lanes * lanes * body_ops > 512) lanes /= 2;
+    bool useful = false;
+    for (const Value* l : body_loads(k_))
+      useful = useful || (!vector_load_ok(l) && reduce_vector_ok(l, var, lanes));
+    if (useful) {
+      red_var_ = var;
+      red_lanes_ = lanes;
+      value_deps_.clear();  // they do not know the unrolled var yet
+      index_deps_.clear();
+    }
   }
 
   // ---- stores ----
@@ -800,13 +868,17 @@ class KernelRenderer {
   std::string post_;             // after the loops: the epilogue and the stores
   bool in_post_ = false;
   bool vec_full_ = true, unroll_full_ = true;  // no lane past the end of its dim
-  int u_ = 0, l_ = 0;            // the tile copy being rendered
+  int u_ = 0, l_ = 0, r_ = 0;    // the tile copy (and unrolled reduce step) being rendered
+  int red_var_ = -1;             // reduce var whose loop is unrolled for vector loads (-1: none)
+  int red_lanes_ = 1;            // steps per iteration of that loop
+  std::set<int> red_names_used_;  // steps whose var is named (not only read through a vloadN)
+  std::set<std::pair<int, int>> lanes_used_;  // (output dim, lane) whose var is named
   int next_name_ = 0;
   std::map<std::string, Deps> index_deps_;
   std::map<const Value*, Deps> value_deps_;
-  std::map<std::tuple<std::string, std::tuple<int, int>>, std::string> atoms_;
-  std::map<std::tuple<const Value*, std::tuple<int, int>>, std::string> values_;
-  std::map<std::tuple<const Value*, int>, std::string> vectors_;
+  std::map<std::tuple<std::string, std::tuple<int, int, int>>, std::string> atoms_;
+  std::map<std::tuple<const Value*, std::tuple<int, int, int>>, std::string> values_;
+  std::map<std::tuple<const Value*, bool, std::tuple<int, int, int>>, std::string> vectors_;
 };
 
 // The output dim besides the vectorized one whose loads the tile shares most, as

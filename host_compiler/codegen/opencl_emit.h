@@ -7,6 +7,10 @@
 // kernels only); the other output dims are flattened into the last global dim. The tile is
 // rendered as textually unrolled copies that share every value not depending on the tiled
 // dims, so a conv's input window is loaded once per reduce step for all its output channels.
+// Loads along the tile's lanes are one vloadN where the lanes read consecutive elements; where
+// consecutive steps of the innermost reduce loop do instead (a matrix product with a
+// transposed weight), that loop is unrolled by up to 4 for vloadN along it. Every accumulator
+// still takes the reduce steps in order: sums are those of the scalar loop nest.
 #pragma once
 #include <cstdint>
 #include <map>
