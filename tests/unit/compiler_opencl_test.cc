@@ -180,6 +180,24 @@ TEST_CASE("opencl: the conv shares its input window across output channels") {
   CHECK(loads == 2 + 4 + 4);  // input lanes, weight per channel, bias per channel after the loop
 }
 
+TEST_CASE("opencl: a product with a transposed weight loads 4 reduce steps at once") {
+  Graph g;
+  Node* a = g.input("a", DType::F32, {5, 64});
+  Node* w = random_weight(g, DType::F32, {30, 64}, 3);
+  Node* prod = g.binary(Op::Mul, g.reshape(a, {5, 1, 64}), g.reshape(w, {1, 30, 64}));
+  g.add_output("y", g.reduce(Op::ReduceSum, prod, {2}));
+  Schedule s = schedule_graph(g);
+  std::vector<KernelIR> ks = kernels_of(g, s);
+  REQUIRE(ks.size() == 1);
+  GeneratedCode code = generate("opencl", ks);
+  std::string src = source_of(code);
+  CHECK(src.find("r0 += 4)") != std::string::npos);
+  CHECK(src.find("vload4(0, p1 + (") != std::string::npos);
+  CHECK(src.find("vload4(0, p2 + (") != std::string::npos);
+  check_launch(ks[0]);
+  check_clang_accepts(code, "transposed_weight", "");
+}
+
 TEST_CASE("opencl: every value kind renders; F64 asks for cl_khr_fp64") {
   Graph g;
   build_mixed(g);
@@ -273,6 +291,22 @@ TEST_CASE("opencl: launch plans for tiny, ragged and large outputs") {
       check_launch(k);
     }
   }
+}
+
+TEST_CASE("opencl: indices past 2^30 compute in long") {
+  Graph g;
+  Node* x = g.input("x", DType::F32, {3, (int64_t{1} << 30) + 7});
+  Node* i = g.input("i", DType::I32, {3, 5});
+  Node* sum = g.reduce(Op::ReduceSum, g.pad(x, {0, 2}, {0, 2}), {1});
+  g.add_output("y", g.binary(Op::Add, sum, g.reduce(Op::ReduceMax, g.gather(x, i, 1), {1})));
+  Schedule s = schedule_graph(g);
+  std::vector<KernelIR> ks = kernels_of(g, s);
+  GeneratedCode code = generate("opencl", ks);
+  std::string src = source_of(code);
+  CHECK(src.find("const long t0 = (long)get_global_id(0);") != std::string::npos);
+  CHECK(src.find("const int t0") == std::string::npos);
+  for (const KernelIR& k : ks) check_launch(k);
+  check_clang_accepts(code, "long_indices", "");
 }
 
 TEST_CASE("opencl: an op the renderer cannot compute is refused by name") {
