@@ -87,8 +87,10 @@ class KernelBuilder {
     ir_.name = k_.name;
     ir_.out_shape = root->shape;
     ir_.out_dtype = root->dtype;
-    for (int b : {k_.output}) ir_.args.push_back({b, s_.buffers[b].storage, numel(s_.buffers[b].shape)});
-    for (int b : k_.inputs) ir_.args.push_back({b, s_.buffers[b].storage, numel(s_.buffers[b].shape)});
+    for (int b : {k_.output})
+      ir_.args.push_back({b, s_.buffers[b].storage, numel(s_.buffers[b].shape), s_.buffers[b].role, s_.buffers[b].shape});
+    for (int b : k_.inputs)
+      ir_.args.push_back({b, s_.buffers[b].storage, numel(s_.buffers[b].shape), s_.buffers[b].role, s_.buffers[b].shape});
     std::vector<Index> idx;
     for (size_t d = 0; d < root->shape.size(); ++d) idx.push_back(Index::var(static_cast<int>(d), root->shape[d]));
     ir_.result = value(root, idx, {}, true);

@@ -45,6 +45,8 @@ struct KernelArg {
   int buffer;                    // schedule buffer id
   DType dtype;                   // storage dtype (the Load/result dtype says what is computed)
   int64_t numel;
+  BufferRole role = BufferRole::Intermediate;  // where the buffer comes from (back ends place it)
+  Shape shape;                   // of the buffer
 };
 
 // How a back end launches a kernel (filled by Backend::generate, copied into the bundle).

@@ -694,13 +694,20 @@ class Emitter {
     if (t == DType::Bool) return b_.CreateAnd(a, b);
     return b_.CreateSelect(is_unsigned(t) ? b_.CreateICmpULT(a, b) : b_.CreateICmpSLT(a, b), a, b);
   }
-  // Integer division or remainder, C semantics; x/0 gives 0 instead of trapping.
+  // Integer division or remainder, C semantics; x/0 gives 0 instead of trapping, and a signed
+  // x/-1 is -x (wrapping: INT_MIN/-1 = INT_MIN), x%-1 is 0, where the CPU would trap.
   LV* int_div(LV* a, LV* b, DType t, bool rem) {
     LV* zero = llvm::Constant::getNullValue(b->getType());
+    LV* one = llvm::ConstantInt::get(b->getType(), 1);
     LV* is0 = b_.CreateICmpEQ(b, zero);
-    LV* safe = b_.CreateSelect(is0, llvm::ConstantInt::get(b->getType(), 1), b);
-    LV* r = is_unsigned(t) ? (rem ? b_.CreateURem(a, safe) : b_.CreateUDiv(a, safe))
-                           : (rem ? b_.CreateSRem(a, safe) : b_.CreateSDiv(a, safe));
+    if (is_unsigned(t)) {
+      LV* safe = b_.CreateSelect(is0, one, b);
+      return b_.CreateSelect(is0, zero, rem ? b_.CreateURem(a, safe) : b_.CreateUDiv(a, safe));
+    }
+    LV* is_m1 = b_.CreateICmpEQ(b, llvm::Constant::getAllOnesValue(b->getType()));
+    LV* safe = b_.CreateSelect(b_.CreateOr(is0, is_m1), one, b);
+    LV* r = rem ? b_.CreateSRem(a, safe) : b_.CreateSDiv(a, safe);
+    r = b_.CreateSelect(is_m1, rem ? zero : b_.CreateNeg(a), r);
     return b_.CreateSelect(is0, zero, r);
   }
 
