@@ -1,5 +1,6 @@
 #include "codegen/kernel_ir.h"
 
+#include <cstdlib>
 #include <functional>
 #include <set>
 #include <sstream>
@@ -267,6 +268,28 @@ std::string to_string(const KernelIR& k) {
   std::string r = show(k.result);
   os << "  out <- " << r << "\n";
   return os.str();
+}
+
+bool index_math_fits_32_bits(const KernelIR& k) {
+  constexpr int64_t lim = int64_t{1} << 30;  // headroom for the lane offsets
+  std::function<bool(const Index&)> fits = [&](const Index& ix) {
+    if (ix.min() < -lim || ix.max() > lim) return false;
+    for (const auto& [atom, coef] : ix.terms())
+      if (atom->kind != Atom::Kind::Var && !fits(atom->inner)) return false;
+    return true;
+  };
+  for (const KernelArg& a : k.args)
+    if (a.numel > lim) return false;
+  for (const auto& v : k.values) {
+    if (v->kind == Value::Kind::Load && !fits(v->index)) return false;
+    // A gathered offset adds [0, extent-1] * stride to the static part.
+    if (v->kind == Value::Kind::Load && v->dynamic &&
+        v->index.max() + (v->dynamic_extent - 1) * v->dynamic_stride > lim)
+      return false;
+    for (const Guard& g : v->guards)
+      if (!fits(g.index) || std::abs(g.lo) > lim || std::abs(g.hi) > lim) return false;
+  }
+  return true;
 }
 
 }  // namespace edgec

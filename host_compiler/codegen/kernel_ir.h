@@ -80,6 +80,10 @@ struct KernelIR {
 };
 
 KernelIR build_kernel_ir(const Schedule& schedule, const ScheduledKernel& kernel);
+
+// Every index and guard bound of the kernel fits in int32 with headroom for lane offsets:
+// back ends may do its index math in 32 bits.
+bool index_math_fits_32_bits(const KernelIR& k);
 std::string to_string(const KernelIR& k);       // for `edgec compile --dump-kernels`
 
 }  // namespace edgec

@@ -81,7 +81,7 @@ class Emitter {
       noalias_md_.push_back(llvm::MDNode::get(ctx_, others));
     }
     vars_.assign(k_.num_vars(), nullptr);
-    narrow_ = indices_fit_32_bits();
+    narrow_ = index_math_fits_32_bits(k_);
     idx_ty_ = narrow_ ? b_.getInt32Ty() : b_.getInt64Ty();
 
     // Outer loops over the output; the first dim longer than 1 is split across cores,
@@ -193,29 +193,6 @@ class Emitter {
     if (t == DType::F16) return b_.getHalfTy();
     if (t == DType::Bool) return b_.getInt8Ty();
     return scalar_type(t);
-  }
-
-  // Every index and guard bound of the kernel fits in int32: index math in 32 bits.
-  bool indices_fit_32_bits() const {
-    constexpr int64_t lim = int64_t{1} << 30;  // headroom for the lane offsets
-    std::function<bool(const Index&)> fits = [&](const Index& ix) {
-      if (ix.min() < -lim || ix.max() > lim) return false;
-      for (const auto& [atom, coef] : ix.terms())
-        if (atom->kind != Atom::Kind::Var && !fits(atom->inner)) return false;
-      return true;
-    };
-    for (const KernelArg& a : k_.args)
-      if (a.numel > lim) return false;
-    for (const auto& v : k_.values) {
-      if (v->kind == Value::Kind::Load && !fits(v->index)) return false;
-      // A gathered offset adds [0, extent-1] * stride to the static part.
-      if (v->kind == Value::Kind::Load && v->dynamic &&
-          v->index.max() + (v->dynamic_extent - 1) * v->dynamic_stride > lim)
-        return false;
-      for (const Guard& g : v->guards)
-        if (!fits(g.index) || std::abs(g.lo) > lim || std::abs(g.hi) > lim) return false;
-    }
-    return true;
   }
 
   // ---- one output element, or `lanes` consecutive ones along vec_var_ ----
