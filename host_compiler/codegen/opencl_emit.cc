@@ -197,8 +197,20 @@ struct Deps {
 
 class KernelRenderer {
  public:
-  KernelRenderer(const KernelIR& k, const OpenCLTiling& tl, const TargetSpec& target, OpenCLProgramWriter& w)
-      : k_(k), tl_(tl), w_(w), half_(target.half_arithmetic) {
+  KernelRenderer(const KernelIR& k, const OpenCLTiling& tl, const TargetSpec& target,
+                 const std::vector<ArgPlacement>& place, OpenCLProgramWriter& w)
+      : k_(k), tl_(tl), w_(w), half_(target.half_arithmetic), place_(place) {
+    if (place_.size() != k.args.size()) throw CompileError("internal: OpenCL: one placement per argument");
+    for (size_t i = 0; i < place_.size(); ++i)
+      if (place_[i].storage == ArgStorage::Image2D) {
+        const DType t = k.args[i].dtype;
+        if ((t != DType::F32 && t != DType::F16) || place_[i].image_width == 0)
+          throw CompileError("internal: OpenCL: image argument " + std::to_string(i) + " of " + k.name);
+      }
+    // An image output is written one whole texel per tile.
+    if (is_image(0) && (tl.vec_dim != static_cast<int>(k.out_shape.size()) - 1 || tl.vec_lanes != 4 ||
+                        k.out_shape.back() % 4 != 0))
+      throw CompileError("internal: OpenCL: image output of " + k.name + " without texel tiles");
     narrow_ = indices_fit_32_bits(k);
     idx_t_ = narrow_ ? "int" : "long";
     const int rank = static_cast<int>(k.out_shape.size());
@@ -214,17 +226,19 @@ class KernelRenderer {
     choose_reduce_lanes();
   }
 
-  std::string render(const std::string& entry, const std::vector<ArgStorage>& storage) {
+  std::string render(const std::string& entry) {
     for (const KernelArg& a : k_.args)
       if (a.dtype == DType::F64) w_.need_fp64();
     for (const auto& v : k_.values)
       if (v->dtype == DType::F64) w_.need_fp64();
     std::string s = "__kernel void " + entry + "(";
     for (size_t i = 0; i < k_.args.size(); ++i) {
-      if (storage[i] != ArgStorage::Buffer)
-        throw CompileError("internal: OpenCL images are not rendered yet");
-      s += std::string(i ? ", " : "") + "__global " + (i ? "const " : "") + storage_type(k_.args[i].dtype) +
-           "* restrict p" + std::to_string(i);
+      s += i ? ", " : "";
+      if (is_image(static_cast<int>(i)))
+        s += std::string(i ? "__read_only" : "__write_only") + " image2d_t p" + std::to_string(i);
+      else
+        s += "__global " + std::string(i ? "const " : "") + storage_type(k_.args[i].dtype) + "* restrict p" +
+             std::to_string(i);
     }
     s += ") {\n";
     if (numel(k_.out_shape) == 0) return s + "}\n";
@@ -536,8 +550,12 @@ class KernelRenderer {
     return define(d, idx_t_, c);
   }
   std::string load(const Value* v, const Deps& d) {
-    if (vector_load_ok(v)) return vector_component(v, d, false);
-    if (reduce_vector_ok(v, red_var_, red_lanes_)) return vector_component(v, d, true);
+    const bool image = is_image(v->arg);
+    if (vector_load_ok(v)) return image ? texel_component(v, d, Axis::Vec) : vector_component(v, d, false);
+    if (reduce_vector_ok(v, red_var_, red_lanes_))
+      return image ? texel_component(v, d, Axis::Reduce) : vector_component(v, d, true);
+    if (image && unroll_texel_ok(v)) return texel_component(v, d, Axis::Unroll);
+    if (image) return image_element(v, d);
     const DType sdt = k_.args[v->arg].dtype;
     const std::string p = "p" + std::to_string(v->arg), a = address(v);
     std::string e;
@@ -552,6 +570,9 @@ class KernelRenderer {
   bool vector_load_ok(const Value* v) {
     const int lanes = tl_.vec_lanes;
     if (lanes < 2 || !vec_full_) return false;
+    if (is_image(v->arg))  // 4 lanes: one or two texels; a gather's lanes read element by element
+      return lanes == 4 && !v->dynamic && !guards_deps(v->guards).vec &&
+             affine_coef(v->index, tl_.vec_dim) == std::optional<int64_t>(1);
     const DType sdt = k_.args[v->arg].dtype;
     if (sdt != v->dtype || k_.args[v->arg].numel < lanes) return false;
     if (guards_deps(v->guards).vec || (v->dynamic && value_deps(v->dynamic).vec)) return false;
@@ -562,7 +583,7 @@ class KernelRenderer {
   bool reduce_vector_ok(const Value* v, int var, int lanes) const {
     if (lanes < 2 || v->dynamic) return false;
     const DType sdt = k_.args[v->arg].dtype;
-    if (sdt != v->dtype || k_.args[v->arg].numel < lanes) return false;
+    if (is_image(v->arg) ? lanes != 4 : sdt != v->dtype || k_.args[v->arg].numel < lanes) return false;
     for (const Guard& g : v->guards)
       if (depends_on(g.index, var)) return false;
     return affine_coef(v->index, var) == std::optional<int64_t>(1);
@@ -594,6 +615,103 @@ class KernelRenderer {
     }
     std::string c = it->second + ".s" + std::to_string(lane);
     return v->dtype == DType::Bool ? "(" + c + " != 0)" : c;
+  }
+
+  // ---- images ----
+  bool is_image(int arg) const { return place_[arg].storage == ArgStorage::Image2D; }
+  // Texels hold half values only where half is computed in (cl_khr_fp16: read_imageh);
+  // read_imagef / write_imagef convert CL_HALF_FLOAT texels otherwise (core OpenCL 1.2).
+  bool half_texels(int arg) const { return half_ && k_.args[arg].dtype == DType::F16; }
+  std::string texel_type(int arg) const { return half_texels(arg) ? "half" : "float"; }
+  // The one sampler: unnormalized coordinates, nearest texel, border (0) past the edge for
+  // the second texel of an unaligned 4-element read at the image's end.
+  std::string sampler() {
+    w_.need_helper("edge_smp", "__constant sampler_t edge_smp = CLK_NORMALIZED_COORDS_FALSE | "
+                               "CLK_ADDRESS_CLAMP | CLK_FILTER_NEAREST;\n");
+    return "edge_smp";
+  }
+  // The image coordinates of texel t (an int expression) of argument `arg`.
+  std::string coord(int arg, const std::string& t) const {
+    const ArgPlacement& im = place_[arg];
+    if (im.image_height <= 1) return "(int2)(" + t + ", 0)";
+    const std::string w = std::to_string(im.image_width);
+    return "(int2)(" + t + " % " + w + ", " + t + " / " + w + ")";
+  }
+  std::string read_texel(int arg, const std::string& t) {
+    const std::string smp = sampler();
+    return std::string(half_texels(arg) ? "read_imageh(" : "read_imagef(") + "p" + std::to_string(arg) + ", " +
+           smp + ", " + coord(arg, t) + ")";
+  }
+  // An element offset as int (images hold fewer than 2^30 elements).
+  std::string int_offset(const std::string& a) const { return narrow_ ? a : "(int)(" + a + ")"; }
+  // A texel component (or channel picked at run time) as the load's compute type.
+  std::string from_texel(const Value* v, const std::string& x) const {
+    const std::string want = ctype(v->dtype);
+    return want == texel_type(v->arg) ? x : "convert_" + want + "(" + x + ")";
+  }
+  // One element: its texel, then its channel.
+  std::string image_element(const Value* v, const Deps& d) {
+    const std::string T = texel_type(v->arg);
+    const std::string pick = "edge_channel_" + T;
+    w_.need_helper(pick, T + " " + pick + "(" + T + "4 v, int c) {\n"
+                         "  return c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w;\n}\n");
+    const std::string e = define(d, "int", int_offset(address(v)));
+    const std::string t = define(d, "int", e + " >> 2");
+    const std::string texel = define(d, T + "4", read_texel(v->arg, t));
+    return define(d, ctype(v->dtype), from_texel(v, pick + "(" + texel + ", " + e + " & 3)"));
+  }
+  // Lane 0 of 4 consecutive elements along `var` sits on a texel boundary: var's lane 0 is a
+  // multiple of 4 (a tile's first lane, an unrolled loop's first step) and so is everything else.
+  static bool texel_aligned(const Index& ix, int var) {
+    if (ix.constant() % 4 != 0) return false;
+    for (const auto& [atom, coef] : ix.terms())
+      if (!(atom->kind == Atom::Kind::Var && atom->var == var) && coef % 4 != 0) return false;
+    return true;
+  }
+  // The 4 tile rows along the unrolled output dim read consecutive elements (a per-channel
+  // bias or scale in a conv's epilogue): one texel for all of them.
+  bool unroll_texel_ok(const Value* v) {
+    if (tl_.unroll_lanes != 4 || !unroll_full_ || v->dynamic || guards_deps(v->guards).unroll) return false;
+    return affine_coef(v->index, tl_.unroll_dim) == std::optional<int64_t>(1);
+  }
+  // Component `lane` of the 4 consecutive elements along the tile's lanes, its unrolled rows
+  // or the unrolled reduce steps: one texel where aligned, else the two texels they straddle.
+  enum class Axis { Unroll, Vec, Reduce };  // the order of copy_of's tuple
+  std::string texel_component(const Value* v, const Deps& d, Axis axis) {
+    int& lane = axis == Axis::Unroll ? u_ : axis == Axis::Vec ? l_ : r_;
+    auto copy = copy_of(d);
+    if (axis == Axis::Unroll) std::get<0>(copy) = -1;
+    else if (axis == Axis::Vec) std::get<1>(copy) = -1;
+    else std::get<2>(copy) = -1;
+    auto key = std::make_tuple(v, static_cast<int>(axis), copy);
+    auto it = texels_.find(key);
+    if (it == texels_.end()) {
+      const int saved = lane;
+      lane = 0;
+      const std::string T = texel_type(v->arg) + "4";
+      const int var = axis == Axis::Unroll ? tl_.unroll_dim : axis == Axis::Vec ? tl_.vec_dim : red_var_;
+      const std::string e = define(d, "int", int_offset(address(v)));
+      const std::string t = define(d, "int", e + " >> 2");
+      std::string texel;
+      if (texel_aligned(v->index, var)) {
+        texel = define(d, T, read_texel(v->arg, t));
+      } else {
+        const std::string join = "edge_join_" + T;
+        w_.need_helper(join, T + " " + join + "(" + T + " a, " + T + " b, int c) {\n"
+                             "  switch (c) {\n"
+                             "    case 0: return a;\n"
+                             "    case 1: return (" + T + ")(a.yzw, b.x);\n"
+                             "    case 2: return (" + T + ")(a.zw, b.xy);\n"
+                             "    default: return (" + T + ")(a.w, b.xyz);\n"
+                             "  }\n}\n");
+        const std::string a = define(d, T, read_texel(v->arg, t));
+        const std::string b = define(d, T, read_texel(v->arg, define(d, "int", t + " + 1")));
+        texel = define(d, T, join + "(" + a + ", " + b + ", " + e + " & 3)");
+      }
+      lane = saved;
+      it = texels_.emplace(key, texel).first;
+    }
+    return from_texel(v, it->second + ".s" + std::to_string(lane));
   }
 
   // Unrolls the innermost reduce loop by 4 (or 2) where that turns loads the tile's lanes
@@ -651,6 +769,30 @@ class KernelRenderer {
     auto guarded = [&](const std::string& c, const std::string& stmt) {
       post_ += c.empty() ? stmt + "\n" : "if (" + c + ") " + stmt + "\n";
     };
+    if (is_image(0)) {  // 4 lanes from a multiple of 4: one whole texel
+      l_ = 0;
+      const std::string t = define(Deps{}, "int", "(" + int_offset(index_expr(output_index())) + ") >> 2");
+      const std::string T = texel_type(0) + "4";
+      std::string parts;
+      for (int l = 0; l < lanes; ++l) {
+        std::string x = r[l];
+        if (half_texels(0)) x = k_.result->dtype == DType::F16 ? x : "convert_half(" + x + ")";
+        else x = stored(x);
+        parts += std::string(l ? ", " : "") + x;
+      }
+      std::string texel = "(" + T + ")(" + parts + ")";
+      if (sdt == DType::F16 && !half_) {
+        // write_imagef may round to half toward zero: round to nearest even first, as vstore_half_rte.
+        w_.need_helper("edge_round_half4", "float4 edge_round_half4(float4 x) {\n"
+                                           "  ushort4 bits;\n"
+                                           "  vstore_half4_rte(x, 0, (__private half*)&bits);\n"
+                                           "  return vload_half4(0, (const __private half*)&bits);\n}\n");
+        texel = "edge_round_half4(" + texel + ")";
+      }
+      guarded(cond, std::string(half_texels(0) ? "write_imageh" : "write_imagef") + "(p0, " + coord(0, t) +
+                        ", " + texel + ");");
+      return;
+    }
     if (lanes > 1 && vec_full_) {
       l_ = 0;
       std::string idx = index_expr(output_index());
@@ -860,6 +1002,7 @@ class KernelRenderer {
   const OpenCLTiling& tl_;
   OpenCLProgramWriter& w_;
   bool half_;
+  const std::vector<ArgPlacement>& place_;
   bool narrow_ = true;
   std::string idx_t_;
   std::vector<int> var_level_;   // loop level of each var (0: outside the reduce loops)
@@ -879,6 +1022,7 @@ class KernelRenderer {
   std::map<std::tuple<std::string, std::tuple<int, int, int>>, std::string> atoms_;
   std::map<std::tuple<const Value*, std::tuple<int, int, int>>, std::string> values_;
   std::map<std::tuple<const Value*, bool, std::tuple<int, int, int>>, std::string> vectors_;
+  std::map<std::tuple<const Value*, int, std::tuple<int, int, int>>, std::string> texels_;
 };
 
 // The output dim besides the vectorized one whose loads the tile shares most, as
@@ -900,9 +1044,11 @@ int choose_unroll_dim(const KernelIR& k, int vec) {
 
 }  // namespace
 
-OpenCLTiling choose_opencl_tiling(const KernelIR& k) {
+OpenCLTiling choose_opencl_tiling(const KernelIR& k, bool image_output) {
   OpenCLTiling tl;
   const Shape& out = k.out_shape;
+  if (image_output && (out.empty() || out.back() <= 0 || out.back() % 4 != 0))
+    throw CompileError("internal: OpenCL: image output of " + k.name + " whose innermost dim is not 4k");
   int vec = static_cast<int>(out.size()) - 1;
   while (vec >= 0 && out[vec] <= 1) --vec;
   if (vec < 0) {
@@ -910,7 +1056,7 @@ OpenCLTiling choose_opencl_tiling(const KernelIR& k) {
     return tl;
   }
   tl.vec_dim = vec;
-  tl.vec_lanes = lanes_for(out[vec]);
+  tl.vec_lanes = image_output ? 4 : lanes_for(out[vec]);
   int unroll = choose_unroll_dim(k, vec);
   if (unroll >= 0 && lanes_for(out[unroll]) > 1) {
     tl.unroll_dim = unroll;
@@ -934,9 +1080,9 @@ void OpenCLProgramWriter::need_helper(const std::string& name, const std::string
 }
 
 void OpenCLProgramWriter::add_kernel(const KernelIR& k, const OpenCLTiling& tiling, const std::string& entry,
-                                     const std::vector<ArgStorage>& storage) {
-  KernelRenderer r(k, tiling, target_, *this);
-  kernels_ += "\n" + r.render(entry, storage);
+                                     const std::vector<ArgPlacement>& args) {
+  KernelRenderer r(k, tiling, target_, args, *this);
+  kernels_ += "\n" + r.render(entry);
 }
 
 std::string OpenCLProgramWriter::source() const {

@@ -11,6 +11,11 @@
 // consecutive steps of the innermost reduce loop do instead (a matrix product with a
 // transposed weight), that loop is unrolled by up to 4 for vloadN along it. Every accumulator
 // still takes the reduce steps in order: sums are those of the scalar loop nest.
+//
+// IMAGE mode: an argument may be an image2d_t of RGBA texels instead (element e is channel
+// e % 4 of texel e / 4). An image output is written one texel per tile (4 lanes along the
+// innermost output dim, a multiple of 4); 4 lanes reading consecutive elements read one texel
+// when aligned, else two; any other read fetches its element's texel and picks the channel.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -22,10 +27,14 @@
 
 namespace edgec {
 
-// Where a kernel argument lives on the device. Buffers only so far: IMAGE mode
-// (TargetSpec::image_mode) is the place to add Image2D (read_imagef / write_imagef of RGBA
-// texels, schema/kernel_abi.h); every target renders buffers until then.
-enum class ArgStorage { Buffer };
+// Where a kernel argument lives on the device: a global buffer, or (IMAGE mode) a 2-D image
+// of RGBA texels, row-major over the buffer's elements (schema/kernel_abi.h).
+enum class ArgStorage { Buffer, Image2D };
+
+struct ArgPlacement {
+  ArgStorage storage = ArgStorage::Buffer;
+  uint32_t image_width = 0, image_height = 0;  // Image2D: in texels
+};
 
 // How one kernel's outputs are shared out among work-items.
 struct OpenCLTiling {
@@ -37,7 +46,9 @@ struct OpenCLTiling {
   std::vector<uint64_t> work;  // work-items needed per global dim (1-3 entries)
 };
 
-OpenCLTiling choose_opencl_tiling(const KernelIR& k);
+// An image output (IMAGE mode) takes 4 lanes along the innermost output dim, whose extent
+// must be a multiple of 4: each tile then writes one whole texel.
+OpenCLTiling choose_opencl_tiling(const KernelIR& k, bool image_output = false);
 
 // One OpenCL C program: kernels rendered one by one, the helpers they call emitted once on top.
 class OpenCLProgramWriter {
@@ -45,8 +56,9 @@ class OpenCLProgramWriter {
   explicit OpenCLProgramWriter(const TargetSpec& target) : target_(target) {}
   // Renders k as `__kernel void entry(...)`; k.launch.global_size must be planned (the
   // kernel returns early for the work-items the rounding up to the local size adds).
+  // `args` says where each of k.args lives; an Image2D output needs the image_output tiling.
   void add_kernel(const KernelIR& k, const OpenCLTiling& tiling, const std::string& entry,
-                  const std::vector<ArgStorage>& storage);
+                  const std::vector<ArgPlacement>& args);
   std::string source() const;
   bool uses_fp64() const { return fp64_; }
 

@@ -30,16 +30,17 @@ Node* random_weight(Graph& g, DType t, const Shape& shape, uint32_t seed) {
 }
 
 // conv 3x3 (pad 1) + bias + relu, then a 2x2 max pool: the shape of a CNN's first layers.
-void build_conv(Graph& g, DType t) {
-  Node* x = g.input("x", t, {1, 3, 9, 9});
+// The conv's output (1, 8, n, n) is an intermediate: the pool reads it through a window.
+void build_conv(Graph& g, DType t, int64_t n = 9) {
+  Node* x = g.input("x", t, {1, 3, n, n});
   Node* w = random_weight(g, t, {8, 3, 3, 3}, 1);
   Node* bias = random_weight(g, t, {8, 1, 1}, 2);
   Node* win = g.window(g.pad(x, {0, 0, 1, 1}, {0, 0, 1, 1}), {3, 3}, {1, 1}, {1, 1});
-  Node* xv = g.expand(g.reshape(win, {1, 1, 3, 9, 9, 3, 3}), {1, 8, 3, 9, 9, 3, 3});
-  Node* wv = g.expand(g.reshape(w, {1, 8, 3, 1, 1, 3, 3}), {1, 8, 3, 9, 9, 3, 3});
-  Node* conv = g.reshape(g.reduce(Op::ReduceSum, g.binary(Op::Mul, xv, wv), {2, 5, 6}), {1, 8, 9, 9});
+  Node* xv = g.expand(g.reshape(win, {1, 1, 3, n, n, 3, 3}), {1, 8, 3, n, n, 3, 3});
+  Node* wv = g.expand(g.reshape(w, {1, 8, 3, 1, 1, 3, 3}), {1, 8, 3, n, n, 3, 3});
+  Node* conv = g.reshape(g.reduce(Op::ReduceSum, g.binary(Op::Mul, xv, wv), {2, 5, 6}), {1, 8, n, n});
   Node* y = g.binary(Op::Max, g.binary(Op::Add, conv, bias), g.constant(0.0, t));
-  Node* pool = g.reshape(g.reduce(Op::ReduceMax, g.window(y, {2, 2}, {2, 2}, {1, 1}), {4, 5}), {1, 8, 4, 4});
+  Node* pool = g.reshape(g.reduce(Op::ReduceMax, g.window(y, {2, 2}, {2, 2}, {1, 1}), {4, 5}), {1, 8, n / 2, n / 2});
   g.add_output("y", pool);
 }
 
@@ -336,4 +337,192 @@ TEST_CASE("opencl: an op the renderer cannot compute is refused by name") {
     CHECK(what.find("Exp") != std::string::npos);
     CHECK(what.find(dtype_name(DType::I32)) != std::string::npos);
   }
+}
+
+namespace {
+
+// The images a back end chose, each checked against its buffer: not an input or output,
+// float, enough texels, bytes of the padded image, row pitch a multiple of `pitch`.
+void check_images(const GeneratedCode& code, const Schedule& s, int pitch) {
+  for (const auto& [b, im] : code.images) {
+    REQUIRE(b >= 0);
+    REQUIRE(b < static_cast<int>(s.buffers.size()));
+    const ScheduledBuffer& buf = s.buffers[b];
+    INFO(buf.name << " " << shape_str(buf.shape) << ": " << im.width << " x " << im.height);
+    CHECK((buf.role == BufferRole::Weight || buf.role == BufferRole::Intermediate));
+    CHECK((buf.storage == DType::F32 || buf.storage == DType::F16));
+    if (buf.role == BufferRole::Intermediate) CHECK(buf.shape.back() % 4 == 0);
+    CHECK(im.width >= 1);
+    CHECK(im.height >= 1);
+    CHECK(im.width <= 16384);
+    CHECK(im.height <= 16384);
+    CHECK(uint64_t{im.width} * im.height * 4 >= static_cast<uint64_t>(numel(buf.shape)));
+    CHECK(uint64_t{im.width} * im.height * 4 < static_cast<uint64_t>(numel(buf.shape)) + 4 * uint64_t{im.width});
+    const uint64_t texel = 4 * dtype_size(buf.storage);
+    CHECK(im.bytes == uint64_t{im.width} * im.height * texel);
+    if (pitch > 0) CHECK(im.width * texel % pitch == 0);
+  }
+}
+
+int count_of(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+std::string kernel_body(const std::string& src, const std::string& entry) {
+  auto start = src.find("__kernel void " + entry + "(");
+  auto end = src.find("__kernel", start + 1);
+  return src.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+}  // namespace
+
+TEST_CASE("opencl-image: a conv keeps its weights and its output in images") {
+  Graph g;
+  build_conv(g, DType::F32, 8);
+  Schedule s = schedule_graph(g);
+  std::vector<KernelIR> ks = kernels_of(g, s);
+  GeneratedCode code = generate("opencl-image", ks);
+  check_images(code, s, 0);
+  int weights = 0, intermediates = 0;
+  for (size_t b = 0; b < s.buffers.size(); ++b) {
+    const ScheduledBuffer& buf = s.buffers[b];
+    const bool image = code.images.count(static_cast<int>(b)) > 0;
+    INFO(buf.name);
+    if (buf.role == BufferRole::Weight) CHECK(image);
+    if (buf.role == BufferRole::Input || buf.role == BufferRole::Output) CHECK(!image);
+    weights += buf.role == BufferRole::Weight && image;
+    intermediates += buf.role == BufferRole::Intermediate && image;
+  }
+  CHECK(weights == 2);
+  CHECK(intermediates == 1);  // the conv's (1, 8, 8, 8)
+  // The 8 x 3 x 3 x 3 weight: 54 texels in one row.
+  for (const auto& [b, im] : code.images)
+    if (numel(s.buffers[b].shape) == 216) CHECK((im.width == 54 && im.height == 1));
+  std::string src = source_of(code);
+  CHECK(src.find("__write_only image2d_t p0") != std::string::npos);
+  CHECK(src.find("__read_only image2d_t p") != std::string::npos);
+  CHECK(src.find("read_imagef(") != std::string::npos);
+  CHECK(src.find("write_imagef(p0, ") != std::string::npos);
+  CHECK(count_of(src, "__constant sampler_t") == 1);
+  // The conv writes whole texels: 4 lanes along its innermost dim.
+  REQUIRE(ks.size() == 2);
+  CHECK(ks[0].launch.parallel_dim == 3);
+  CHECK(ks[0].launch.global_size[0] == 2);
+  // Its bias: one texel for the 4 output channels of a tile.
+  CHECK(kernel_body(src, code.entry_names[0]).find(".s3") != std::string::npos);
+  for (const KernelIR& k : ks) check_launch(k);
+  check_clang_accepts(code, "image_conv", "");
+}
+
+TEST_CASE("opencl-image: an intermediate whose innermost dim is 7 stays a buffer") {
+  Graph g;
+  build_conv(g, DType::F32, 7);
+  Schedule s = schedule_graph(g);
+  std::vector<KernelIR> ks = kernels_of(g, s);
+  GeneratedCode code = generate("opencl-image", ks);
+  check_images(code, s, 0);
+  for (size_t b = 0; b < s.buffers.size(); ++b) {
+    INFO(s.buffers[b].name);
+    CHECK(code.images.count(static_cast<int>(b)) == (s.buffers[b].role == BufferRole::Weight ? 1u : 0u));
+  }
+  std::string src = source_of(code);
+  CHECK(src.find("__write_only") == std::string::npos);
+  CHECK(src.find("__global float* restrict p0") != std::string::npos);
+  check_clang_accepts(code, "image_conv7", "");
+}
+
+TEST_CASE("opencl-image: a large intermediate is a 2-D image of whole tensor rows") {
+  Graph g;
+  Node* x = g.input("x", DType::F32, {1, 16, 64, 80});
+  Node* w = random_weight(g, DType::F32, {16, 1, 1}, 4);
+  Node* y = g.unary(Op::Exp, g.binary(Op::Mul, x, w));
+  // A 3 x 3 max pool reads y through a window: y is realized.
+  Node* pool = g.reduce(Op::ReduceMax, g.window(y, {3, 3}, {1, 1}, {1, 1}), {4, 5});
+  g.add_output("z", g.reshape(pool, {1, 16, 62, 78}));
+  Schedule s = schedule_graph(g);
+  std::vector<KernelIR> ks = kernels_of(g, s);
+  GeneratedCode code = generate("opencl-image", ks);
+  check_images(code, s, 0);
+  bool found = false;
+  for (const auto& [b, im] : code.images)
+    if (s.buffers[b].role == BufferRole::Intermediate && numel(s.buffers[b].shape) == 16 * 64 * 80) {
+      found = true;
+      CHECK(im.width <= 8192);  // every OpenCL 1.2 device opens it
+      CHECK(im.height > 1);
+      CHECK(im.width % 20 == 0);  // whole rows of 80 elements
+      CHECK(uint64_t{im.width} * im.height == 16 * 64 * 80 / 4);  // no padding
+      CHECK(source_of(code).find(" % " + std::to_string(im.width) + ", ") != std::string::npos);
+    }
+  CHECK(found);
+  for (const KernelIR& k : ks) check_launch(k);
+  check_clang_accepts(code, "image_2d", "");
+}
+
+TEST_CASE("opencl-image: texel reads along a reduce loop, unaligned lanes and a gather") {
+  Graph g;
+  Node* a = g.input("a", DType::F32, {5, 64});
+  Node* w = random_weight(g, DType::F32, {30, 64}, 3);
+  Node* prod = g.binary(Op::Mul, g.reshape(a, {5, 1, 64}), g.reshape(w, {1, 30, 64}));
+  g.add_output("y", g.reduce(Op::ReduceSum, prod, {2}));
+  // Lanes 1..8 of each weight row: 4 lanes straddle two texels.
+  Node* v = random_weight(g, DType::F32, {4, 10}, 5);
+  g.add_output("s", g.binary(Op::Add, g.input("b", DType::F32, {4, 8}), g.shrink(v, {0, 1}, {4, 9})));
+  // A data-dependent index: element by element.
+  g.add_output("gather", g.gather(v, g.input("i", DType::I32, {4, 3}), 1));
+  Schedule s = schedule_graph(g);
+  std::vector<KernelIR> ks = kernels_of(g, s);
+  REQUIRE(ks.size() == 3);
+  GeneratedCode code = generate("opencl-image", ks);
+  check_images(code, s, 0);
+  CHECK(code.images.size() == 2);
+  std::string src = source_of(code);
+  std::string product = kernel_body(src, code.entry_names[0]);
+  CHECK(product.find("r0 += 4)") != std::string::npos);
+  CHECK(product.find("vload4(0, p1 + (") != std::string::npos);
+  CHECK(product.find("read_imagef(p2, ") != std::string::npos);
+  CHECK(product.find("edge_channel") == std::string::npos);  // whole texels only
+  CHECK(product.find("edge_join") == std::string::npos);
+  CHECK(kernel_body(src, code.entry_names[1]).find("edge_join_float4(") != std::string::npos);
+  CHECK(kernel_body(src, code.entry_names[2]).find("edge_channel_float(") != std::string::npos);
+  for (const KernelIR& k : ks) check_launch(k);
+  check_clang_accepts(code, "image_reads", "");
+}
+
+TEST_CASE("opencl-adreno630: half images with 64-byte row pitches") {
+  for (DType t : {DType::F16, DType::F32}) {
+    Graph g;
+    build_conv(g, t, 12);
+    ScheduleOptions so;
+    so.f16_intermediates_in_f32 = false;
+    Schedule s = schedule_graph(g, so);
+    std::vector<KernelIR> ks = kernels_of(g, s);
+    GeneratedCode code = generate("opencl-adreno630", ks);
+    INFO(dtype_name(t));
+    check_images(code, s, 64);
+    CHECK(code.images.size() == 3);
+    std::string src = source_of(code);
+    const bool half = t == DType::F16;
+    CHECK((src.find("read_imageh(") != std::string::npos) == half);
+    CHECK((src.find("write_imageh(p0, ") != std::string::npos) == half);
+    CHECK((src.find("read_imagef(") != std::string::npos) == !half);
+    for (const KernelIR& k : ks) check_launch(k);
+    check_clang_accepts(code, std::string("a630_images_") + dtype_name(t), "-Xclang -cl-ext=+cl_khr_fp16");
+  }
+  // F16 images without half arithmetic: read_imagef, and writes rounded to nearest even.
+  Graph g;
+  build_conv(g, DType::F16, 8);
+  ScheduleOptions so;
+  so.f16_intermediates_in_f32 = false;
+  Schedule s = schedule_graph(g, so);
+  std::vector<KernelIR> ks = kernels_of(g, s);
+  GeneratedCode code = generate("opencl-image", ks);
+  check_images(code, s, 0);
+  CHECK(code.images.size() == 3);
+  std::string src = source_of(code);
+  CHECK(src.find("read_imageh") == std::string::npos);
+  CHECK(src.find("write_imagef(p0, (int2)(") != std::string::npos);
+  CHECK(src.find("edge_round_half4(") != std::string::npos);
+  check_clang_accepts(code, "image_f16", "");
 }
