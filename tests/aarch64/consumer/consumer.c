@@ -23,7 +23,8 @@ int main(int argc, char** argv) {
   edgert_bundle* bundle = NULL;
   if (edgert_bundle_open(argv[1], &bundle) != EDGERT_OK) return fail(argv[1]);
   edgert_context* ctx = NULL;
-  edgert_context_options options = {1};
+  edgert_context_options options = {0};  /* every field zero: defaults */
+  options.num_threads = 1;
   if (edgert_context_create(bundle, &options, &ctx) != EDGERT_OK) return fail("context");
 
   int32_t n_in = edgert_bundle_input_count(bundle), n_out = edgert_bundle_output_count(bundle);
