@@ -97,7 +97,8 @@ std::optional<ImageLayout> image_layout(int64_t numel, DType dtype, int64_t row_
   auto fit = [&](uint64_t max_w, uint64_t max_h) -> std::optional<ImageLayout> {
     max_w = max_w / align * align;
     if (max_w == 0 || max_h == 0) return std::nullopt;
-    if (round_up(texels, align) <= max_w) return ImageLayout{static_cast<uint32_t>(round_up(texels, align)), 1, 0};
+    const uint64_t one_row = round_up(texels, align);
+    if (one_row <= max_w) return ImageLayout{static_cast<uint32_t>(one_row), 1, 0};
     auto least_padding = [&](uint64_t unit) -> std::optional<ImageLayout> {
       std::optional<ImageLayout> best;
       uint64_t best_pad = 0;
@@ -118,7 +119,8 @@ std::optional<ImageLayout> image_layout(int64_t numel, DType dtype, int64_t row_
   };
   const uint64_t max_w = static_cast<uint64_t>(std::max(t.image_max_width, 0));
   const uint64_t max_h = static_cast<uint64_t>(std::max(t.image_max_height, 0));
-  std::optional<ImageLayout> l = fit(std::min(max_w, kPortableImageSide), std::min(max_h, kPortableImageSide));
+  std::optional<ImageLayout> l =
+      fit(std::min(max_w, kPortableImageSide), std::min(max_h, kPortableImageSide));
   if (!l) l = fit(max_w, max_h);
   if (l) l->bytes = uint64_t{l->width} * l->height * texel_bytes;
   return l;

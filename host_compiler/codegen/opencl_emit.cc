@@ -527,7 +527,7 @@ class KernelRenderer {
   std::string address(const Value* v) {
     std::string idx = index_expr(v->index);
     if (v->dynamic) idx += " + " + dynamic_offset(v);
-    if (!v->guards.empty()) {
+    if (!v->guards.empty() && !unguarded_image(v)) {
       std::string ok = guards_value(v->guards);
       if (ok != "true") idx = ok + " ? " + idx + " : " + ilit(0);
     }
@@ -571,7 +571,7 @@ class KernelRenderer {
     const int lanes = tl_.vec_lanes;
     if (lanes < 2 || !vec_full_) return false;
     if (is_image(v->arg))  // 4 lanes: one or two texels; a gather's lanes read element by element
-      return lanes == 4 && !v->dynamic && !guards_deps(v->guards).vec &&
+      return lanes == 4 && !v->dynamic && (unguarded_image(v) || !guards_deps(v->guards).vec) &&
              affine_coef(v->index, tl_.vec_dim) == std::optional<int64_t>(1);
     const DType sdt = k_.args[v->arg].dtype;
     if (sdt != v->dtype || k_.args[v->arg].numel < lanes) return false;
@@ -585,7 +585,7 @@ class KernelRenderer {
     const DType sdt = k_.args[v->arg].dtype;
     if (is_image(v->arg) ? lanes != 4 : sdt != v->dtype || k_.args[v->arg].numel < lanes) return false;
     for (const Guard& g : v->guards)
-      if (depends_on(g.index, var)) return false;
+      if (depends_on(g.index, var) && !unguarded_image(v)) return false;
     return affine_coef(v->index, var) == std::optional<int64_t>(1);
   }
   // Component `lane` of one vloadN along the tile's lanes or the unrolled reduce steps.
@@ -619,6 +619,10 @@ class KernelRenderer {
 
   // ---- images ----
   bool is_image(int arg) const { return place_[arg].storage == ArgStorage::Image2D; }
+  // An image read needs no guards: the Where above a guarded load discards what it reads
+  // where they fail, and the sampler makes any coordinate safe (border texels past the
+  // edges). Only the int offset must not overflow: indices computed in long keep them.
+  bool unguarded_image(const Value* v) const { return is_image(v->arg) && narrow_ && !v->dynamic; }
   // Texels hold half values only where half is computed in (cl_khr_fp16: read_imageh);
   // read_imagef / write_imagef convert CL_HALF_FLOAT texels otherwise (core OpenCL 1.2).
   bool half_texels(int arg) const { return half_ && k_.args[arg].dtype == DType::F16; }
@@ -639,8 +643,8 @@ class KernelRenderer {
   }
   std::string read_texel(int arg, const std::string& t) {
     const std::string smp = sampler();
-    return std::string(half_texels(arg) ? "read_imageh(" : "read_imagef(") + "p" + std::to_string(arg) + ", " +
-           smp + ", " + coord(arg, t) + ")";
+    const std::string f = half_texels(arg) ? "read_imageh" : "read_imagef";
+    return f + "(p" + std::to_string(arg) + ", " + smp + ", " + coord(arg, t) + ")";
   }
   // An element offset as int (images hold fewer than 2^30 elements).
   std::string int_offset(const std::string& a) const { return narrow_ ? a : "(int)(" + a + ")"; }
@@ -671,7 +675,8 @@ class KernelRenderer {
   // The 4 tile rows along the unrolled output dim read consecutive elements (a per-channel
   // bias or scale in a conv's epilogue): one texel for all of them.
   bool unroll_texel_ok(const Value* v) {
-    if (tl_.unroll_lanes != 4 || !unroll_full_ || v->dynamic || guards_deps(v->guards).unroll) return false;
+    if (tl_.unroll_lanes != 4 || !unroll_full_ || v->dynamic) return false;
+    if (guards_deps(v->guards).unroll && !unguarded_image(v)) return false;
     return affine_coef(v->index, tl_.unroll_dim) == std::optional<int64_t>(1);
   }
   // Component `lane` of the 4 consecutive elements along the tile's lanes, its unrolled rows

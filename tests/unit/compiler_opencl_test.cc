@@ -40,7 +40,8 @@ void build_conv(Graph& g, DType t, int64_t n = 9) {
   Node* wv = g.expand(g.reshape(w, {1, 8, 3, 1, 1, 3, 3}), {1, 8, 3, n, n, 3, 3});
   Node* conv = g.reshape(g.reduce(Op::ReduceSum, g.binary(Op::Mul, xv, wv), {2, 5, 6}), {1, 8, n, n});
   Node* y = g.binary(Op::Max, g.binary(Op::Add, conv, bias), g.constant(0.0, t));
-  Node* pool = g.reshape(g.reduce(Op::ReduceMax, g.window(y, {2, 2}, {2, 2}, {1, 1}), {4, 5}), {1, 8, n / 2, n / 2});
+  Node* pool = g.reduce(Op::ReduceMax, g.window(y, {2, 2}, {2, 2}, {1, 1}), {4, 5});
+  pool = g.reshape(pool, {1, 8, n / 2, n / 2});
   g.add_output("y", pool);
 }
 
@@ -357,7 +358,8 @@ void check_images(const GeneratedCode& code, const Schedule& s, int pitch) {
     CHECK(im.width <= 16384);
     CHECK(im.height <= 16384);
     CHECK(uint64_t{im.width} * im.height * 4 >= static_cast<uint64_t>(numel(buf.shape)));
-    CHECK(uint64_t{im.width} * im.height * 4 < static_cast<uint64_t>(numel(buf.shape)) + 4 * uint64_t{im.width});
+    const uint64_t elements = static_cast<uint64_t>(numel(buf.shape));
+    CHECK(uint64_t{im.width} * im.height * 4 < elements + 4 * uint64_t{im.width});  // padding < a row
     const uint64_t texel = 4 * dtype_size(buf.storage);
     CHECK(im.bytes == uint64_t{im.width} * im.height * texel);
     if (pitch > 0) CHECK(im.width * texel % pitch == 0);
@@ -471,9 +473,12 @@ TEST_CASE("opencl-image: texel reads along a reduce loop, unaligned lanes and a 
   g.add_output("s", g.binary(Op::Add, g.input("b", DType::F32, {4, 8}), g.shrink(v, {0, 1}, {4, 9})));
   // A data-dependent index: element by element.
   g.add_output("gather", g.gather(v, g.input("i", DType::I32, {4, 3}), 1));
+  // Padded: the lanes' guards differ, yet the image is read unguarded (the Where discards
+  // what the lanes past the edges read; the sampler makes it safe), 4 lanes at once.
+  g.add_output("padded", g.binary(Op::Add, g.input("c", DType::F32, {4, 12}), g.pad(v, {0, 1}, {0, 1})));
   Schedule s = schedule_graph(g);
   std::vector<KernelIR> ks = kernels_of(g, s);
-  REQUIRE(ks.size() == 3);
+  REQUIRE(ks.size() == 4);
   GeneratedCode code = generate("opencl-image", ks);
   check_images(code, s, 0);
   CHECK(code.images.size() == 2);
@@ -486,6 +491,9 @@ TEST_CASE("opencl-image: texel reads along a reduce loop, unaligned lanes and a 
   CHECK(product.find("edge_join") == std::string::npos);
   CHECK(kernel_body(src, code.entry_names[1]).find("edge_join_float4(") != std::string::npos);
   CHECK(kernel_body(src, code.entry_names[2]).find("edge_channel_float(") != std::string::npos);
+  std::string padded = kernel_body(src, code.entry_names[3]);
+  CHECK(padded.find("edge_join_float4(") != std::string::npos);
+  CHECK(count_of(padded, "read_imagef(") == 2);
   for (const KernelIR& k : ks) check_launch(k);
   check_clang_accepts(code, "image_reads", "");
 }
