@@ -149,29 +149,6 @@ std::vector<const Value*> body_loads(const KernelIR& k) {
   return loads;
 }
 
-// The same rule as llvm_emit.cc: every index and guard bound fits in int32 (with headroom
-// for lane offsets), so index math runs in 32 bits.
-bool indices_fit_32_bits(const KernelIR& k) {
-  constexpr int64_t lim = int64_t{1} << 30;
-  std::function<bool(const Index&)> fits = [&](const Index& ix) {
-    if (ix.min() < -lim || ix.max() > lim) return false;
-    for (const auto& [atom, coef] : ix.terms())
-      if (atom->kind != Atom::Kind::Var && !fits(atom->inner)) return false;
-    return true;
-  };
-  for (const KernelArg& a : k.args)
-    if (a.numel > lim) return false;
-  for (const auto& v : k.values) {
-    if (v->kind == Value::Kind::Load && !fits(v->index)) return false;
-    if (v->kind == Value::Kind::Load && v->dynamic &&
-        v->index.max() + (v->dynamic_extent - 1) * v->dynamic_stride > lim)
-      return false;
-    for (const Guard& g : v->guards)
-      if (!fits(g.index) || std::abs(g.lo) > lim || std::abs(g.hi) > lim) return false;
-  }
-  return true;
-}
-
 // Lanes of a tile along a dim of n outputs: 4 or 2 when the lanes past the end waste at
 // most a sixth of the work (7 -> 4 lanes, 9 -> 2, 5 -> 1), else 1.
 int lanes_for(int64_t n) {
@@ -211,7 +188,7 @@ class KernelRenderer {
     if (is_image(0) && (tl.vec_dim != static_cast<int>(k.out_shape.size()) - 1 || tl.vec_lanes != 4 ||
                         k.out_shape.back() % 4 != 0))
       throw CompileError("internal: OpenCL: image output of " + k.name + " without texel tiles");
-    narrow_ = indices_fit_32_bits(k);
+    narrow_ = index_math_fits_32_bits(k);
     idx_t_ = narrow_ ? "int" : "long";
     const int rank = static_cast<int>(k.out_shape.size());
     var_level_.assign(k.num_vars(), 0);

@@ -59,6 +59,7 @@ std::vector<TargetSpec> all_targets() {
   // The same with activations and weights in images (what Adreno reads fastest), F32 texels.
   TargetSpec image = opencl_target("opencl-image", "generic");
   image.image_mode = true;
+  image.image_max_width = image.image_max_height = 8192;  // the OpenCL 1.2 minimum (PoCL's limit)
   targets.push_back(image);
   // Adreno 630 (Snapdragon 845): half arithmetic (cl_khr_fp16), IMAGE mode with half
   // texels, image row pitch aligned to 64 bytes, 16384 x 16384 images.

@@ -176,6 +176,8 @@ struct DeviceLimits {
   bool image_from_buffer = false;  // cl_khr_image2d_from_buffer
   size_t pitch_align = 0;          // in texels, for images over buffers
   size_t image_base_align = 0;     // in texels, for images over buffers
+  size_t image_max_width = 0;      // CL_DEVICE_IMAGE2D_MAX_WIDTH / HEIGHT, in texels
+  size_t image_max_height = 0;
 };
 
 DeviceLimits device_limits(const Device& d) {
@@ -187,6 +189,10 @@ DeviceLimits device_limits(const Device& d) {
   cl_bool images = CL_FALSE;
   cl.clGetDeviceInfo(d.device, CL_DEVICE_IMAGE_SUPPORT, sizeof(images), &images, nullptr);
   limits.images = images == CL_TRUE;
+  if (limits.images) {
+    cl.clGetDeviceInfo(d.device, CL_DEVICE_IMAGE2D_MAX_WIDTH, sizeof(size_t), &limits.image_max_width, nullptr);
+    cl.clGetDeviceInfo(d.device, CL_DEVICE_IMAGE2D_MAX_HEIGHT, sizeof(size_t), &limits.image_max_height, nullptr);
+  }
   limits.image_from_buffer = limits.images && has_extension(d, "cl_khr_image2d_from_buffer");
   cl_uint value = 0;
   if (limits.image_from_buffer && cl.clGetDeviceInfo(d.device, CL_DEVICE_IMAGE_PITCH_ALIGNMENT_KHR,
@@ -210,6 +216,12 @@ edgert_status new_image(PortContext* c, const DeviceLimits& limits, uint32_t ind
     return set_error(EDGERT_ERROR_UNSUPPORTED,
                      "buffer %u (%s) is an Image2D, but device %s has no image support", index, name,
                      c->device.name);
+  if (b->image_width() > limits.image_max_width || b->image_height() > limits.image_max_height)
+    return set_error(EDGERT_ERROR_UNSUPPORTED,
+                     "buffer %u (%s) is a %ux%u image, but device %s takes images up to %zux%zu: compile "
+                     "for a target with smaller images (e.g. opencl-image) or buffers (opencl)",
+                     index, name, b->image_width(), b->image_height(), c->device.name, limits.image_max_width,
+                     limits.image_max_height);
   cl_image_format format;
   if (!image_format(b->dtype(), &format))
     return set_error(EDGERT_ERROR_UNSUPPORTED, "buffer %u (%s): no RGBA image format holds dtype %s", index,
