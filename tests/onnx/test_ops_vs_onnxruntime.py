@@ -280,6 +280,27 @@ def gather_nd_and_grid_sample_3d():
             check(model([node], feeds, ["y"], opset=20), feeds, atol=1e-4)
 
 
+@suite.case
+def integer_division_edges():
+    # INT_MIN / -1 traps on x86 (idiv) and onnxruntime does not define it: the reference is
+    # C's truncating division in Python integers, wrapped to the type (INT_MIN / -1 = INT_MIN).
+    for dtype, bits in ((np.int32, 32), (np.int64, 64)):
+        lo = -(1 << (bits - 1))
+        a = np.array([lo, lo, lo + 1, 7, -7, 7, -7, 0, 5, lo], dtype=dtype)
+        b = np.array([-1, 1, -1, 2, 2, -2, -2, 3, -1, 2], dtype=dtype)
+
+        def cdiv(x, y):
+            q = abs(x) // abs(y)
+            q = q if (x < 0) == (y < 0) else -q
+            return ((q - lo) % (1 << bits)) + lo
+
+        want = np.array([cdiv(int(x), int(y)) for x, y in zip(a, b)], dtype=dtype)
+        m = model([h.make_node("Div", ["a", "b"], ["q"])], {"a": a, "b": b}, ["q"])
+        _count[0] += 1
+        got = lib.compile_and_run(m, {"a": a, "b": b}, WORK, name=f"m{_count[0]}")["q"]
+        assert got.dtype == want.dtype and np.array_equal(got, want), f"{dtype.__name__}: {got} != {want}"
+
+
 if __name__ == "__main__":
     WORK = lib.work_dir("ops_vs_onnxruntime")
     sys.exit(suite.main())
