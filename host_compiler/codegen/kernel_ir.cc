@@ -270,6 +270,45 @@ std::string to_string(const KernelIR& k) {
   return os.str();
 }
 
+bool index_depends_on(const Index& ix, int var) {
+  for (const auto& [atom, coef] : ix.terms())
+    if (atom->kind == Atom::Kind::Var ? atom->var == var : index_depends_on(atom->inner, var)) return true;
+  return false;
+}
+
+std::optional<int64_t> index_affine_coef(const Index& ix, int var) {
+  int64_t c = 0;
+  for (const auto& [atom, coef] : ix.terms()) {
+    if (atom->kind == Atom::Kind::Var) {
+      if (atom->var == var) c += coef;
+    } else if (index_depends_on(atom->inner, var)) {
+      return std::nullopt;
+    }
+  }
+  return c;
+}
+
+bool load_depends_on(const Value* load, int var) { return load->dynamic || index_depends_on(load->index, var); }
+
+std::optional<int64_t> load_affine_coef(const Value* load, int var) {
+  if (load->dynamic) return std::nullopt;
+  return index_affine_coef(load->index, var);
+}
+
+std::vector<const Value*> reduce_body_loads(const KernelIR& k) {
+  std::vector<const Value*> loads;
+  if (!k.has_reduce()) return loads;
+  std::set<const Value*> seen;
+  std::function<void(const Value*)> collect = [&](const Value* v) {
+    if (!seen.insert(v).second) return;
+    if (v->kind == Value::Kind::Load) loads.push_back(v);
+    for (const Value* x : v->srcs) collect(x);
+    if (v->dynamic) collect(v->dynamic);
+  };
+  collect(k.reduce_body);
+  return loads;
+}
+
 bool index_math_fits_32_bits(const KernelIR& k) {
   constexpr int64_t lim = int64_t{1} << 30;  // headroom for the lane offsets
   std::function<bool(const Index&)> fits = [&](const Index& ix) {

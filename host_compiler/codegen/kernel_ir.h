@@ -12,6 +12,7 @@
 #pragma once
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,18 @@ struct KernelIR {
 };
 
 KernelIR build_kernel_ir(const Schedule& schedule, const ScheduledKernel& kernel);
+
+// Index analysis the back ends share.
+// Whether `var` occurs in ix (also inside a div/mod).
+bool index_depends_on(const Index& ix, int var);
+// Coefficient of `var` if ix is affine in it (var not inside a div/mod), else nullopt.
+std::optional<int64_t> index_affine_coef(const Index& ix, int var);
+// The same for a load: one with a data-dependent term (a Gather) counts as depending on
+// every variable and as never affine: nothing proves its lanes consecutive.
+bool load_depends_on(const Value* load, int var);
+std::optional<int64_t> load_affine_coef(const Value* load, int var);
+// The loads of the reduce body (none without a reduce), each once, in first-use order.
+std::vector<const Value*> reduce_body_loads(const KernelIR& k);
 
 // Every index and guard bound of the kernel fits in int32 with headroom for lane offsets:
 // back ends may do its index math in 32 bits.

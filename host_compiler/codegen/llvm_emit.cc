@@ -206,24 +206,11 @@ class Emitter {
   // 4, or the same for every lane) when lanes run along `var`.
   int cheap_loads(int var) const {
     int n = 0;
-    for (const Value* l : body_loads()) {
+    for (const Value* l : reduce_body_loads(k_)) {
       std::optional<int64_t> c = load_affine_coef(l, var);
       if (c && *c >= 0 && *c <= 4) ++n;
     }
     return n;
-  }
-  std::vector<const Value*> body_loads() const {
-    std::vector<const Value*> loads;
-    if (!k_.has_reduce()) return loads;
-    std::set<const Value*> seen;
-    std::function<void(const Value*)> collect = [&](const Value* v) {
-      if (!seen.insert(v).second) return;
-      if (v->kind == Value::Kind::Load) loads.push_back(v);
-      for (const Value* x : v->srcs) collect(x);
-      if (v->dynamic) collect(v->dynamic);
-    };
-    collect(k_.reduce_body);
-    return loads;
   }
   // The variable of the innermost reduce dim to vectorize, or -1 to vectorize the output.
   int choose_reduce_vectorization(int vec) const {
@@ -238,7 +225,7 @@ class Emitter {
 
   int choose_unroll_dim(int vec) const {
     if (!k_.has_reduce()) return -1;
-    std::vector<const Value*> loads = body_loads();
+    std::vector<const Value*> loads = reduce_body_loads(k_);
     int best = -1, best_score = 0;
     for (int d = 0; d < static_cast<int>(k_.out_shape.size()); ++d) {
       if (d == vec || k_.out_shape[d] < unroll_factor()) continue;
@@ -394,32 +381,7 @@ class Emitter {
   }
 
   // ---- index math ----
-  static bool depends_on(const Index& ix, int var) {
-    for (const auto& [atom, coef] : ix.terms()) {
-      if (atom->kind == Atom::Kind::Var ? atom->var == var : depends_on(atom->inner, var)) return true;
-    }
-    return false;
-  }
-  // Coefficient of `var` if ix is affine in it (var not inside a div/mod), else nullopt.
-  static std::optional<int64_t> affine_coef(const Index& ix, int var) {
-    int64_t c = 0;
-    for (const auto& [atom, coef] : ix.terms()) {
-      if (atom->kind == Atom::Kind::Var) {
-        if (atom->var == var) c += coef;
-      } else if (depends_on(atom->inner, var)) {
-        return std::nullopt;
-      }
-    }
-    return c;
-  }
-  bool varies(const Index& ix) const { return lanes_ > 1 && depends_on(ix, vec_var_); }
-  // The same for a load: one with a data-dependent term (a gather) counts as depending on
-  // every variable and as never affine: nothing proves its lanes consecutive.
-  static bool load_depends_on(const Value* l, int var) { return l->dynamic || depends_on(l->index, var); }
-  static std::optional<int64_t> load_affine_coef(const Value* l, int var) {
-    if (l->dynamic) return std::nullopt;
-    return affine_coef(l->index, var);
-  }
+  bool varies(const Index& ix) const { return lanes_ > 1 && index_depends_on(ix, vec_var_); }
   // Whether a value differs between the lanes of the vectorized variable.
   bool value_varies(const Value* v) {
     if (lanes_ == 1) return false;
@@ -513,7 +475,7 @@ class Emitter {
     // Lanes to read: where the guards hold and the lane is a real output.
     LV* mask = v->guards.empty() ? nullptr : guards_hold(v->guards, true);
     if (lane_mask_) mask = mask ? b_.CreateAnd(mask, lane_mask_) : lane_mask_;
-    std::optional<int64_t> coef = offset_varies ? std::nullopt : affine_coef(v->index, vec_var_);
+    std::optional<int64_t> coef = offset_varies ? std::nullopt : index_affine_coef(v->index, vec_var_);
     if (coef == std::optional<int64_t>(1)) {
       // Consecutive elements: a vector load, masked where needed.
       LV* ptr = b_.CreateInBoundsGEP(st, base, plus_offset(index(v->index)));

@@ -115,39 +115,6 @@ std::string int_literal(double c, DType t) {
   return "((" + compute_type(t, false) + ")" + fmt("%lld", s) + ")";
 }
 
-bool depends_on(const Index& ix, int var) {
-  for (const auto& [atom, coef] : ix.terms())
-    if (atom->kind == Atom::Kind::Var ? atom->var == var : depends_on(atom->inner, var)) return true;
-  return false;
-}
-// Coefficient of `var` if ix is affine in it (var not inside a div/mod), else nullopt.
-std::optional<int64_t> affine_coef(const Index& ix, int var) {
-  int64_t c = 0;
-  for (const auto& [atom, coef] : ix.terms()) {
-    if (atom->kind == Atom::Kind::Var) {
-      if (atom->var == var) c += coef;
-    } else if (depends_on(atom->inner, var)) {
-      return std::nullopt;
-    }
-  }
-  return c;
-}
-// A load with a data-dependent term counts as depending on every variable.
-bool load_depends_on(const Value* l, int var) { return l->dynamic || depends_on(l->index, var); }
-
-std::vector<const Value*> body_loads(const KernelIR& k) {
-  std::vector<const Value*> loads;
-  if (!k.has_reduce()) return loads;
-  std::set<const Value*> seen;
-  std::function<void(const Value*)> collect = [&](const Value* v) {
-    if (!seen.insert(v).second) return;
-    if (v->kind == Value::Kind::Load) loads.push_back(v);
-    for (const Value* x : v->srcs) collect(x);
-    if (v->dynamic) collect(v->dynamic);
-  };
-  collect(k.reduce_body);
-  return loads;
-}
 
 // Lanes of a tile along a dim of n outputs: 4 or 2 when the lanes past the end waste at
 // most a sixth of the work (7 -> 4 lanes, 9 -> 2, 5 -> 1), else 1.
@@ -549,11 +516,11 @@ class KernelRenderer {
     if (lanes < 2 || !vec_full_) return false;
     if (is_image(v->arg))  // 4 lanes: one or two texels; a gather's lanes read element by element
       return lanes == 4 && !v->dynamic && (unguarded_image(v) || !guards_deps(v->guards).vec) &&
-             affine_coef(v->index, tl_.vec_dim) == std::optional<int64_t>(1);
+             index_affine_coef(v->index, tl_.vec_dim) == std::optional<int64_t>(1);
     const DType sdt = k_.args[v->arg].dtype;
     if (sdt != v->dtype || k_.args[v->arg].numel < lanes) return false;
     if (guards_deps(v->guards).vec || (v->dynamic && value_deps(v->dynamic).vec)) return false;
-    return affine_coef(v->index, tl_.vec_dim) == std::optional<int64_t>(1);
+    return index_affine_coef(v->index, tl_.vec_dim) == std::optional<int64_t>(1);
   }
   // The same along the unrolled reduce loop: consecutive reduce steps read consecutive
   // elements (a matrix product with a transposed weight, a patchifying conv).
@@ -562,8 +529,8 @@ class KernelRenderer {
     const DType sdt = k_.args[v->arg].dtype;
     if (is_image(v->arg) ? lanes != 4 : sdt != v->dtype || k_.args[v->arg].numel < lanes) return false;
     for (const Guard& g : v->guards)
-      if (depends_on(g.index, var) && !unguarded_image(v)) return false;
-    return affine_coef(v->index, var) == std::optional<int64_t>(1);
+      if (index_depends_on(g.index, var) && !unguarded_image(v)) return false;
+    return index_affine_coef(v->index, var) == std::optional<int64_t>(1);
   }
   // Component `lane` of one vloadN along the tile's lanes or the unrolled reduce steps.
   std::string vector_component(const Value* v, const Deps& d, bool along_reduce) {
@@ -654,7 +621,7 @@ class KernelRenderer {
   bool unroll_texel_ok(const Value* v) {
     if (tl_.unroll_lanes != 4 || !unroll_full_ || v->dynamic) return false;
     if (guards_deps(v->guards).unroll && !unguarded_image(v)) return false;
-    return affine_coef(v->index, tl_.unroll_dim) == std::optional<int64_t>(1);
+    return index_affine_coef(v->index, tl_.unroll_dim) == std::optional<int64_t>(1);
   }
   // Component `lane` of the 4 consecutive elements along the tile's lanes, its unrolled rows
   // or the unrolled reduce steps: one texel where aligned, else the two texels they straddle.
@@ -713,7 +680,7 @@ class KernelRenderer {
     const int body_ops = ops(k_.reduce_body) + 1;
     while (lanes > 1 && tl_.vec_lanes * tl_.unroll_lanes * lanes * body_ops > 512) lanes /= 2;
     bool useful = false;
-    for (const Value* l : body_loads(k_))
+    for (const Value* l : reduce_body_loads(k_))
       useful = useful || (!vector_load_ok(l) && reduce_vector_ok(l, var, lanes));
     if (useful) {
       red_var_ = var;
@@ -1012,7 +979,7 @@ class KernelRenderer {
 // unrolled output (weighing double when it is a row of the vectorized dim).
 int choose_unroll_dim(const KernelIR& k, int vec) {
   if (!k.has_reduce()) return -1;
-  std::vector<const Value*> loads = body_loads(k);
+  std::vector<const Value*> loads = reduce_body_loads(k);
   int best = -1, best_score = 0;
   for (int d = 0; d < static_cast<int>(k.out_shape.size()); ++d) {
     if (d == vec || k.out_shape[d] < 2) continue;
