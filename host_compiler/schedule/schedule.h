@@ -59,7 +59,8 @@ struct ScheduleOptions {
   // Keep F16 intermediates in F32. F16 values are computed in F32 anyway on CPUs without
   // half arithmetic, and x86 (AVX2) has no masked or gathered 16-bit loads: stored as
   // F16 every padded or strided read would go element by element. Model inputs,
-  // outputs and weights keep their dtype.
+  // outputs and weights keep their dtype. The driver sets it from the target: GPUs
+  // (TargetSpec::f16_storage) keep F16 intermediates in half, read with vload_half.
   bool f16_intermediates_in_f32 = true;
 };
 
