@@ -108,16 +108,6 @@ edgert_status edgert_context_get_stats(const edgert_context* context, edgert_con
 const char* edgert_bundle_port(const edgert_bundle* bundle);
 const char* edgert_runtime_ports(void);
 
-/* On the device, once (e.g. at install time): builds the bundle's OpenCL programs with this
- * device's driver and writes `out_path`, the same bundle plus the program binaries and the
- * identity of the platform, device and driver that built them. A context on it loads the
- * binaries and compiles nothing; on another device or driver it is refused (or, with
- * allow_source_build, built from source as if unprepared). A bundle for
- * a port with nothing to prepare (cpu) is an EDGERT_ERROR_INVALID_ARGUMENT. Written to a
- * temporary file and renamed: never half a file. */
-edgert_status edgert_prepare(const char* bundle_path, const char* out_path,
-                             const edgert_context_options* options);
-
 /* Profiling: the nanoseconds recorded by the bundle's Timestamp commands during the last
  * edgert_run, in queue order (zeros before the first run). cpu port: CLOCK_MONOTONIC when the
  * command runs; opencl port: the device's profiling clock at the end of the command before it

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bundle_writer.h"
+#include "edgert_prepare.h"
 #include "internal.h"
 #include "port.h"
 

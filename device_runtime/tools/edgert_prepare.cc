@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <string>
 
-#include "edgert.h"
+#include "edgert_prepare.h"
 #include "tool_common.h"
 
 using namespace edgert_tools;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "edgert_prepare.h"
 #include "runtime_alloc_counter.h"
 #include "runtime_test_util.h"
 
