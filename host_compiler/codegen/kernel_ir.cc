@@ -270,6 +270,16 @@ std::string to_string(const KernelIR& k) {
   return os.str();
 }
 
+Index output_index(const KernelIR& k) {
+  Index flat(0);
+  int64_t stride = 1;
+  for (int d = static_cast<int>(k.out_shape.size()) - 1; d >= 0; --d) {
+    flat = flat + Index::var(d, k.out_shape[d]) * stride;
+    stride *= k.out_shape[d];
+  }
+  return flat;
+}
+
 bool index_depends_on(const Index& ix, int var) {
   for (const auto& [atom, coef] : ix.terms())
     if (atom->kind == Atom::Kind::Var ? atom->var == var : index_depends_on(atom->inner, var)) return true;

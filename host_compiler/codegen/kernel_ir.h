@@ -82,6 +82,9 @@ struct KernelIR {
 
 KernelIR build_kernel_ir(const Schedule& schedule, const ScheduledKernel& kernel);
 
+// The row-major element offset of the output element at loop vars 0..rank-1.
+Index output_index(const KernelIR& k);
+
 // Index analysis the back ends share.
 // Whether `var` occurs in ix (also inside a div/mod).
 bool index_depends_on(const Index& ix, int var);

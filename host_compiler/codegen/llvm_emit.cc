@@ -325,7 +325,7 @@ class Emitter {
       select_copy(u);
       acc_ = acc_values[u];
       LV* r = splat(value(k_.result), lanes);
-      store(output_index(), r, k_.args[0].dtype);
+      store(output_index(k_), r, k_.args[0].dtype);
     }
   }
 
@@ -357,16 +357,6 @@ class Emitter {
       v = combine(b_.CreateShuffleVector(v, lo), b_.CreateShuffleVector(v, hi), t);
     }
     return b_.CreateExtractElement(v, uint64_t{0});
-  }
-
-  Index output_index() {
-    Index flat(0);
-    int64_t stride = 1;
-    for (int d = static_cast<int>(k_.out_shape.size()) - 1; d >= 0; --d) {
-      flat = flat + Index::var(d, k_.out_shape[d]) * stride;
-      stride *= k_.out_shape[d];
-    }
-    return flat;
   }
 
   LV* reduce_identity(llvm::Type* t) {

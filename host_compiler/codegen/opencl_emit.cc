@@ -691,15 +691,6 @@ class KernelRenderer {
   }
 
   // ---- stores ----
-  Index output_index() const {
-    Index flat(0);
-    int64_t stride = 1;
-    for (int d = static_cast<int>(k_.out_shape.size()) - 1; d >= 0; --d) {
-      flat = flat + Index::var(d, k_.out_shape[d]) * stride;
-      stride *= k_.out_shape[d];
-    }
-    return flat;
-  }
   // A result converted to the output's storage element type.
   std::string stored(const std::string& r) const {
     const DType sdt = k_.args[0].dtype, rdt = k_.result->dtype;
@@ -720,7 +711,7 @@ class KernelRenderer {
     };
     if (is_image(0)) {  // 4 lanes from a multiple of 4: one whole texel
       l_ = 0;
-      const std::string t = define(Deps{}, "int", "(" + int_offset(index_expr(output_index())) + ") >> 2");
+      const std::string t = define(Deps{}, "int", "(" + int_offset(index_expr(output_index(k_))) + ") >> 2");
       const std::string T = texel_type(0) + "4";
       std::string parts;
       for (int l = 0; l < lanes; ++l) {
@@ -744,7 +735,7 @@ class KernelRenderer {
     }
     if (lanes > 1 && vec_full_) {
       l_ = 0;
-      std::string idx = index_expr(output_index());
+      std::string idx = index_expr(output_index(k_));
       const std::string n = std::to_string(lanes);
       std::string parts;
       for (int l = 0; l < lanes; ++l) parts += std::string(l ? ", " : "") + stored(r[l]);
@@ -761,7 +752,7 @@ class KernelRenderer {
       if (!vec_full_ && l > 0)
         c += std::string(c.empty() ? "" : " && ") + "x" + std::to_string(tl_.vec_dim) + "_0 + " + ilit(l) +
              " < " + ilit(k_.out_shape[tl_.vec_dim]);
-      std::string idx = index_expr(output_index());
+      std::string idx = index_expr(output_index(k_));
       if (sdt == DType::F16 && !half_) guarded(c, "vstore_half_rte(" + r[l] + ", " + idx + ", p0);");
       else guarded(c, "p0[" + idx + "] = " + stored(r[l]) + ";");
     }
