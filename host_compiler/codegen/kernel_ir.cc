@@ -73,6 +73,23 @@ std::vector<Index> source_index(const Node* n, const std::vector<Index>& idx, st
   return src;
 }
 
+// Element offset of logical element idx in a buffer, in its stored layout.
+Index buffer_offset(const ScheduledBuffer& b, const std::vector<Index>& idx) {
+  if (b.layout.empty()) return flat_index(idx, b.shape);
+  std::vector<Index> stored;
+  for (int64_t d : b.layout) stored.push_back(idx[d]);
+  return flat_index(stored, b.stored_shape());
+}
+
+// Element stride of logical dim `axis` in a buffer's stored layout.
+int64_t buffer_stride(const ScheduledBuffer& b, int64_t axis) {
+  if (b.layout.empty()) return row_major_strides(b.shape)[axis];
+  auto strides = row_major_strides(b.stored_shape());
+  for (size_t i = 0; i < b.layout.size(); ++i)
+    if (b.layout[i] == axis) return strides[i];
+  throw CompileError("internal: layout misses a dim");
+}
+
 std::string guards_key(const std::vector<Guard>& guards) {
   std::string k;
   for (const Guard& g : guards) k += g.index.key() + "@" + std::to_string(g.lo) + ":" + std::to_string(g.hi) + ";";
@@ -85,15 +102,20 @@ class KernelBuilder {
 
   void build() {
     const Node* root = k_.root;
+    const ScheduledBuffer& out = s_.buffers[k_.output];
     ir_.name = k_.name;
-    ir_.out_shape = root->shape;
+    // The loops run over the output in its stored order; var i is stored dim i.
+    ir_.out_shape = out.stored_shape();
     ir_.out_dtype = root->dtype;
     for (int b : {k_.output})
-      ir_.args.push_back({b, s_.buffers[b].storage, numel(s_.buffers[b].shape), s_.buffers[b].role, s_.buffers[b].shape});
+      ir_.args.push_back({b, s_.buffers[b].storage, numel(s_.buffers[b].shape), s_.buffers[b].role, s_.buffers[b].stored_shape()});
     for (int b : k_.inputs)
-      ir_.args.push_back({b, s_.buffers[b].storage, numel(s_.buffers[b].shape), s_.buffers[b].role, s_.buffers[b].shape});
-    std::vector<Index> idx;
-    for (size_t d = 0; d < root->shape.size(); ++d) idx.push_back(Index::var(static_cast<int>(d), root->shape[d]));
+      ir_.args.push_back({b, s_.buffers[b].storage, numel(s_.buffers[b].shape), s_.buffers[b].role, s_.buffers[b].stored_shape()});
+    std::vector<Index> idx(root->shape.size(), Index(0));
+    for (size_t i = 0; i < ir_.out_shape.size(); ++i) {
+      size_t d = out.layout.empty() ? i : static_cast<size_t>(out.layout[i]);
+      idx[d] = Index::var(static_cast<int>(i), ir_.out_shape[i]);
+    }
     ir_.result = value(root, idx, {}, true);
   }
 
@@ -131,7 +153,7 @@ class KernelBuilder {
       Value v(Value::Kind::Load);
       v.dtype = n->dtype;
       v.arg = arg_of(n);
-      v.index = flat_index(idx, n->shape);
+      v.index = buffer_offset(s_.buffers[s_.buffer_of(n)], idx);
       v.guards = guards;
       return make(std::move(v));
     }
@@ -165,11 +187,12 @@ class KernelBuilder {
       src_idx[axis] = Index(0);
       Value v(Value::Kind::Load);
       v.dtype = n->dtype;
+      const ScheduledBuffer& src_buf = s_.buffers[s_.buffer_of(src)];
       v.arg = arg_of(src);
-      v.index = flat_index(src_idx, src->shape);
+      v.index = buffer_offset(src_buf, src_idx);
       v.guards = guards;
       v.dynamic = value(n->srcs[1], idx, guards);
-      v.dynamic_stride = row_major_strides(src->shape)[axis];
+      v.dynamic_stride = buffer_stride(src_buf, axis);
       v.dynamic_extent = src->shape[axis];
       return make(std::move(v));
     }

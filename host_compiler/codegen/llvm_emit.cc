@@ -39,6 +39,10 @@ using LV = llvm::Value;
 
 bool is_unsigned(DType t) { return t == DType::U8 || t == DType::U16 || t == DType::U32 || t == DType::U64 || t == DType::Bool; }
 
+// Cache a tile's slice of a conv's weights may fill (half of a 1 MB L2, the smallest of
+// the cores we target: Zen 4, Cortex-A78AE).
+constexpr double kCacheBytesPerSlice = 512 * 1024;
+
 class Emitter {
  public:
   Emitter(llvm::Module& m, const KernelIR& k, int vector_lanes, int vector_registers)
@@ -95,14 +99,22 @@ class Emitter {
     // matrix-vector product with a transposed weight): vectorize the reduction there.
     reduce_vec_ = choose_reduce_vectorization(vec);
     if (reduce_vec_ >= 0) vec = -1;
-    unroll_dim_ = choose_unroll_dim(reduce_vec_ >= 0 ? reduce_vec_ : vec);
-    std::function<void(int)> loop_out = [&](int d) {
-      if (d == static_cast<int>(out.size())) {
-        emit_element(1);
+    unroll_dim_ = choose_unroll_dim(reduce_vec_ >= 0 ? reduce_vec_ : vec, par);
+    choose_register_tile(vec, vec >= 0 ? lanes_for(out[vec]) : 1);
+    reduce_order_ = choose_reduce_order();
+    std::vector<int> out_order = choose_output_order(vec);
+    int lanes = 1;           // of the vectorized dim, once its loop is open
+    LV* vec_end = nullptr;   // where it stops, when it is ragged
+    std::function<void(size_t)> loop_out = [&](size_t level) {
+      if (level == out_order.size()) {
+        vec_var_ = lanes > 1 ? vec : -1;
+        emit_element(lanes, vec_end);
+        vec_var_ = -1;
         return;
       }
+      const int d = out_order[level];
       if (out[d] == 1) {
-        loop_out(d + 1);
+        loop_out(level + 1);
         return;
       }
       LV* lo = ic(0);
@@ -116,31 +128,31 @@ class Emitter {
         hi = b_.CreateIntCast(b_.CreateUDiv(b_.CreateMul(b_.CreateAdd(c64, b_.getInt64(1)), e64), n64), idx_ty_, false);
       }
       if (d == vec && vec >= 0 && max_lanes > 1) {
-        // `lanes` outputs at a time; lanes past this core's end are masked off, so
-        // short rows (7, 14, ...) stay vectorized too. A row shorter than half the
-        // register gets narrower vectors (7 outputs: 8 lanes, not 16).
-        int lanes = max_lanes;
-        while (lanes > 2 && lanes / 2 >= out[d]) lanes /= 2;
-        bool ragged = out[d] % lanes != 0 || d == par;
-        emit_loop(lo, hi, lanes, [&](LV* iv) {
+        // tile_vectors_ vectors of `lanes` outputs at a time; lanes past this core's end
+        // are masked off, so short rows (7, 14, ...) stay vectorized too.
+        lanes = lanes_for(out[d]);
+        int step = lanes * tile_vectors_;
+        bool ragged = out[d] % step != 0 || d == par;
+        emit_loop(lo, hi, step, [&](LV* iv) {
           vars_[d] = iv;
-          vec_var_ = d;
-          emit_element(lanes, ragged ? hi : nullptr);
-          vec_var_ = -1;
+          vec_end = ragged ? hi : nullptr;
+          loop_out(level + 1);
         });
+        lanes = 1;
+        vec_end = nullptr;
         return;
       }
       if (d == unroll_dim_) {
-        emit_loop(lo, hi, unroll_factor(), [&](LV* iv) {
+        emit_loop(lo, hi, unroll_, [&](LV* iv) {
           vars_[d] = iv;
           unroll_end_ = hi;
-          loop_out(d + 1);
+          loop_out(level + 1);
         });
         return;
       }
       emit_loop(lo, hi, 1, [&](LV* iv) {
         vars_[d] = iv;
-        loop_out(d + 1);
+        loop_out(level + 1);
       });
     };
     loop_out(0);
@@ -196,11 +208,18 @@ class Emitter {
   }
 
   // ---- one output element, or `lanes` consecutive ones along vec_var_ ----
-  // A reduce kernel computes unroll_factor() outputs along one more dim at once: independent
-  // accumulators hide the latency of the multiply-adds, and a load that does not depend
-  // on that dim (the input window of a conv, when unrolling output channels) is shared.
-  // 4 accumulators leave room in 16 vector registers (AVX2), 8 in 32 (NEON, AVX-512).
-  int unroll_factor() const { return vector_registers_ >= 32 ? 8 : 4; }
+  // A reduce kernel computes a register tile of outputs at once: tile_vectors_ vectors
+  // along the vectorized dim times unroll_ outputs along one more dim. Its accumulators stay
+  // in registers for the whole reduction, hiding the latency of the multiply-adds, and a
+  // load that does not depend on one of the two dims is shared by the tile's outputs along
+  // it (a conv's weight vector by the pixels, an input pixel's broadcast by the channels).
+
+  // A row shorter than half the register gets narrower vectors (7 outputs: 8 lanes, not 16).
+  int lanes_for(int64_t extent) const {
+    int lanes = vector_lanes_;
+    while (lanes > 2 && lanes / 2 >= extent) lanes /= 2;
+    return lanes;
+  }
 
   // Loads of the reduce body that are cheap vector loads (consecutive, strided by at most
   // 4, or the same for every lane) when lanes run along `var`.
@@ -223,18 +242,115 @@ class Emitter {
     return cheap_loads(rvar) > along_out ? rvar : -1;
   }
 
-  int choose_unroll_dim(int vec) const {
+  // The output dim to unroll: the one along which the most loads are shared (vector
+  // loads weigh more); on a tie one that is not split across cores, then the later one.
+  int choose_unroll_dim(int vec, int par) const {
     if (!k_.has_reduce()) return -1;
     std::vector<const Value*> loads = reduce_body_loads(k_);
     int best = -1, best_score = 0;
     for (int d = 0; d < static_cast<int>(k_.out_shape.size()); ++d) {
-      if (d == vec || k_.out_shape[d] < unroll_factor()) continue;
-      int score = 0;  // loads shared by the unrolled outputs; vector loads weigh more
+      if (d == vec || k_.out_shape[d] < 2) continue;
+      int score = 0;
       for (const Value* l : loads)
         if (!load_depends_on(l, d)) score += (vec >= 0 && load_depends_on(l, vec)) ? 2 : 1;
-      if (score > best_score) best = d, best_score = score;
+      score = score * 2 + (d != par);
+      if (score > 1 && score >= best_score) best = d, best_score = score;
     }
     return best;
+  }
+
+  // The register tile with the fewest cycles per useful multiply-add in a simple model:
+  // a step of the reduction issues tile_vectors_ * unroll_ multiply-adds (two per cycle)
+  // and its distinct loads (two per cycle), and takes at least the 4-cycle latency of a
+  // multiply-add; outputs computed past the end of a dim are waste. The accumulators,
+  // the vectors shared along the unrolled dim and one broadcast must fit the registers.
+  void choose_register_tile(int vec, int lanes) {
+    tile_vectors_ = 1;
+    unroll_ = 1;
+    if (unroll_dim_ < 0) return;
+    std::vector<const Value*> loads = reduce_body_loads(k_);
+    const int64_t along_unroll = k_.out_shape[unroll_dim_];
+    const int64_t along_vec = vec >= 0 ? k_.out_shape[vec] : 1;
+    const int max_vectors = vec >= 0 ? 4 : 1;
+    auto waste = [](int64_t extent, int64_t step) {
+      return static_cast<double>(extent) / static_cast<double>((extent + step - 1) / step * step);
+    };
+    // With the vector tiles outermost, a tile's slice of the shared data (the weights for
+    // its channels) must stay in the core's cache while the image passes under it.
+    const bool slices = vector_tiles_outermost(vec);
+    const double slice_per_vector = slices ? static_cast<double>(bytes_shared_along(unroll_dim_)) * lanes / along_vec : 0;
+    double best = 1e30;
+    for (int v = 1; v <= max_vectors && (v - 1) * lanes < along_vec; ++v)
+      for (int u = 1; u <= std::min<int64_t>(along_unroll, 16); ++u) {
+        if (v > 1 && slice_per_vector * v > kCacheBytesPerSlice) break;
+        if (v * u + v + 1 > vector_registers_) break;
+        int distinct_loads = 0;
+        for (const Value* l : loads)
+          distinct_loads += (vec >= 0 && load_depends_on(l, vec) ? v : 1) * (load_depends_on(l, unroll_dim_) ? u : 1);
+        double useful = waste(along_vec, int64_t{v} * lanes) * waste(along_unroll, u);
+        double cycles = std::max({v * u / 2.0, distinct_loads / 2.0, 4.0});
+        // Ties go to the tile with fewer loads per multiply-add.
+        double cost = cycles / (v * u * useful) + 1e-3 * distinct_loads / (v * u);
+        if (cost < best) best = cost, tile_vectors_ = v, unroll_ = u;
+      }
+  }
+
+  // Bytes of the buffers the reduction reads without depending on `var` (shared by the
+  // outputs along it): a conv's weights for a pixel dim, its input for the channel dim.
+  int64_t bytes_shared_along(int var) const {
+    int64_t total = 0;
+    std::set<int> counted;
+    for (const Value* l : reduce_body_loads(k_))
+      if (!load_depends_on(l, var) && counted.insert(l->arg).second)
+        total += k_.args[l->arg].numel * static_cast<int64_t>(dtype_size(k_.args[l->arg].dtype));
+    return total;
+  }
+  // Whether the tiles along the vectorized dim go outermost: when the data shared along the
+  // unrolled dim (a conv's weights) outweighs the data shared along the vectorized one (its
+  // input). Each slice of the weights is then read once and stays in cache over the whole
+  // image, and the input, the smaller, is read again for every slice.
+  bool vector_tiles_outermost(int vec) const {
+    return vec >= 0 && unroll_dim_ >= 0 && bytes_shared_along(unroll_dim_) > bytes_shared_along(vec);
+  }
+  // The order of the output loops, outermost first: row-major, or with the vectorized dim
+  // first (vector_tiles_outermost).
+  std::vector<int> choose_output_order(int vec) const {
+    std::vector<int> order;
+    for (int d = 0; d < static_cast<int>(k_.out_shape.size()); ++d) order.push_back(d);
+    if (vector_tiles_outermost(vec)) {
+      order.erase(order.begin() + vec);
+      order.insert(order.begin(), vec);
+    }
+    return order;
+  }
+
+  // The order of the reduce loops, outermost first: the dim along which the loads move
+  // least goes innermost (a channels-last conv: the input channels, read consecutively
+  // from the input pixel and the packed weight), the others keep their order. A
+  // vectorized reduce dim stays innermost.
+  std::vector<int> choose_reduce_order() const {
+    std::vector<int> order;
+    const int rank = static_cast<int>(k_.out_shape.size());
+    const int dims = static_cast<int>(k_.reduce_extents.size());
+    for (int j = 0; j < dims; ++j) order.push_back(j);
+    if (reduce_vec_ >= 0 || dims < 2) return order;
+    std::vector<const Value*> loads = reduce_body_loads(k_);
+    int inner = -1;
+    int64_t least = 0;
+    for (int j = 0; j < dims; ++j) {
+      if (k_.reduce_extents[j] == 1) continue;
+      int64_t moved = 0;
+      for (const Value* l : loads) {
+        std::optional<int64_t> c = load_affine_coef(l, rank + j);
+        moved += c ? std::abs(*c) : int64_t{1} << 40;
+      }
+      if (inner < 0 || moved <= least) inner = j, least = moved;
+    }
+    if (inner >= 0) {
+      order.erase(order.begin() + inner);
+      order.push_back(inner);
+    }
+    return order;
   }
 
   // end: where the vectorized dim stops for this core; lanes at or past it are masked.
@@ -247,12 +363,12 @@ class Emitter {
   }
 
   void emit_unrolled_element(int lanes, LV* end) {
-    // Outputs base..base+unroll_factor()-1 of the unrolled dim; past this core's end, the last
+    // Outputs base..base+unroll_-1 of the unrolled dim; past this core's end, the last
     // valid one again (the same value stored twice: cheaper than a remainder loop).
     LV* base = vars_[unroll_dim_];
     LV* last = b_.CreateSub(unroll_end_, ic(1));
     std::vector<LV*> values;
-    for (int u = 0; u < unroll_factor(); ++u) {
+    for (int u = 0; u < unroll_; ++u) {
       LV* v = b_.CreateAdd(base, ic(u));
       values.push_back(b_.CreateSelect(b_.CreateICmpSLT(v, unroll_end_), v, last));
     }
@@ -260,16 +376,24 @@ class Emitter {
     vars_[unroll_dim_] = base;
   }
 
-  // Emits one output element (or `lanes` of them) for each value of the unrolled dim in
-  // `unrolled` (none: just the current one), sharing the reduce loops.
+  // Emits the register tile: one output element (or `lanes` of them) for each value of the
+  // unrolled dim in `unrolled` (none: just the current one) and each of tile_vectors_
+  // vectors along the vectorized dim, sharing the reduce loops.
   void emit_element_copies(int lanes, LV* end, const std::vector<LV*>& unrolled) {
-    size_t copies = unrolled.empty() ? 1 : unrolled.size();
-    auto select_copy = [&](size_t u) {
-      if (!unrolled.empty()) vars_[unroll_dim_] = unrolled[u];
-      memo_.clear();
+    const int vectors = lanes > 1 ? tile_vectors_ : 1;
+    const int vec_var = vec_var_;
+    LV* vec_base = lanes > 1 ? vars_[vec_var] : nullptr;
+    const size_t copies = (unrolled.empty() ? 1 : unrolled.size()) * vectors;
+    auto select_copy = [&](size_t c) {
+      if (!unrolled.empty()) vars_[unroll_dim_] = unrolled[c / vectors];
+      if (lanes > 1) {
+        vars_[vec_var] = c % vectors ? b_.CreateAdd(vec_base, ic(int64_t{lanes} * static_cast<int64_t>(c % vectors))) : vec_base;
+        begin_lanes(vec_var, lanes, end);
+      } else {
+        memo_.clear();
+      }
     };
-    if (lanes > 1) begin_lanes(vec_var_, lanes, end);
-    else lanes_ = 1, lane_mask_ = nullptr;
+    if (lanes == 1) lanes_ = 1, lane_mask_ = nullptr;
     std::vector<LV*> acc_values(copies, nullptr);
     if (k_.has_reduce()) {
       // With a vectorized reduction each accumulator holds one partial result per lane,
@@ -284,8 +408,8 @@ class Emitter {
       }
       for (llvm::AllocaInst* acc : accs) b_.CreateStore(reduce_identity(at), acc);
       int first = static_cast<int>(k_.out_shape.size());
-      std::function<void(int)> loop_red = [&](int j) {
-        if (j == static_cast<int>(k_.reduce_extents.size())) {
+      std::function<void(size_t)> loop_red = [&](size_t level) {
+        if (level == reduce_order_.size()) {
           for (size_t u = 0; u < copies; ++u) {
             select_copy(u);
             LV* x = splat(value(k_.reduce_body), acc_lanes);
@@ -296,8 +420,10 @@ class Emitter {
           }
           return;
         }
+        const int j = reduce_order_[level];
         if (k_.reduce_extents[j] == 1) {
-          loop_red(j + 1);
+          vars_[first + j] = ic(0);
+          loop_red(level + 1);
           return;
         }
         if (first + j == reduce_vec_) {
@@ -305,14 +431,14 @@ class Emitter {
           emit_loop(ic(0), ic(extent), vector_lanes_, [&](LV* iv) {
             vars_[first + j] = iv;
             begin_lanes(first + j, vector_lanes_, extent % vector_lanes_ ? ic(extent) : nullptr);
-            loop_red(j + 1);
+            loop_red(level + 1);
             end_lanes();
           });
           return;
         }
         emit_loop(ic(0), ic(k_.reduce_extents[j]), 1, [&](LV* iv) {
           vars_[first + j] = iv;
-          loop_red(j + 1);
+          loop_red(level + 1);
         });
       };
       loop_red(0);
@@ -327,6 +453,7 @@ class Emitter {
       LV* r = splat(value(k_.result), lanes);
       store(output_index(k_), r, k_.args[0].dtype);
     }
+    if (lanes > 1) vars_[vec_var] = vec_base;
   }
 
   // From here on values have `lanes` lanes along `var`, starting at vars_[var]; lanes at
@@ -816,7 +943,10 @@ class Emitter {
   int vec_var_ = -1;                 // the vectorized loop variable, -1 when lanes_ == 1
   LV* vec_iota_ = nullptr;           // its value in each lane
   LV* lane_mask_ = nullptr;          // lanes that are real outputs (null: all)
-  int unroll_dim_ = -1;              // output dim computed unroll_factor() at a time (-1: none)
+  int unroll_dim_ = -1;              // output dim computed unroll_ at a time (-1: none)
+  int unroll_ = 1;                   // outputs of the register tile along unroll_dim_
+  int tile_vectors_ = 1;             // vectors of the register tile along the vectorized dim
+  std::vector<int> reduce_order_;    // reduce dims (indices into reduce_extents), outermost first
   int reduce_vec_ = -1;              // reduce variable vectorized instead of the output
   LV* unroll_end_ = nullptr;         // where it stops for this core
   bool narrow_ = false;              // index math in 32 bits

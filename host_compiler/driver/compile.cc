@@ -33,6 +33,7 @@ CompileResult compile_onnx_file(const std::string& model_path, const CompileOpti
 
   ScheduleOptions schedule_options;
   schedule_options.f16_intermediates_in_f32 = !target.f16_storage;
+  schedule_options.channels_last = target.backend == BackendKind::LlvmCpu;
   Schedule schedule = schedule_graph(*graph, schedule_options);
   std::vector<KernelIR> kernels;
   for (const ScheduledKernel& k : schedule.kernels) kernels.push_back(build_kernel_ir(schedule, k));

@@ -79,6 +79,22 @@ Node* reduce_taps(Graph& g, Op op, Node* win, size_t k) {
   return g.reshape(r, Shape(win->shape.begin(), win->shape.end() - k));
 }
 
+// A conv weight (M, C/groups, K...) stored as (K..., C/groups, M) and read through a view
+// in its ONNX order: the output channels of one tap are consecutive, so a kernel that
+// computes a vector of output channels (channels-last) loads it in one piece, and the taps
+// follow each other in the order the reduction reads them. Constant folding materializes
+// the packed order (Node::packed) and keeps the view above it.
+Node* packed_conv_weight(Graph& g, Node* w) {
+  size_t k = w->shape.size() - 2;
+  std::vector<int64_t> pack, unpack{int64_t(k) + 1, int64_t(k)};
+  for (size_t i = 0; i < k; ++i) pack.push_back(2 + int64_t(i)), unpack.push_back(int64_t(i));
+  pack.push_back(1);
+  pack.push_back(0);
+  Node* stored = g.permute(w, pack);
+  stored->packed = true;
+  return g.permute(stored, unpack);
+}
+
 // Convolution of x (N, C, S...) with w (M, C/groups, K...) over the window `spec`.
 Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, const WindowSpec& spec) {
   Graph& g = ctx.g;
@@ -111,7 +127,7 @@ Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, co
   wv_shape.insert(wv_shape.end(), k, 1);
   wv_shape.push_back(cg);
   wv_shape.insert(wv_shape.end(), kernel.begin(), kernel.end());
-  Node* wv = g.reshape(w, wv_shape);
+  Node* wv = g.reshape(packed_conv_weight(g, w), wv_shape);
 
   Node* prod = g.binary(Op::Mul, xv, wv);
   int64_t rank = int64_t(prod->shape.size());

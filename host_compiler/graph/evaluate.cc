@@ -533,12 +533,21 @@ std::vector<HostTensor> Graph::evaluate(const std::vector<const Node*>& xs, cons
   return out;
 }
 
+namespace {
+// The packed node under a chain of views, if any.
+Node* packed_under_views(Node* n) {
+  while (!n->packed && is_movement(n->op)) n = n->srcs[0];
+  return n->packed ? n : nullptr;
+}
+}  // namespace
+
 // Folding rule: a constant node is replaced by a Weight when its element count is at most
 // that of the largest constant leaf it derives from (a Weight's numel; a Const counts 1).
 // So weight preprocessing (reshape, transpose, cast, BatchNorm scale math) and shape
 // arithmetic fold, while an Expand / Pad / Window of a small constant stays a cheap view.
 // Only the outermost foldable nodes feeding non-constant nodes or graph outputs are
-// folded; the nodes under them become dead. Deterministic: targets are taken in id order.
+// folded; the nodes under them become dead. A packed node (Node::packed) is folded as it
+// is, the views above it stay. Deterministic: targets are taken in id order.
 int Graph::fold_constants() {
   std::vector<Node*> live = live_nodes();
   std::vector<char> constant(nodes_.size(), 0);
@@ -565,6 +574,10 @@ int Graph::fold_constants() {
       stack.pop_back();
       if (visited[n->id] || n->srcs.empty()) continue;
       visited[n->id] = 1;
+      if (Node* packed = packed_under_views(n); packed && packed != n) {
+        stack.push_back(packed);  // fold the packed node, keep the views above it
+        continue;
+      }
       if (numel(n->shape) <= leaf_size[n->id]) {
         targets.push_back(n);
       } else {

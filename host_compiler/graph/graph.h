@@ -83,6 +83,9 @@ struct Node {
   double value = 0.0;
   std::shared_ptr<const std::vector<uint8_t>> data;
   std::vector<int64_t> axes, lo, hi, kernel, stride, dilation;
+  // A constant in the order its consumers stream it (a packed conv weight), read through a
+  // view: constant folding materializes this node and never folds the view above it.
+  bool packed = false;
 
   std::string name;  // ONNX value name it came from (diagnostics, buffer names)
 };

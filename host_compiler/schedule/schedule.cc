@@ -11,6 +11,13 @@ int Schedule::buffer_of(const Node* n) const {
   return n->id < static_cast<int>(node_buffer.size()) ? node_buffer[n->id] : -1;
 }
 
+Shape ScheduledBuffer::stored_shape() const {
+  if (layout.empty()) return shape;
+  Shape s;
+  for (int64_t d : layout) s.push_back(shape[d]);
+  return s;
+}
+
 namespace {
 
 // An elementwise value with several consumers is recomputed in each of them unless
@@ -85,7 +92,7 @@ class Scheduler {
       if (n->op == Op::Expand || n->op == Op::Window) {
         // A view that repeats elements would recompute its source for every repeat.
         const Node* src = n->srcs[0];
-        while (is_movement(src->op)) src = src->srcs[0];
+        while (is_movement(src->op) && !realized_[src->id]) src = src->srcs[0];
         if (!is_leaf(src)) realize(src);
       }
     }
@@ -96,6 +103,18 @@ class Scheduler {
         if (fused_op_count(n, seen) > kMaxRecomputedOps) realize(n);
       }
     }
+  }
+
+  // A reduce that must have its own buffer is stored as the reshape that alone consumes it
+  // (a conv's (N, 1, M, H, W, 1, 1, 1) sum as (N, M, H, W)): the same bytes, in the shape
+  // its consumers and the layout choice know.
+  const Node* reshapes_of(const Node* n) const {
+    while (uses_[n->id] == 1 && !realized_[n->id]) {
+      const Node* consumer = single_consumer(n);
+      if (!consumer || consumer->op != Op::Reshape || realized_[consumer->id]) break;
+      n = consumer;
+    }
+    return n;
   }
 
   // Meaningful only where uses_ is 1.
@@ -113,7 +132,7 @@ class Scheduler {
         if (!seen.insert({n, through_view, in_reduce}).second) return;
         if (is_reduce(n->op)) {
           if (through_view || in_reduce || (top_reduce && top_reduce != n)) {
-            realize(n);
+            realize(reshapes_of(n));
             changed = true;
             return;
           }
@@ -133,7 +152,7 @@ class Scheduler {
     Schedule s;
     s.node_buffer.assign(realized_.size(), -1);
     auto add_buffer = [&](const Node* n, BufferRole role, const std::string& name) {
-      s.buffers.push_back({name, role, n->dtype, n->shape, n, -1, n->dtype});
+      s.buffers.push_back({name, role, n->dtype, n->shape, n, -1, n->dtype, {}});
       return static_cast<int>(s.buffers.size()) - 1;
     };
     for (size_t i = 0; i < graph_.inputs().size(); ++i) {
@@ -196,6 +215,34 @@ class Scheduler {
   std::vector<const Node*> consumer_;  // the last consumer seen
 };
 
+// Marks the 4-D intermediates that a window (conv, pooling) reads or that a kernel with a
+// window computes as channels-last. Elsewhere (attention, plain matrix products) a 4-D
+// tensor's dim 1 is no channel axis and moving it innermost would break its vectors.
+void choose_channels_last(Schedule& s) {
+  std::vector<bool> windowed(s.buffers.size(), false);
+  for (const ScheduledKernel& k : s.kernels) {
+    bool has_window = false;
+    std::set<std::pair<const Node*, bool>> seen;
+    std::function<void(const Node*, bool)> walk = [&](const Node* n, bool under_window) {
+      if (!seen.insert({n, under_window}).second) return;
+      int b = s.buffer_of(n);
+      if (n != k.root && b >= 0) {
+        if (under_window) windowed[b] = true;
+        return;
+      }
+      if (n->op == Op::Window) has_window = under_window = true;
+      for (const Node* src : n->srcs) walk(src, under_window);
+    };
+    walk(k.root, false);
+    if (has_window) windowed[k.output] = true;
+  }
+  for (size_t b = 0; b < s.buffers.size(); ++b) {
+    ScheduledBuffer& buf = s.buffers[b];
+    if (windowed[b] && buf.role == BufferRole::Intermediate && buf.shape.size() == 4 && buf.shape[1] > 1)
+      buf.layout = {0, 2, 3, 1};
+  }
+}
+
 }  // namespace
 
 Schedule schedule_graph(const Graph& graph, const ScheduleOptions& options) {
@@ -205,6 +252,7 @@ Schedule schedule_graph(const Graph& graph, const ScheduleOptions& options) {
     if (options.f16_intermediates_in_f32 && b.role == BufferRole::Intermediate && b.dtype == DType::F16)
       b.storage = DType::F32;
   }
+  if (options.channels_last) choose_channels_last(s);
   return s;
 }
 

@@ -24,7 +24,11 @@ struct ScheduledBuffer {
   const Node* node = nullptr;  // the node whose value it holds
   int io_index = -1;           // Input/Output: position in the model's inputs/outputs
   DType storage = dtype;       // how they are stored (F32 for F16 intermediates, see below)
+  // Order of the dims in memory: stored dim i is dim layout[i] of `shape`. Empty: row-major
+  // in `shape`'s order. Only intermediates get another order (see channels_last).
+  std::vector<int64_t> layout;
   size_t bytes() const { return static_cast<size_t>(numel(shape)) * dtype_size(storage); }
+  Shape stored_shape() const;
 };
 
 struct ScheduledKernel {
@@ -62,6 +66,11 @@ struct ScheduleOptions {
   // outputs and weights keep their dtype. The driver sets it from the target: GPUs
   // (TargetSpec::f16_storage) keep F16 intermediates in half, read with vload_half.
   bool f16_intermediates_in_f32 = true;
+  // Store the 4-D intermediates of convolutions and pooling channels-last (N, H, W, C) in
+  // place of NCHW: a kernel then computes consecutive channels of one pixel as one vector,
+  // the weights along output channels are consecutive (the frontend packs them so) and
+  // the input of every tap is one broadcast. The model's inputs and outputs keep NCHW.
+  bool channels_last = false;
 };
 
 Schedule schedule_graph(const Graph& graph, const ScheduleOptions& options = {});

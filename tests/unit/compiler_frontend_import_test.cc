@@ -165,8 +165,15 @@ TEST_CASE("frontend: Conv weights are preprocessed into weights, never expanded"
   Node* y = g->outputs()[0].node;
   CHECK(y->shape == Shape{1, 3, 3, 3});
   for (Node* n : g->live_nodes()) {
-    // Constants reach the computation only as Weights or views of them.
-    if (n->op == Op::Mul) CHECK((n->srcs[1]->op == Op::Expand && n->srcs[1]->srcs[0]->op == Op::Weight));
+    // Constants reach the computation only as Weights or views of them; the conv weight
+    // is stored packed, output channels innermost: (KH, KW, C, M).
+    if (n->op == Op::Mul) {
+      const Node* w = n->srcs[1];
+      while (is_movement(w->op)) w = w->srcs[0];
+      CHECK(w->op == Op::Weight);
+      CHECK(w->packed);
+      CHECK(w->shape == Shape{3, 3, 2, 3});
+    }
     CHECK(n->op != Op::Const);
   }
   std::vector<double> ones(50, 1.0);
