@@ -39,9 +39,9 @@ using LV = llvm::Value;
 
 bool is_unsigned(DType t) { return t == DType::U8 || t == DType::U16 || t == DType::U32 || t == DType::U64 || t == DType::Bool; }
 
-// Cache a tile's slice of a conv's weights may fill (half of a 1 MB L2, the smallest of
+// Cache a tile's slice of a conv's weights may fill (a quarter of a 1 MB L2, the smallest of
 // the cores we target: Zen 4, Cortex-A78AE).
-constexpr double kCacheBytesPerSlice = 512 * 1024;
+constexpr double kCacheBytesPerSlice = 256 * 1024;
 
 class Emitter {
  public:
@@ -306,11 +306,13 @@ class Emitter {
     return total;
   }
   // Whether the tiles along the vectorized dim go outermost: when the data shared along the
-  // unrolled dim (a conv's weights) outweighs the data shared along the vectorized one (its
-  // input). Each slice of the weights is then read once and stays in cache over the whole
-  // image, and the input, the smaller, is read again for every slice.
+  // unrolled dim (a conv's weights) outgrows the cache and outweighs the data shared along
+  // the vectorized one (its input). Each slice of the weights is then read once and stays
+  // in cache over the whole image, and the input, the smaller, is read again for every slice.
   bool vector_tiles_outermost(int vec) const {
-    return vec >= 0 && unroll_dim_ >= 0 && bytes_shared_along(unroll_dim_) > bytes_shared_along(vec);
+    if (vec < 0 || unroll_dim_ < 0) return false;
+    int64_t weights = bytes_shared_along(unroll_dim_);
+    return weights > kCacheBytesPerSlice && weights > bytes_shared_along(vec);
   }
   // The order of the output loops, outermost first: row-major, or with the vectorized dim
   // first (vector_tiles_outermost).
@@ -441,7 +443,25 @@ class Emitter {
           loop_red(level + 1);
         });
       };
-      loop_red(0);
+      // Most tiles lie inside the image: where every guard of the reduction holds for the
+      // whole tile and window, run a copy of the loops that tests none (no padding).
+      if (LV* inside = tile_inside_guards(copies, select_copy)) {
+        auto* fast = llvm::BasicBlock::Create(ctx_, "inside", fn_);
+        auto* slow = llvm::BasicBlock::Create(ctx_, "border", fn_);
+        auto* join = llvm::BasicBlock::Create(ctx_, "joined", fn_);
+        b_.CreateCondBr(inside, fast, slow);
+        b_.SetInsertPoint(fast);
+        guards_known_true_ = true;
+        loop_red(0);
+        guards_known_true_ = false;
+        b_.CreateBr(join);
+        b_.SetInsertPoint(slow);
+        loop_red(0);
+        b_.CreateBr(join);
+        b_.SetInsertPoint(join);
+      } else {
+        loop_red(0);
+      }
       for (size_t u = 0; u < copies; ++u) {
         acc_values[u] = b_.CreateLoad(at, accs[u]);
         if (reduce_vec_ >= 0) acc_values[u] = horizontal(acc_values[u], k_.acc_dtype);
@@ -454,6 +474,56 @@ class Emitter {
       store(output_index(k_), r, k_.args[0].dtype);
     }
     if (lanes > 1) vars_[vec_var] = vec_base;
+  }
+
+  // Whether every guard of the reduce body holds for every copy of the tile, all its
+  // lanes and every value of the reduce vars: a scalar i1, or null where that cannot be
+  // told up front (no guards, or a guard not affine in a reduce var or the lanes). An
+  // affine guard index is smallest and largest at the ends of those ranges.
+  LV* tile_inside_guards(size_t copies, const std::function<void(size_t)>& select_copy) {
+    std::vector<const Guard*> guards;
+    std::set<const Value*> seen;
+    std::function<void(const Value*)> collect = [&](const Value* v) {
+      if (!seen.insert(v).second) return;
+      if (v->kind == Value::Kind::Load || v->kind == Value::Kind::InBounds)
+        for (const Guard& g : v->guards) guards.push_back(&g);
+      for (const Value* x : v->srcs) collect(x);
+      if (v->dynamic) collect(v->dynamic);
+    };
+    collect(k_.reduce_body);
+    if (guards.empty() || reduce_vec_ >= 0) return nullptr;
+    const int first = static_cast<int>(k_.out_shape.size());
+    std::vector<int> ranged;  // vars that move inside the tile: reduce vars and the lanes
+    for (int j = 0; j < static_cast<int>(k_.reduce_extents.size()); ++j) ranged.push_back(first + j);
+    if (vec_var_ >= 0) ranged.push_back(vec_var_);
+    for (const Guard* g : guards)
+      for (int var : ranged)
+        if (!index_affine_coef(g->index, var)) return nullptr;
+    LV* inside = b_.getTrue();
+    std::vector<LV*> saved = vars_;
+    for (size_t u = 0; u < copies; ++u) {
+      select_copy(u);
+      LV* lane0 = vec_var_ >= 0 ? vars_[vec_var_] : nullptr;
+      for (const Guard* g : guards) {
+        // The index at the ends: each ranged var at its low end where its coefficient
+        // makes the index smaller, else at its high end (and the other way round).
+        auto at_end = [&](bool lowest) {
+          for (int var : ranged) {
+            int64_t coef = *index_affine_coef(g->index, var);
+            bool low = (coef >= 0) == lowest;
+            if (var == vec_var_) vars_[var] = low ? lane0 : b_.CreateAdd(lane0, ic(lanes_ - 1));
+            else vars_[var] = ic(low ? 0 : k_.reduce_extents[var - first] - 1);
+          }
+          LV* x = index(g->index);
+          if (vec_var_ >= 0) vars_[vec_var_] = lane0;
+          return x;
+        };
+        if (g->index.min() < g->lo) inside = b_.CreateAnd(inside, b_.CreateICmpSGE(at_end(true), ic(g->lo)));
+        if (g->index.max() >= g->hi) inside = b_.CreateAnd(inside, b_.CreateICmpSLT(at_end(false), ic(g->hi)));
+      }
+    }
+    vars_ = saved;
+    return inside;
   }
 
   // From here on values have `lanes` lanes along `var`, starting at vars_[var]; lanes at
@@ -569,6 +639,8 @@ class Emitter {
   LV* load(const Value* v) {
     // Storage and value dtypes differ only for F16 values stored as F32: both compute in float.
     const DType stored = k_.args[v->arg].dtype;
+    static const std::vector<Guard> kNoGuards;
+    const std::vector<Guard>& guards = guards_known_true_ ? kNoGuards : v->guards;
     llvm::Type* st = storage_type(stored);
     llvm::Align align(dtype_size(stored));
     LV* base = buffers_[v->arg];
@@ -579,33 +651,47 @@ class Emitter {
       return offset ? b_.CreateAdd(idx, idx->getType()->isVectorTy() ? splat(offset, lanes_) : offset) : idx;
     };
     bool guards_vary = false;
-    for (const Guard& g : v->guards) guards_vary = guards_vary || varies(g.index);
+    for (const Guard& g : guards) guards_vary = guards_vary || varies(g.index);
     if (!offset_varies && !varies(v->index) && !guards_vary) {
       // The same element for every lane: one scalar load, broadcast.
       LV* idx = plus_offset(index(v->index));
-      if (!v->guards.empty()) idx = b_.CreateSelect(guards_hold(v->guards, false), idx, ic(0));
+      if (!guards.empty()) idx = b_.CreateSelect(guards_hold(guards, false), idx, ic(0));
       auto* l = b_.CreateAlignedLoad(st, b_.CreateInBoundsGEP(st, base, idx), align);
       annotate(l, v->arg);
       return splat(widen(l, stored), lanes_);
     }
     llvm::Type* vt = llvm::FixedVectorType::get(st, lanes_);
-    // Lanes to read: where the guards hold and the lane is a real output.
-    LV* mask = v->guards.empty() ? nullptr : guards_hold(v->guards, true);
-    if (lane_mask_) mask = mask ? b_.CreateAnd(mask, lane_mask_) : lane_mask_;
-    std::optional<int64_t> coef = offset_varies ? std::nullopt : index_affine_coef(v->index, vec_var_);
-    if (coef == std::optional<int64_t>(1)) {
+    // Elements between lanes (0: not affine in the lane, or a gathered offset that varies).
+    const int64_t stride = offset_varies ? 0 : index_affine_coef(v->index, vec_var_).value_or(0);
+    // Where the guards are the same for every lane (channels-last padding) and fail, the
+    // lanes read the buffer's first elements instead, which the Where above the load
+    // discards: never an address outside the buffer, where even a masked-off lane can cost
+    // a fault-suppression assist (measured: 10x on a depthwise conv whose padding pointed
+    // below the arena).
+    const int64_t span = stride >= 1 && stride <= 4 ? lanes_ * stride : 0;  // elements a vector load covers
+    LV* first_index = span > 0 ? plus_offset(index(v->index)) : nullptr;
+    LV* mask = nullptr;
+    if (!guards.empty() && !guards_vary && span > 0) {
+      LV* ok = guards_hold(guards, false);
+      first_index = b_.CreateSelect(ok, first_index, ic(0));
+      if (k_.args[v->arg].numel < span) mask = b_.CreateVectorSplat(lanes_, ok);
+    } else if (!guards.empty()) {
+      mask = guards_hold(guards, true);  // lanes to read: where the guards hold
+    }
+    if (lane_mask_) mask = mask ? b_.CreateAnd(mask, lane_mask_) : lane_mask_;  // and real outputs
+    if (stride == 1) {
       // Consecutive elements: a vector load, masked where needed.
-      LV* ptr = b_.CreateInBoundsGEP(st, base, plus_offset(index(v->index)));
+      LV* ptr = b_.CreateInBoundsGEP(st, base, first_index);
       llvm::Instruction* l;
       if (!mask) l = b_.CreateAlignedLoad(vt, ptr, align);
       else l = b_.CreateMaskedLoad(vt, ptr, align, mask, llvm::Constant::getNullValue(vt));
       annotate(l, v->arg);
       return widen(l, stored);
     }
-    if (coef && *coef >= 2 && *coef <= 4) {
+    if (stride >= 2 && stride <= 4) {
       // A small stride (a stride-2 conv): read the span with one masked load of only the
       // elements the lanes want, then pick every coef-th: cheaper than a gather.
-      int c = static_cast<int>(*coef), wide = lanes_ * c;
+      int c = static_cast<int>(stride), wide = lanes_ * c;
       std::vector<int> lane_of, picks;
       std::vector<llvm::Constant*> pattern;
       for (int j = 0; j < wide; ++j) {
@@ -616,7 +702,7 @@ class Emitter {
       LV* wide_mask = llvm::ConstantVector::get(pattern);
       if (mask) wide_mask = b_.CreateAnd(wide_mask, b_.CreateShuffleVector(mask, lane_of));
       llvm::Type* wt = llvm::FixedVectorType::get(st, wide);
-      LV* ptr = b_.CreateInBoundsGEP(st, base, plus_offset(index(v->index)));
+      LV* ptr = b_.CreateInBoundsGEP(st, base, first_index);
       auto* l = b_.CreateMaskedLoad(wt, ptr, align, wide_mask, llvm::Constant::getNullValue(wt));
       annotate(l, v->arg);
       return widen(b_.CreateShuffleVector(l, picks), stored);
@@ -681,6 +767,7 @@ class Emitter {
       case Value::Kind::Const: return constant(v->constant, v->dtype);
       case Value::Kind::Accumulator: return acc_;
       case Value::Kind::InBounds: {
+        if (guards_known_true_) return splat(b_.getTrue(), lanes_);
         bool vary = false;
         for (const Guard& g : v->guards) vary = vary || varies(g.index);
         return vary ? guards_hold(v->guards, true) : splat(guards_hold(v->guards, false), lanes_);
@@ -948,6 +1035,7 @@ class Emitter {
   int tile_vectors_ = 1;             // vectors of the register tile along the vectorized dim
   std::vector<int> reduce_order_;    // reduce dims (indices into reduce_extents), outermost first
   int reduce_vec_ = -1;              // reduce variable vectorized instead of the output
+  bool guards_known_true_ = false;   // emitting the copy of the reduction for inside tiles
   LV* unroll_end_ = nullptr;         // where it stops for this core
   bool narrow_ = false;              // index math in 32 bits
   llvm::Type* idx_ty_ = nullptr;
