@@ -267,11 +267,13 @@ class Emitter {
   void choose_register_tile(int vec, int lanes) {
     tile_vectors_ = 1;
     unroll_ = 1;
-    if (unroll_dim_ < 0) return;
+    if (!k_.has_reduce() || (unroll_dim_ < 0 && vec < 0)) return;
     std::vector<const Value*> loads = reduce_body_loads(k_);
-    const int64_t along_unroll = k_.out_shape[unroll_dim_];
+    const int64_t along_unroll = unroll_dim_ >= 0 ? k_.out_shape[unroll_dim_] : 1;
     const int64_t along_vec = vec >= 0 ? k_.out_shape[vec] : 1;
-    const int max_vectors = vec >= 0 ? 4 : 1;
+    // Without a second dim to unroll, more vectors along the first keep enough multiply-adds
+    // in flight (a matrix-vector product, a reduction over a whole image).
+    const int max_vectors = vec < 0 ? 1 : unroll_dim_ >= 0 ? 4 : 16;
     auto waste = [](int64_t extent, int64_t step) {
       return static_cast<double>(extent) / static_cast<double>((extent + step - 1) / step * step);
     };
@@ -281,18 +283,35 @@ class Emitter {
     const double slice_per_vector = slices ? static_cast<double>(bytes_shared_along(unroll_dim_)) * lanes / along_vec : 0;
     double best = 1e30;
     for (int v = 1; v <= max_vectors && (v - 1) * lanes < along_vec; ++v)
-      for (int u = 1; u <= std::min<int64_t>(along_unroll, 16); ++u) {
+      for (int u = 1; u <= std::min<int64_t>(along_unroll, 16) && !l1_sets_overflow(loads, u); ++u) {
         if (v > 1 && slice_per_vector * v > kCacheBytesPerSlice) break;
         if (v * u + v + 1 > vector_registers_) break;
         int distinct_loads = 0;
         for (const Value* l : loads)
-          distinct_loads += (vec >= 0 && load_depends_on(l, vec) ? v : 1) * (load_depends_on(l, unroll_dim_) ? u : 1);
+          distinct_loads += (vec >= 0 && load_depends_on(l, vec) ? v : 1) *
+                            (unroll_dim_ >= 0 && load_depends_on(l, unroll_dim_) ? u : 1);
         double useful = waste(along_vec, int64_t{v} * lanes) * waste(along_unroll, u);
         double cycles = std::max({v * u / 2.0, distinct_loads / 2.0, 4.0});
         // Ties go to the tile with fewer loads per multiply-add.
         double cost = cycles / (v * u * useful) + 1e-3 * distinct_loads / (v * u);
         if (cost < best) best = cost, tile_vectors_ = v, unroll_ = u;
       }
+  }
+
+  // Whether the u rows a tile reads from one buffer along the unrolled dim fall into so few
+  // L1 sets that they evict each other (rows 8 KB apart all land in one set of a 32 KB,
+  // 8-way, 64-byte-line L1: a matrix product whose K is 2048 floats).
+  bool l1_sets_overflow(const std::vector<const Value*>& loads, int u) const {
+    constexpr int64_t kLine = 64, kSets = 64, kWays = 8;
+    for (const Value* l : loads) {
+      std::optional<int64_t> coef = load_affine_coef(l, unroll_dim_);
+      if (!coef || *coef == 0) continue;
+      int64_t stride = std::abs(*coef) * static_cast<int64_t>(dtype_size(k_.args[l->arg].dtype));
+      std::map<int64_t, int> rows_per_set;
+      for (int i = 0; i < u; ++i)
+        if (++rows_per_set[(i * stride / kLine) % kSets] > kWays / 2) return true;  // half: room for the rest
+    }
+    return false;
   }
 
   // Bytes of the buffers the reduction reads without depending on `var` (shared by the

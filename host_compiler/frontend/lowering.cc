@@ -304,6 +304,13 @@ Node* matmul(Graph& g, Node* a, Node* b) {
   as.insert(as.end() - 1, 1);
   std::vector<int64_t> perm = iota_ints(0, int64_t(rb));
   std::swap(perm[rb - 1], perm[rb - 2]);
+  // A constant b (weights) multiplied by several rows of a stays stored (..., K, N), read
+  // through the transposing view: a kernel computing a vector of N outputs for a few rows
+  // loads consecutive weights that the rows share (Node::packed). With one row (a
+  // matrix-vector product) the folded (N, K) order is better: each output is a dot product
+  // over consecutive weights.
+  int64_t rows = numel(a->shape) / a->shape[ra - 1];
+  if (rows >= 4 && b->op != Op::Input && g.is_constant(b)) b->packed = true;
   Node* bt = g.permute(b, perm);
   Shape bs = bt->shape;
   bs.insert(bs.end() - 2, 1);

@@ -106,12 +106,20 @@ class Scheduler {
   }
 
   // A reduce that must have its own buffer is stored as the reshape that alone consumes it
-  // (a conv's (N, 1, M, H, W, 1, 1, 1) sum as (N, M, H, W)): the same bytes, in the shape
-  // its consumers and the layout choice know.
+  // and only drops or adds 1-dims (a conv's (N, 1, M, H, W, 1, 1, 1) sum as (N, M, H, W)):
+  // the same bytes, in the shape its consumers and the layout choice know, and the same
+  // affine index math (a reshape that merges dims would need div/mod).
   const Node* reshapes_of(const Node* n) const {
+    auto squeezed = [](const Shape& s) {
+      Shape r;
+      for (int64_t d : s)
+        if (d != 1) r.push_back(d);
+      return r;
+    };
     while (uses_[n->id] == 1 && !realized_[n->id]) {
       const Node* consumer = single_consumer(n);
       if (!consumer || consumer->op != Op::Reshape || realized_[consumer->id]) break;
+      if (squeezed(consumer->shape) != squeezed(n->shape)) break;
       n = consumer;
     }
     return n;
@@ -215,11 +223,13 @@ class Scheduler {
   std::vector<const Node*> consumer_;  // the last consumer seen
 };
 
-// Marks the 4-D intermediates that a window (conv, pooling) reads or that a kernel with a
-// window computes as channels-last. Elsewhere (attention, plain matrix products) a 4-D
-// tensor's dim 1 is no channel axis and moving it innermost would break its vectors.
+// Marks 4-D intermediates channels-last: those a kernel with a window (conv, pooling)
+// computes, and those a window reads that are computed from channels-last data (an
+// elementwise op between two convs). Elsewhere a 4-D tensor's dim 1 is no channel axis
+// (attention heads), or its producer reads NCHW data (the model's input) and would
+// gather what it now reads in rows.
 void choose_channels_last(Schedule& s) {
-  std::vector<bool> windowed(s.buffers.size(), false);
+  std::vector<bool> computed_by_window(s.buffers.size(), false), read_by_window(s.buffers.size(), false);
   for (const ScheduledKernel& k : s.kernels) {
     bool has_window = false;
     std::set<std::pair<const Node*, bool>> seen;
@@ -227,19 +237,25 @@ void choose_channels_last(Schedule& s) {
       if (!seen.insert({n, under_window}).second) return;
       int b = s.buffer_of(n);
       if (n != k.root && b >= 0) {
-        if (under_window) windowed[b] = true;
+        if (under_window) read_by_window[b] = true;
         return;
       }
       if (n->op == Op::Window) has_window = under_window = true;
       for (const Node* src : n->srcs) walk(src, under_window);
     };
     walk(k.root, false);
-    if (has_window) windowed[k.output] = true;
+    if (has_window) computed_by_window[k.output] = true;
   }
-  for (size_t b = 0; b < s.buffers.size(); ++b) {
-    ScheduledBuffer& buf = s.buffers[b];
-    if (windowed[b] && buf.role == BufferRole::Intermediate && buf.shape.size() == 4 && buf.shape[1] > 1)
-      buf.layout = {0, 2, 3, 1};
+  auto eligible = [&](int b) {
+    const ScheduledBuffer& buf = s.buffers[b];
+    return buf.role == BufferRole::Intermediate && buf.shape.size() == 4 && buf.shape[1] > 1;
+  };
+  for (const ScheduledKernel& k : s.kernels) {  // in order: producers before consumers
+    if (!eligible(k.output)) continue;
+    bool from_channels_last = false;
+    for (int in : k.inputs) from_channels_last = from_channels_last || !s.buffers[in].layout.empty();
+    if (computed_by_window[k.output] || (read_by_window[k.output] && from_channels_last))
+      s.buffers[k.output].layout = {0, 2, 3, 1};
   }
 }
 
