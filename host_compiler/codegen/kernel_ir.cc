@@ -321,6 +321,26 @@ std::optional<int64_t> index_affine_coef(const Index& ix, int var) {
   return c;
 }
 
+std::optional<int64_t> lane_stride(const Index& ix, int var, int lanes) {
+  if (std::optional<int64_t> c = index_affine_coef(ix, var)) return c;
+  int64_t stride = 0;
+  for (const auto& [atom, coef] : ix.terms()) {
+    if (atom->kind == Atom::Kind::Var) {
+      if (atom->var == var) stride += coef;
+      continue;
+    }
+    if (!index_depends_on(atom->inner, var)) continue;
+    if (index_affine_coef(atom->inner, var) != std::optional<int64_t>(1) || atom->divisor % lanes != 0 ||
+        floormod(atom->inner.constant(), lanes) != 0)
+      return std::nullopt;
+    for (const auto& [inner_atom, inner_coef] : atom->inner.terms())
+      if (!(inner_atom->kind == Atom::Kind::Var && inner_atom->var == var) && inner_coef % lanes != 0)
+        return std::nullopt;
+    if (atom->kind == Atom::Kind::Mod) stride += coef;  // a Div is the same for every lane
+  }
+  return stride;
+}
+
 bool load_depends_on(const Value* load, int var) { return load->dynamic || index_depends_on(load->index, var); }
 
 std::optional<int64_t> load_affine_coef(const Value* load, int var) {

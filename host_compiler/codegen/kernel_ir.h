@@ -92,6 +92,12 @@ bool index_depends_on(const Index& ix, int var);
 std::optional<int64_t> index_affine_coef(const Index& ix, int var);
 // The same for a load: one with a data-dependent term (a Gather) counts as depending on
 // every variable and as never affine: nothing proves its lanes consecutive.
+// Elements between consecutive lanes of ix when `lanes` lanes run along `var` from a
+// multiple of `lanes`, or nullopt where that is no constant. Beyond affine terms this
+// covers a floor div/mod by a multiple of `lanes` of a dividend that moves by one per
+// lane and is otherwise a multiple of `lanes`: the lanes never cross a block (a weight
+// stored in blocks of 16 output channels, read 4, 8 or 16 lanes at a time).
+std::optional<int64_t> lane_stride(const Index& ix, int var, int lanes);
 bool load_depends_on(const Value* load, int var);
 std::optional<int64_t> load_affine_coef(const Value* load, int var);
 // The loads of the reduce body (none without a reduce), each once, in first-use order.

@@ -7,7 +7,8 @@ namespace edgec {
 namespace {
 
 TargetSpec cpu_target(std::string name, int arch, std::string triple, std::string cpu, std::string llvm_features,
-                      std::vector<std::string> required, int vector_bytes, int vector_registers) {
+                      std::vector<std::string> required, int vector_bytes, int vector_registers,
+                      int cache_bytes_per_core) {
   TargetSpec t;
   t.name = std::move(name);
   t.bundle_arch = arch;
@@ -17,6 +18,7 @@ TargetSpec cpu_target(std::string name, int arch, std::string triple, std::strin
   t.required_features = std::move(required);
   t.vector_bytes = vector_bytes;
   t.vector_registers = vector_registers;
+  t.cache_bytes_per_core = cache_bytes_per_core;
   return t;
 }
 
@@ -37,13 +39,17 @@ TargetSpec opencl_target(std::string name, std::string profile) {
 std::vector<TargetSpec> all_targets() {
   const int x86 = 0, arm = 1;  // edge::bundle::Arch
   std::vector<TargetSpec> targets = {
-      // Any x86-64 with AVX2 and FMA (Haswell, Zen 1 and later): x86-64-v3.
-      cpu_target("x86_64", x86, "x86_64-unknown-linux-gnu", "x86-64-v3", "", {"avx2", "fma"}, 32, 16),
-      cpu_target("x86_64-avx512", x86, "x86_64-unknown-linux-gnu", "x86-64-v4", "", {"avx2", "fma", "avx512f"}, 64, 32),
+      // Any x86-64 with AVX2 and FMA (Haswell, Zen 1 and later): x86-64-v3. L2 per core:
+      // 256 KB (Haswell, Skylake client) to 1 MB (Zen 4): assume 512 KB.
+      cpu_target("x86_64", x86, "x86_64-unknown-linux-gnu", "x86-64-v3", "", {"avx2", "fma"}, 32, 16, 512 << 10),
+      // AVX-512 cores (Skylake-SP and later, Zen 4) have 1 MB or more of L2.
+      cpu_target("x86_64-avx512", x86, "x86_64-unknown-linux-gnu", "x86-64-v4", "", {"avx2", "fma", "avx512f"}, 64,
+                 32, 1 << 20),
       // ARMv8.0-A with NEON (Advanced SIMD), the baseline of every Kryo core: 32 vector
       // registers of 16 bytes. The cpu stays "generic" in every aarch64 variant: a named
       // core would imply features (LSE, CRC, ...) the runtime does not check.
-      cpu_target("aarch64", arm, "aarch64-unknown-linux-gnu", "generic", "+neon", {"neon"}, 16, 32),
+      // L2 per core: 256-512 KB on the Cortex-A7x cores of automotive Snapdragons.
+      cpu_target("aarch64", arm, "aarch64-unknown-linux-gnu", "generic", "+neon", {"neon"}, 16, 32, 256 << 10),
       // No "aarch64-dotprod" yet: SDOT/UDOT need int8 reductions vectorized along the reduce
       // axis, and the code generator vectorizes output dims only, so +dotprod emits the very
       // same code (checked on int8 Cast/Mul/ReduceSum and MatMul models) while refusing
@@ -52,7 +58,7 @@ std::vector<TargetSpec> all_targets() {
       // + ARMv8.2 half-precision arithmetic (FPHP scalar, ASIMDHP vector): float16 min/max,
       // IsNaN/IsInf and comparisons compute in half precision instead of converting to float.
       cpu_target("aarch64-fp16", arm, "aarch64-unknown-linux-gnu", "generic", "+neon,+fullfp16",
-                 {"neon", "fp16", "fullfp16"}, 16, 32),
+                 {"neon", "fp16", "fullfp16"}, 16, 32, 256 << 10),
   };
   // Any OpenCL 1.2 device: global buffers, F32 arithmetic, F16 stored as half.
   targets.push_back(opencl_target("opencl", "generic"));

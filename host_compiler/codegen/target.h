@@ -24,6 +24,9 @@ struct TargetSpec {
   std::string llvm_features;        // LLVM feature string ("+avx2,+fma")
   int vector_bytes = 16;            // widest vector register the optimizer should fill
   int vector_registers = 16;        // how many of them (unroll / accumulator budget)
+  // Private (L2) cache of one core the code may assume for cache blocking: a tile's slice
+  // of a conv's or matrix product's weights stays under 5/8 of it.
+  int cache_bytes_per_core = 512 * 1024;
   // Storage and arithmetic. F16 intermediates are kept as F16 only where the target reads
   // and writes half cheaply (GPUs: vload_half / vstore_half); CPUs store them as F32.
   bool f16_storage = false;

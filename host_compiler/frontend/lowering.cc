@@ -310,7 +310,7 @@ Node* matmul(Graph& g, Node* a, Node* b) {
   // matrix-vector product) the folded (N, K) order is better: each output is a dot product
   // over consecutive weights.
   int64_t rows = numel(a->shape) / a->shape[ra - 1];
-  if (rows >= 4 && b->op != Op::Input && g.is_constant(b)) b->packed = true;
+  if (rows >= 4 && b->op != Op::Input && g.is_constant(b)) b = packed_in_column_blocks(g, b);
   Node* bt = g.permute(b, perm);
   Shape bs = bt->shape;
   bs.insert(bs.end() - 2, 1);
@@ -322,6 +322,27 @@ Node* matmul(Graph& g, Node* a, Node* b) {
   if (a_vec) drop.push_back(-2);
   if (b_vec) drop.push_back(-1);
   return drop.empty() ? y : squeeze_axes(g, y, drop);
+}
+
+Node* packed_in_column_blocks(Graph& g, Node* x) {
+  constexpr int64_t kBlock = 16;  // a multiple of every CPU target's lanes (4, 8, 16)
+  const Shape& s = x->shape;
+  const int64_t r = int64_t(s.size()), n = s.back();
+  if (n % kBlock != 0 || n == kBlock) {
+    x->packed = true;
+    return x;
+  }
+  Shape split(s.begin(), s.end() - 1);
+  split.push_back(n / kBlock);
+  split.push_back(kBlock);
+  std::vector<int64_t> to_stored{r - 1}, to_split;  // (..., N/16, 16) <-> (N/16, ..., 16)
+  for (int64_t i = 0; i < r - 1; ++i) to_stored.push_back(i), to_split.push_back(i + 1);
+  to_stored.push_back(r);
+  to_split.insert(to_split.begin() + (r - 1), 0);
+  to_split.push_back(r);
+  Node* stored = g.permute(g.reshape(x, split), to_stored);
+  stored->packed = true;
+  return g.reshape(g.permute(stored, to_split), s);
 }
 
 Node* reduce_min(Graph& g, Node* x, const std::vector<int64_t>& axes) {

@@ -104,6 +104,12 @@ Node* unsqueeze_axes(Graph& g, Node* x, std::vector<int64_t> axes);
 Node* conv_node(OpContext& ctx, Node* x, Node* w, Node* bias);
 // numpy matmul (batch broadcasting, 1-D operands).
 Node* matmul(Graph& g, Node* a, Node* b);
+// A constant x (..., N) that kernels read as vectors along its last dim (weights whose
+// columns are output channels): stored as (N/16, ..., 16) — each block of 16 columns one
+// contiguous panel, so a tile of output channels streams its weights from consecutive
+// memory — and read through a view of x's shape. Where N is no multiple of 16, x itself
+// is stored. Marks the stored node packed (constant folding keeps the view above it).
+Node* packed_in_column_blocks(Graph& g, Node* x);
 // Reductions over normalized axes, reduced dims kept as 1.
 Node* reduce_min(Graph& g, Node* x, const std::vector<int64_t>& axes);
 Node* reduce_mean(Graph& g, Node* x, const std::vector<int64_t>& axes);

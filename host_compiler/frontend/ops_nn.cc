@@ -79,20 +79,18 @@ Node* reduce_taps(Graph& g, Op op, Node* win, size_t k) {
   return g.reshape(r, Shape(win->shape.begin(), win->shape.end() - k));
 }
 
-// A conv weight (M, C/groups, K...) stored as (K..., C/groups, M) and read through a view
-// in its ONNX order: the output channels of one tap are consecutive, so a kernel that
-// computes a vector of output channels (channels-last) loads it in one piece, and the taps
-// follow each other in the order the reduction reads them. Constant folding materializes
-// the packed order (Node::packed) and keeps the view above it.
+// A conv weight (M, C/groups, K...) stored as (M/16, K..., C/groups, 16) and read through
+// a view in its ONNX order: the output channels of one tap are consecutive, so a kernel
+// that computes a vector of output channels (channels-last) loads it in one piece, the
+// taps follow each other in the order the reduction reads them, and a tile of 16 output
+// channels reads one contiguous panel (packed_in_column_blocks).
 Node* packed_conv_weight(Graph& g, Node* w) {
   size_t k = w->shape.size() - 2;
   std::vector<int64_t> pack, unpack{int64_t(k) + 1, int64_t(k)};
   for (size_t i = 0; i < k; ++i) pack.push_back(2 + int64_t(i)), unpack.push_back(int64_t(i));
   pack.push_back(1);
   pack.push_back(0);
-  Node* stored = g.permute(w, pack);
-  stored->packed = true;
-  return g.permute(stored, unpack);
+  return g.permute(packed_in_column_blocks(g, g.permute(w, pack)), unpack);
 }
 
 // Convolution of x (N, C, S...) with w (M, C/groups, K...) over the window `spec`.
