@@ -240,7 +240,10 @@ int64_t KernelIR::flops() const {
   std::set<const Value*> seen;
   std::function<int64_t(const Value*)> count = [&](const Value* v) -> int64_t {
     if (!v || !seen.insert(v).second) return 0;
-    int64_t c = v->kind == Value::Kind::Alu ? 1 : 0;
+    // A Where that selects padding (its condition is an InBounds test) is no arithmetic
+    // of the model: a padded conv counts two FLOPs per multiply-add, like any other.
+    bool padding = v->kind == Value::Kind::Alu && v->op == Op::Where && v->srcs[0]->kind == Value::Kind::InBounds;
+    int64_t c = v->kind == Value::Kind::Alu && !padding ? 1 : 0;
     for (const Value* s : v->srcs) c += count(s);
     if (v->dynamic) c += count(v->dynamic);
     return c;

@@ -135,13 +135,24 @@ class Emitter {
         // tile_vectors_ vectors of `lanes` outputs at a time; lanes past this core's end
         // are masked off, so short rows (7, 14, ...) stay vectorized too.
         lanes = lanes_for(out[d]);
-        int step = lanes * tile_vectors_;
-        bool ragged = out[d] % step != 0 || d == par;
-        emit_loop(lo, hi, step, [&](LV* iv) {
+        const int step = lanes * tile_vectors_;
+        auto body = [&](LV* iv) {
           vars_[d] = iv;
-          vec_end = ragged ? hi : nullptr;
           loop_out(level + 1);
-        });
+        };
+        if (d == par) {
+          vec_end = hi;  // this core's share may end anywhere: every tile masked
+          emit_loop(lo, hi, step, body);
+        } else {
+          // Whole tiles unmasked (plain loads that fold into the multiply-adds); the
+          // remainder, if any, once more with the lanes past the end masked off.
+          const int64_t whole = out[d] / step * step;
+          if (whole > 0) emit_loop(lo, ic(whole), step, body);
+          if (whole < out[d]) {
+            vec_end = hi;
+            body(ic(whole));
+          }
+        }
         lanes = 1;
         vec_end = nullptr;
         return;

@@ -326,23 +326,36 @@ Node* matmul(Graph& g, Node* a, Node* b) {
 
 Node* packed_in_column_blocks(Graph& g, Node* x) {
   constexpr int64_t kBlock = 16;  // a multiple of every CPU target's lanes (4, 8, 16)
-  const Shape& s = x->shape;
+  const Shape s = x->shape;
   const int64_t r = int64_t(s.size()), n = s.back();
-  if (n % kBlock != 0 || n == kBlock) {
+  if (n <= kBlock) {
     x->packed = true;
     return x;
   }
+  // The last panel is filled up with zeros (a classifier's 1000 columns: 63 panels).
+  const int64_t blocks = (n + kBlock - 1) / kBlock;
+  Node* filled = x;
+  if (blocks * kBlock != n) {
+    std::vector<int64_t> lo(size_t(r), 0), hi(size_t(r), 0);
+    hi.back() = blocks * kBlock - n;
+    filled = g.pad(x, lo, hi, 0.0);
+  }
   Shape split(s.begin(), s.end() - 1);
-  split.push_back(n / kBlock);
+  split.push_back(blocks);
   split.push_back(kBlock);
   std::vector<int64_t> to_stored{r - 1}, to_split;  // (..., N/16, 16) <-> (N/16, ..., 16)
   for (int64_t i = 0; i < r - 1; ++i) to_stored.push_back(i), to_split.push_back(i + 1);
   to_stored.push_back(r);
   to_split.insert(to_split.begin() + (r - 1), 0);
   to_split.push_back(r);
-  Node* stored = g.permute(g.reshape(x, split), to_stored);
+  Node* stored = g.permute(g.reshape(filled, split), to_stored);
   stored->packed = true;
-  return g.reshape(g.permute(stored, to_split), s);
+  Shape filled_shape = s;
+  filled_shape.back() = blocks * kBlock;
+  Node* y = g.reshape(g.permute(stored, to_split), filled_shape);
+  if (filled == x) return y;
+  std::vector<int64_t> begin(size_t(r), 0);
+  return g.shrink(y, begin, s);
 }
 
 Node* reduce_min(Graph& g, Node* x, const std::vector<int64_t>& axes) {

@@ -107,8 +107,9 @@ Node* matmul(Graph& g, Node* a, Node* b);
 // A constant x (..., N) that kernels read as vectors along its last dim (weights whose
 // columns are output channels): stored as (N/16, ..., 16) — each block of 16 columns one
 // contiguous panel, so a tile of output channels streams its weights from consecutive
-// memory — and read through a view of x's shape. Where N is no multiple of 16, x itself
-// is stored. Marks the stored node packed (constant folding keeps the view above it).
+// memory — and read through a view of x's shape; the last panel is filled up with zeros.
+// Where N is 16 or less, x itself is stored. Marks the stored node packed (constant
+// folding materializes it and keeps the view above it).
 Node* packed_in_column_blocks(Graph& g, Node* x);
 // Reductions over normalized axes, reduced dims kept as 1.
 Node* reduce_min(Graph& g, Node* x, const std::vector<int64_t>& axes);

@@ -574,8 +574,11 @@ int Graph::fold_constants() {
       stack.pop_back();
       if (visited[n->id] || n->srcs.empty()) continue;
       visited[n->id] = 1;
-      if (Node* packed = packed_under_views(n); packed && packed != n) {
-        stack.push_back(packed);  // fold the packed node, keep the views above it
+      if (Node* packed = packed_under_views(n)) {
+        // The packed node is folded as it is (even where padding makes it a little larger
+        // than its source); the views above it stay.
+        if (packed == n) targets.push_back(n);
+        else stack.push_back(packed);
         continue;
       }
       if (numel(n->shape) <= leaf_size[n->id]) {
