@@ -100,9 +100,6 @@ class Emitter {
     // matrix-vector product with a transposed weight): vectorize the reduction there.
     reduce_vec_ = choose_reduce_vectorization(vec);
     if (reduce_vec_ >= 0) vec = -1;
-    // Vectors start at multiples of the lanes unless a core's share of the output starts
-    // them elsewhere (lane_stride relies on it).
-    lanes_aligned_ = reduce_vec_ >= 0 || vec != par;
     unroll_dim_ = choose_unroll_dim(reduce_vec_ >= 0 ? reduce_vec_ : vec, par);
     choose_register_tile(vec, vec >= 0 ? lanes_for(out[vec]) : 1);
     reduce_order_ = choose_reduce_order();
@@ -121,37 +118,47 @@ class Emitter {
         loop_out(level + 1);
         return;
       }
+      const bool vectorized = d == vec && vec >= 0 && max_lanes > 1;
+      // Vectors of `lanes` outputs, tile_vectors_ at a time along this dim.
+      const int step = vectorized ? lanes_for(out[d]) * tile_vectors_ : 1;
       LV* lo = ic(0);
       LV* hi = ic(out[d]);
       if (d == par) {
-        // This core's share [extent*core/cores, extent*(core+1)/cores), in 64 bits.
+        // This core's share of whole tiles, [tiles*core/cores, tiles*(core+1)/cores) * step,
+        // in 64 bits and capped at the extent: vectors start at multiples of the lanes and
+        // no tile is split between cores.
+        const int64_t tiles = (out[d] + step - 1) / step;
         LV* c64 = b_.CreateSExt(core, b_.getInt64Ty());
         LV* n64 = b_.CreateSExt(cores, b_.getInt64Ty());
-        LV* e64 = b_.getInt64(static_cast<uint64_t>(out[d]));
-        lo = b_.CreateIntCast(b_.CreateUDiv(b_.CreateMul(c64, e64), n64), idx_ty_, false);
-        hi = b_.CreateIntCast(b_.CreateUDiv(b_.CreateMul(b_.CreateAdd(c64, b_.getInt64(1)), e64), n64), idx_ty_, false);
+        LV* t64 = b_.getInt64(static_cast<uint64_t>(tiles));
+        LV* s64 = b_.getInt64(static_cast<uint64_t>(step));
+        LV* lo64 = b_.CreateMul(b_.CreateUDiv(b_.CreateMul(c64, t64), n64), s64);
+        LV* hi64 = b_.CreateMul(b_.CreateUDiv(b_.CreateMul(b_.CreateAdd(c64, b_.getInt64(1)), t64), n64), s64);
+        hi64 = b_.CreateSelect(b_.CreateICmpULT(hi64, b_.getInt64(static_cast<uint64_t>(out[d]))), hi64,
+                               b_.getInt64(static_cast<uint64_t>(out[d])));
+        lo = b_.CreateIntCast(lo64, idx_ty_, false);
+        hi = b_.CreateIntCast(hi64, idx_ty_, false);
       }
-      if (d == vec && vec >= 0 && max_lanes > 1) {
-        // tile_vectors_ vectors of `lanes` outputs at a time; lanes past this core's end
-        // are masked off, so short rows (7, 14, ...) stay vectorized too.
+      if (vectorized) {
         lanes = lanes_for(out[d]);
-        const int step = lanes * tile_vectors_;
         auto body = [&](LV* iv) {
           vars_[d] = iv;
           loop_out(level + 1);
         };
-        if (d == par) {
-          vec_end = hi;  // this core's share may end anywhere: every tile masked
-          emit_loop(lo, hi, step, body);
-        } else {
-          // Whole tiles unmasked (plain loads that fold into the multiply-adds); the
-          // remainder, if any, once more with the lanes past the end masked off.
-          const int64_t whole = out[d] / step * step;
-          if (whole > 0) emit_loop(lo, ic(whole), step, body);
-          if (whole < out[d]) {
-            vec_end = hi;
-            body(ic(whole));
-          }
+        // Whole tiles unmasked (plain loads that fold into the multiply-adds); the
+        // remainder, if this core has it, once more with the lanes past the end masked off.
+        const int64_t whole = out[d] / step * step;
+        LV* whole_end = d == par ? b_.CreateSelect(b_.CreateICmpSLT(hi, ic(whole)), hi, ic(whole)) : ic(whole);
+        if (whole > 0) emit_loop(lo, whole_end, step, body);
+        if (whole < out[d]) {
+          auto* rest = llvm::BasicBlock::Create(ctx_, "rest", fn_);
+          auto* done = llvm::BasicBlock::Create(ctx_, "rest_done", fn_);
+          b_.CreateCondBr(b_.CreateICmpSGT(hi, ic(whole)), rest, done);
+          b_.SetInsertPoint(rest);
+          vec_end = hi;
+          body(ic(whole));
+          b_.CreateBr(done);
+          b_.SetInsertPoint(done);
         }
         lanes = 1;
         vec_end = nullptr;
@@ -698,8 +705,8 @@ class Emitter {
     }
     llvm::Type* vt = llvm::FixedVectorType::get(st, lanes_);
     // Elements between lanes (0: not affine in the lane, or a gathered offset that varies).
-    const int64_t stride = offset_varies ? 0 : lanes_aligned_ ? lane_stride(v->index, vec_var_, lanes_).value_or(0)
-                                                              : index_affine_coef(v->index, vec_var_).value_or(0);
+    // Vectors start at multiples of the lanes (the loops and each core's share are tiled so).
+    const int64_t stride = offset_varies ? 0 : lane_stride(v->index, vec_var_, lanes_).value_or(0);
     // Where the guards are the same for every lane (channels-last padding) and fail, the
     // lanes read the buffer's first elements instead, which the Where above the load
     // discards: never an address outside the buffer, where even a masked-off lane can cost
@@ -1074,7 +1081,6 @@ class Emitter {
   std::vector<int> reduce_order_;    // reduce dims (indices into reduce_extents), outermost first
   int reduce_vec_ = -1;              // reduce variable vectorized instead of the output
   bool guards_known_true_ = false;   // emitting the copy of the reduction for inside tiles
-  bool lanes_aligned_ = false;       // lane 0 of every vector is a multiple of the lanes
   LV* unroll_end_ = nullptr;         // where it stops for this core
   bool narrow_ = false;              // index math in 32 bits
   llvm::Type* idx_ty_ = nullptr;

@@ -38,10 +38,12 @@ class Scheduler {
     realized_.assign(max_id + 1, false);
     uses_.assign(max_id + 1, 0);
     consumer_.assign(max_id + 1, nullptr);
+    consumers_.assign(max_id + 1, {});
     for (const Node* n : live_)
       for (const Node* s : n->srcs) {
         uses_[s->id]++;
         consumer_[s->id] = n;
+        if (consumers_[s->id].empty() || consumers_[s->id].back() != n) consumers_[s->id].push_back(n);
       }
   }
 
@@ -76,7 +78,15 @@ class Scheduler {
         // The reduce's kernel ends after the elementwise ops (and the views that read
         // each element once) that alone consume it.
         const Node* tail = n;
-        while (uses_[tail->id] == 1 && !realized_[tail->id]) {
+        while (!realized_[tail->id]) {
+          if (uses_[tail->id] != 1) {
+            // Several elementwise consumers that meet again (x * sigmoid(x), GELU): the
+            // whole diamond is the epilogue, x computed once per element.
+            const Node* exit = elementwise_diamond_exit(tail);
+            if (!exit) break;
+            tail = exit;
+            continue;
+          }
           const Node* consumer = single_consumer(tail);
           if (!consumer) break;
           // Not through a Pad: the padded copy would be a bigger buffer and one more pass.
@@ -123,6 +133,40 @@ class Scheduler {
       n = consumer;
     }
     return n;
+  }
+
+  // The one node where the elementwise consumers of x (and theirs) meet again, if every
+  // path from x runs through elementwise ops to it and nothing else leaves that region
+  // (no other consumer, no realized node but the exit); null otherwise. Small regions only.
+  const Node* elementwise_diamond_exit(const Node* x) const {
+    constexpr size_t kMaxRegion = 16;
+    std::vector<const Node*> region;
+    std::set<const Node*> in_region;
+    for (const Node* c : consumers_[x->id])
+      if (!is_elementwise(c->op)) return nullptr;
+    std::vector<const Node*> stack(consumers_[x->id].begin(), consumers_[x->id].end());
+    while (!stack.empty()) {
+      const Node* c = stack.back();
+      stack.pop_back();
+      if (in_region.count(c)) continue;
+      if (region.size() == kMaxRegion) return nullptr;
+      in_region.insert(c);
+      region.push_back(c);
+      if (realized_[c->id]) continue;
+      for (const Node* u : consumers_[c->id])
+        if (is_elementwise(u->op)) stack.push_back(u);
+    }
+    // The exit: the one node whose value leaves the region (a realized one, one with a
+    // consumer outside, or one without consumers).
+    const Node* exit = nullptr;
+    for (const Node* c : region) {
+      bool leaves = realized_[c->id] || consumers_[c->id].empty();
+      for (const Node* u : consumers_[c->id]) leaves = leaves || !in_region.count(u);
+      if (!leaves) continue;
+      if (exit) return nullptr;
+      exit = c;
+    }
+    return exit;
   }
 
   // Meaningful only where uses_ is 1.
@@ -221,6 +265,7 @@ class Scheduler {
   std::vector<bool> realized_;
   std::vector<int> uses_;           // edges from live consumers
   std::vector<const Node*> consumer_;  // the last consumer seen
+  std::vector<std::vector<const Node*>> consumers_;  // every live consumer, once
 };
 
 // Marks 4-D intermediates channels-last: those a kernel with a window (conv, pooling)

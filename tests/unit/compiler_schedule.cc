@@ -80,3 +80,102 @@ TEST_CASE("gather: the source is realized, the index and the gather fuse into th
   CHECK(load->index.key() == Index(Index::var(0, 4) * 10).key());
   CHECK(to_string(ir).find("clamp(") != std::string::npos);
 }
+
+namespace {
+// conv (1, 2, 5, 5) -> (1, 4, 5, 5) as the frontend lowers it, before any epilogue.
+Node* small_conv(Graph& g, Node* x) {
+  std::vector<uint8_t> wbytes(4 * 2 * 3 * 3 * sizeof(float), 0);
+  Node* w = g.weight(DType::F32, {4, 2, 3, 3}, wbytes, "w");
+  Node* xp = g.pad(x, {0, 0, 1, 1}, {0, 0, 1, 1});
+  Node* win = g.window(xp, {3, 3}, {1, 1}, {1, 1});
+  Node* xv = g.expand(g.reshape(win, {1, 1, 2, 5, 5, 3, 3}), {1, 4, 2, 5, 5, 3, 3});
+  Node* wv = g.expand(g.reshape(w, {1, 4, 2, 1, 1, 3, 3}), {1, 4, 2, 5, 5, 3, 3});
+  return g.reshape(g.reduce(Op::ReduceSum, g.binary(Op::Mul, xv, wv), {2, 5, 6}), {1, 4, 5, 5});
+}
+Node* sigmoid(Graph& g, Node* x) {
+  Node* one = g.constant(1.0, DType::F32);
+  return g.unary(Op::Recip, g.binary(Op::Add, one, g.unary(Op::Exp, g.unary(Op::Neg, x))));
+}
+}  // namespace
+
+TEST_CASE("conv + x * sigmoid(x) is one kernel: an elementwise diamond is the epilogue") {
+  Graph g;
+  Node* x = g.input("x", DType::F32, {1, 2, 5, 5});
+  Node* c = small_conv(g, x);
+  g.add_output("y", g.binary(Op::Mul, c, sigmoid(g, c)));
+  Schedule s = schedule_graph(g);
+  CHECK(s.kernels.size() == 1);
+}
+
+TEST_CASE("a diamond with a consumer outside it is not fused through") {
+  Graph g;
+  Node* x = g.input("x", DType::F32, {1, 2, 5, 5});
+  Node* c = small_conv(g, x);
+  Node* s1 = sigmoid(g, c);
+  g.add_output("y", g.binary(Op::Mul, c, s1));
+  g.add_output("s", s1);  // the sigmoid leaves the region too: two exits
+  Schedule s = schedule_graph(g);
+  CHECK(s.kernels.size() >= 2);
+}
+
+TEST_CASE("channels_last: conv intermediates are stored NHWC, the model's input and output are not") {
+  Graph g;
+  Node* x = g.input("x", DType::F32, {1, 2, 5, 5});
+  Node* c1 = g.binary(Op::Max, small_conv(g, x), g.constant(0.0, DType::F32));
+  // A second conv reads the first through its window.
+  Node* c1p = g.pad(c1, {0, 0, 1, 1}, {0, 0, 1, 1});
+  Node* win = g.window(c1p, {3, 3}, {1, 1}, {1, 1});
+  Node* r = g.reduce(Op::ReduceSum, win, {4, 5});
+  g.add_output("y", g.reshape(r, {1, 4, 5, 5}));
+  ScheduleOptions o;
+  o.channels_last = true;
+  Schedule s = schedule_graph(g, o);
+  int nhwc = 0;
+  for (const ScheduledBuffer& b : s.buffers) {
+    if (b.role != BufferRole::Intermediate) {
+      CHECK(b.layout.empty());
+      continue;
+    }
+    if (!b.layout.empty()) {
+      ++nhwc;
+      CHECK(b.layout == std::vector<int64_t>{0, 2, 3, 1});
+      CHECK(b.stored_shape() == Shape{b.shape[0], b.shape[2], b.shape[3], b.shape[1]});
+    }
+  }
+  CHECK(nhwc == 1);
+  // The kernel writing it iterates in the stored order: channels innermost.
+  for (const ScheduledKernel& k : s.kernels)
+    if (!s.buffers[k.output].layout.empty()) CHECK(build_kernel_ir(s, k).out_shape == Shape{1, 5, 5, 4});
+  // Without the option nothing changes.
+  Schedule plain = schedule_graph(g);
+  for (const ScheduledBuffer& b : plain.buffers) CHECK(b.layout.empty());
+}
+
+TEST_CASE("channels_last leaves 4-D tensors without a window alone (attention heads)") {
+  Graph g;
+  Node* q = g.input("q", DType::F32, {1, 4, 8, 16});
+  Node* e = g.unary(Op::Exp, q);
+  Node* sum = g.reduce(Op::ReduceSum, e, {3});
+  g.add_output("y", g.binary(Op::Div, e, sum));
+  ScheduleOptions o;
+  o.channels_last = true;
+  Schedule s = schedule_graph(g, o);
+  for (const ScheduledBuffer& b : s.buffers) CHECK(b.layout.empty());
+}
+
+TEST_CASE("lane_stride: affine indices and blocks of 16 read by aligned vectors") {
+  Index m = Index::var(0, 64), k = Index::var(1, 9);
+  // A weight stored in panels of 16 output channels: (m/16)*144 + k*16 + m%16.
+  Index panel = m.floordiv(16) * 144 + k * 16 + m.mod(16);
+  CHECK(lane_stride(panel, 0, 16) == std::optional<int64_t>(1));
+  CHECK(lane_stride(panel, 0, 8) == std::optional<int64_t>(1));
+  CHECK(lane_stride(panel, 0, 4) == std::optional<int64_t>(1));
+  CHECK(lane_stride(panel, 1, 16) == std::optional<int64_t>(16));  // affine in k
+  // 32 lanes would cross a block: no constant stride.
+  CHECK_FALSE(lane_stride(panel, 0, 32).has_value());
+  // A dividend not aligned to the lanes (m + 3) may cross a block.
+  Index shifted = (m + Index(3)).mod(16);
+  CHECK_FALSE(lane_stride(shifted, 0, 16).has_value());
+  // m / 2 repeats each element twice: no constant stride either.
+  CHECK_FALSE(lane_stride(m.floordiv(2), 0, 16).has_value());
+}
