@@ -14,6 +14,12 @@
 // Gather op) clamps that term into its axis and is a gather unless the term is the same
 // for every lane.
 // Index math runs in 32 bits when every index in the kernel fits.
+//
+// A reduce kernel (conv, matrix product, pooling) computes a register tile per step of its
+// loops: several vectors along the vectorized dim times several outputs along one more dim
+// (choose_register_tile), with the reduce loops reordered so the loads move least in the
+// innermost one, the tiles along the vectorized dim outermost where the weights outgrow
+// the cache, and a guard-free copy of the reduction for tiles inside the image.
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LLVMContext.h>
