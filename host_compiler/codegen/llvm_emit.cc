@@ -310,11 +310,12 @@ class Emitter {
     const double slice_per_vector = slices ? static_cast<double>(bytes_shared_along(unroll_dim_)) * lanes / along_vec : 0;
     double best = 1e30;
     for (int v = 1; v <= max_vectors && (v - 1) * lanes < along_vec; ++v)
-      for (int u = 1; u <= std::min<int64_t>(along_unroll, 16) && !l1_sets_overflow(loads, u); ++u) {
+      for (int u = 1; u <= std::min<int64_t>(along_unroll, 16); ++u) {
         if (v > 1 && slice_per_vector * v > slice_budget_) break;
         // Accumulators, the vectors shared along the unrolled dim and a broadcast; a
-        // quarter of the registers stays free for the code generator's temporaries (at 28
-        // of 32 accumulators LLVM spilled and the tile ran at a third of its speed).
+        // quarter of the registers stays free for the code generator's temporaries (a
+        // 2 x 14 tile, 28 of 32 registers, ran ResNet-18's 28x28 convs at 65 GFLOP/s in
+        // edgert-bench --profile where a 4 x 4 tile ran them at 150).
         if (v * u > vector_registers_ * 3 / 4 || v * u + v + 1 > vector_registers_) break;
         int distinct_loads = 0;
         for (const Value* l : loads)
@@ -326,22 +327,6 @@ class Emitter {
         double cost = cycles / (v * u * useful) + 1e-3 * distinct_loads / (v * u);
         if (cost < best) best = cost, tile_vectors_ = v, unroll_ = u;
       }
-  }
-
-  // Whether the u rows a tile reads from one buffer along the unrolled dim fall into so few
-  // L1 sets that they evict each other (rows 8 KB apart all land in one set of a 32 KB,
-  // 8-way, 64-byte-line L1: a matrix product whose K is 2048 floats).
-  bool l1_sets_overflow(const std::vector<const Value*>& loads, int u) const {
-    constexpr int64_t kLine = 64, kSets = 64, kWays = 8;
-    for (const Value* l : loads) {
-      std::optional<int64_t> coef = load_affine_coef(l, unroll_dim_);
-      if (!coef || *coef == 0) continue;
-      int64_t stride = std::abs(*coef) * static_cast<int64_t>(dtype_size(k_.args[l->arg].dtype));
-      std::map<int64_t, int> rows_per_set;
-      for (int i = 0; i < u; ++i)
-        if (++rows_per_set[(i * stride / kLine) % kSets] > kWays / 2) return true;  // half: room for the rest
-    }
-    return false;
   }
 
   // Bytes of the buffers the reduction reads without depending on `var` (shared by the

@@ -310,7 +310,7 @@ Node* matmul(Graph& g, Node* a, Node* b) {
   // matrix-vector product) the folded (N, K) order is better: each output is a dot product
   // over consecutive weights.
   int64_t rows = numel(a->shape) / a->shape[ra - 1];
-  if (rows >= 4 && b->op != Op::Input && g.is_constant(b)) b = packed_in_column_blocks(g, b);
+  if (rows >= 4 && g.is_constant(b)) b = packed_in_column_blocks(g, b);
   Node* bt = g.permute(b, perm);
   Shape bs = bt->shape;
   bs.insert(bs.end() - 2, 1);

@@ -366,6 +366,21 @@ void check_images(const GeneratedCode& code, const Schedule& s, int pitch) {
   }
 }
 
+// The graph scheduled, lowered and generated for an image target, its images checked.
+struct ImageCode {
+  Schedule s;
+  std::vector<KernelIR> ks;
+  GeneratedCode code;
+};
+ImageCode image_code(const Graph& g, const std::string& target, const ScheduleOptions& options = {}, int pitch = 0) {
+  ImageCode c;
+  c.s = schedule_graph(g, options);
+  c.ks = kernels_of(g, c.s);
+  c.code = generate(target, c.ks);
+  check_images(c.code, c.s, pitch);
+  return c;
+}
+
 int count_of(const std::string& text, const std::string& what) {
   int n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
@@ -383,10 +398,7 @@ std::string kernel_body(const std::string& src, const std::string& entry) {
 TEST_CASE("opencl-image: a conv keeps its weights and its output in images") {
   Graph g;
   build_conv(g, DType::F32, 8);
-  Schedule s = schedule_graph(g);
-  std::vector<KernelIR> ks = kernels_of(g, s);
-  GeneratedCode code = generate("opencl-image", ks);
-  check_images(code, s, 0);
+  auto [s, ks, code] = image_code(g, "opencl-image");
   int weights = 0, intermediates = 0;
   for (size_t b = 0; b < s.buffers.size(); ++b) {
     const ScheduledBuffer& buf = s.buffers[b];
@@ -421,10 +433,7 @@ TEST_CASE("opencl-image: a conv keeps its weights and its output in images") {
 TEST_CASE("opencl-image: an intermediate whose innermost dim is 7 stays a buffer") {
   Graph g;
   build_conv(g, DType::F32, 7);
-  Schedule s = schedule_graph(g);
-  std::vector<KernelIR> ks = kernels_of(g, s);
-  GeneratedCode code = generate("opencl-image", ks);
-  check_images(code, s, 0);
+  auto [s, ks, code] = image_code(g, "opencl-image");
   for (size_t b = 0; b < s.buffers.size(); ++b) {
     INFO(s.buffers[b].name);
     CHECK(code.images.count(static_cast<int>(b)) == (s.buffers[b].role == BufferRole::Weight ? 1u : 0u));
@@ -443,10 +452,7 @@ TEST_CASE("opencl-image: a large intermediate is a 2-D image of whole tensor row
   // A 3 x 3 max pool reads y through a window: y is realized.
   Node* pool = g.reduce(Op::ReduceMax, g.window(y, {3, 3}, {1, 1}, {1, 1}), {4, 5});
   g.add_output("z", g.reshape(pool, {1, 16, 62, 78}));
-  Schedule s = schedule_graph(g);
-  std::vector<KernelIR> ks = kernels_of(g, s);
-  GeneratedCode code = generate("opencl-image", ks);
-  check_images(code, s, 0);
+  auto [s, ks, code] = image_code(g, "opencl-image");
   bool found = false;
   for (const auto& [b, im] : code.images)
     if (s.buffers[b].role == BufferRole::Intermediate && numel(s.buffers[b].shape) == 16 * 64 * 80) {
@@ -476,11 +482,8 @@ TEST_CASE("opencl-image: texel reads along a reduce loop, unaligned lanes and a 
   // Padded: the lanes' guards differ, yet the image is read unguarded (the Where discards
   // what the lanes past the edges read; the sampler makes it safe), 4 lanes at once.
   g.add_output("padded", g.binary(Op::Add, g.input("c", DType::F32, {4, 12}), g.pad(v, {0, 1}, {0, 1})));
-  Schedule s = schedule_graph(g);
-  std::vector<KernelIR> ks = kernels_of(g, s);
+  auto [s, ks, code] = image_code(g, "opencl-image");
   REQUIRE(ks.size() == 4);
-  GeneratedCode code = generate("opencl-image", ks);
-  check_images(code, s, 0);
   CHECK(code.images.size() == 2);
   std::string src = source_of(code);
   std::string product = kernel_body(src, code.entry_names[0]);
@@ -504,11 +507,8 @@ TEST_CASE("opencl-adreno630: half images with 64-byte row pitches") {
     build_conv(g, t, 12);
     ScheduleOptions so;
     so.f16_intermediates_in_f32 = false;
-    Schedule s = schedule_graph(g, so);
-    std::vector<KernelIR> ks = kernels_of(g, s);
-    GeneratedCode code = generate("opencl-adreno630", ks);
     INFO(dtype_name(t));
-    check_images(code, s, 64);
+    auto [s, ks, code] = image_code(g, "opencl-adreno630", so, 64);
     CHECK(code.images.size() == 3);
     std::string src = source_of(code);
     const bool half = t == DType::F16;
@@ -523,10 +523,7 @@ TEST_CASE("opencl-adreno630: half images with 64-byte row pitches") {
   build_conv(g, DType::F16, 8);
   ScheduleOptions so;
   so.f16_intermediates_in_f32 = false;
-  Schedule s = schedule_graph(g, so);
-  std::vector<KernelIR> ks = kernels_of(g, s);
-  GeneratedCode code = generate("opencl-image", ks);
-  check_images(code, s, 0);
+  auto [s, ks, code] = image_code(g, "opencl-image", so);
   CHECK(code.images.size() == 3);
   std::string src = source_of(code);
   CHECK(src.find("read_imageh") == std::string::npos);

@@ -8,6 +8,24 @@
 
 using namespace edgec;
 
+namespace {
+// conv (1, 2, 5, 5) -> (1, 4, 5, 5) as the frontend lowers it, before any epilogue:
+// pad, 3x3 window -> (1,2,5,5,3,3) -> (1,1,2,5,5,3,3) expanded over the 4 outputs.
+Node* small_conv(Graph& g, Node* x) {
+  std::vector<uint8_t> wbytes(4 * 2 * 3 * 3 * sizeof(float), 0);
+  Node* w = g.weight(DType::F32, {4, 2, 3, 3}, wbytes, "w");
+  Node* xp = g.pad(x, {0, 0, 1, 1}, {0, 0, 1, 1});
+  Node* win = g.window(xp, {3, 3}, {1, 1}, {1, 1});
+  Node* xv = g.expand(g.reshape(win, {1, 1, 2, 5, 5, 3, 3}), {1, 4, 2, 5, 5, 3, 3});
+  Node* wv = g.expand(g.reshape(w, {1, 4, 2, 1, 1, 3, 3}), {1, 4, 2, 5, 5, 3, 3});
+  return g.reshape(g.reduce(Op::ReduceSum, g.binary(Op::Mul, xv, wv), {2, 5, 6}), {1, 4, 5, 5});
+}
+Node* sigmoid(Graph& g, Node* x) {
+  Node* one = g.constant(1.0, DType::F32);
+  return g.unary(Op::Recip, g.binary(Op::Add, one, g.unary(Op::Exp, g.unary(Op::Neg, x))));
+}
+}  // namespace
+
 TEST_CASE("an elementwise chain is one kernel") {
   Graph g;
   Node* x = g.input("x", DType::F32, {2, 3});
@@ -22,16 +40,9 @@ TEST_CASE("an elementwise chain is one kernel") {
 TEST_CASE("conv + bias + relu is one kernel") {
   Graph g;
   Node* x = g.input("x", DType::F32, {1, 2, 5, 5});
-  std::vector<uint8_t> wbytes(4 * 2 * 3 * 3 * sizeof(float), 0);
-  Node* w = g.weight(DType::F32, {4, 2, 3, 3}, wbytes, "w");
   std::vector<uint8_t> bbytes(4 * sizeof(float), 0);
   Node* bias = g.weight(DType::F32, {4, 1, 1}, bbytes, "b");
-  // (1,2,5,5) -pad-> window 3x3 -> (1,2,5,5,3,3) -> (1,1,2,5,5,3,3) expand over 4 outputs.
-  Node* xp = g.pad(x, {0, 0, 1, 1}, {0, 0, 1, 1});
-  Node* win = g.window(xp, {3, 3}, {1, 1}, {1, 1});
-  Node* xv = g.expand(g.reshape(win, {1, 1, 2, 5, 5, 3, 3}), {1, 4, 2, 5, 5, 3, 3});
-  Node* wv = g.expand(g.reshape(w, {1, 4, 2, 1, 1, 3, 3}), {1, 4, 2, 5, 5, 3, 3});
-  Node* conv = g.reshape(g.reduce(Op::ReduceSum, g.binary(Op::Mul, xv, wv), {2, 5, 6}), {1, 4, 5, 5});
+  Node* conv = small_conv(g, x);
   Node* y = g.binary(Op::Max, g.binary(Op::Add, conv, bias), g.constant(0.0, DType::F32));
   g.add_output("y", y);
   Schedule s = schedule_graph(g);
@@ -81,22 +92,6 @@ TEST_CASE("gather: the source is realized, the index and the gather fuse into th
   CHECK(to_string(ir).find("clamp(") != std::string::npos);
 }
 
-namespace {
-// conv (1, 2, 5, 5) -> (1, 4, 5, 5) as the frontend lowers it, before any epilogue.
-Node* small_conv(Graph& g, Node* x) {
-  std::vector<uint8_t> wbytes(4 * 2 * 3 * 3 * sizeof(float), 0);
-  Node* w = g.weight(DType::F32, {4, 2, 3, 3}, wbytes, "w");
-  Node* xp = g.pad(x, {0, 0, 1, 1}, {0, 0, 1, 1});
-  Node* win = g.window(xp, {3, 3}, {1, 1}, {1, 1});
-  Node* xv = g.expand(g.reshape(win, {1, 1, 2, 5, 5, 3, 3}), {1, 4, 2, 5, 5, 3, 3});
-  Node* wv = g.expand(g.reshape(w, {1, 4, 2, 1, 1, 3, 3}), {1, 4, 2, 5, 5, 3, 3});
-  return g.reshape(g.reduce(Op::ReduceSum, g.binary(Op::Mul, xv, wv), {2, 5, 6}), {1, 4, 5, 5});
-}
-Node* sigmoid(Graph& g, Node* x) {
-  Node* one = g.constant(1.0, DType::F32);
-  return g.unary(Op::Recip, g.binary(Op::Add, one, g.unary(Op::Exp, g.unary(Op::Neg, x))));
-}
-}  // namespace
 
 TEST_CASE("conv + x * sigmoid(x) is one kernel: an elementwise diamond is the epilogue") {
   Graph g;
