@@ -301,6 +301,29 @@ def integer_division_edges():
         assert got.dtype == want.dtype and np.array_equal(got, want), f"{dtype.__name__}: {got} != {want}"
 
 
+@suite.case
+def conv_chains_with_padding_at_every_width():
+    """Chains of convs whose intermediates the CPU targets store channels-last and tile in
+    registers: a 3-channel stem, depthwise and 2-channel grouped convs (their border outputs
+    are computed apart from the register tiles), max pooling, widths from 1 (no output
+    inside the padding) to wider than two tiles."""
+    for width, k, stride, dil, pads in ((1, 3, 1, 1, [1, 1, 1, 1]), (2, 5, 1, 1, [2, 2, 2, 2]),
+                                        (7, 3, 1, 2, [2, 1, 0, 2]), (19, 3, 2, 1, [1, 1, 1, 1]),
+                                        (37, 5, 1, 1, [2, 0, 2, 3]), (40, 3, 1, 1, [1, 1, 1, 1])):
+        c = 24
+        nodes = [h.make_node("Conv", ["x", "w0", "b0"], ["s"], pads=[1, 1, 1, 1]),
+                 h.make_node("Relu", ["s"], ["r"]),
+                 h.make_node("Conv", ["r", "wd", "bd"], ["d"], group=c, kernel_shape=[k, k], strides=[stride] * 2,
+                             dilations=[dil] * 2, pads=pads),
+                 h.make_node("Conv", ["d", "wg"], ["g"], group=c // 2, kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+                 h.make_node("MaxPool", ["g"], ["p"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+                 h.make_node("Conv", ["p", "wp"], ["y"])]
+        inits = [("w0", randn(c, 3, 3, 3, scale=0.5)), ("b0", randn(c)), ("wd", randn(c, 1, k, k, scale=0.5)),
+                 ("bd", randn(c)), ("wg", randn(c, 2, 3, 3, scale=0.5)), ("wp", randn(8, c, 1, 1, scale=0.3))]
+        feeds = {"x": randn(1, 3, width + 3, width)}
+        check(model(nodes, feeds, ["y"], inits), feeds, rtol=1e-4, atol=1e-4)
+
+
 if __name__ == "__main__":
     WORK = lib.work_dir("ops_vs_onnxruntime")
     sys.exit(suite.main())
