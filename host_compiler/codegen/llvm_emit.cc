@@ -101,6 +101,7 @@ class Emitter {
     const int par = k_.launch.parallel_dim;  // split across cores (the back end's plan)
     int vec = static_cast<int>(out.size()) - 1;
     while (vec >= 0 && out[vec] == 1) --vec;
+    vec = choose_vectorized_output_dim(vec);
     int max_lanes = vector_lanes_;
     // Some kernels read along their innermost reduce dim, not along the output (a
     // matrix-vector product with a transposed weight): vectorize the reduction there.
@@ -278,6 +279,32 @@ class Emitter {
     int lanes = vector_lanes_;
     while (lanes > 2 && lanes / 2 >= extent) lanes /= 2;
     return lanes;
+  }
+
+  // Loads of the reduce body that would be gathers with lanes along `var`.
+  int gathered_loads(int var) const {
+    int n = 0;
+    for (const Value* l : reduce_body_loads(k_)) {
+      std::optional<int64_t> c = l->dynamic ? std::nullopt : lane_stride(l->index, var, vector_lanes_);
+      if (!c || *c < 0 || *c > 4) ++n;
+    }
+    return n;
+  }
+  // The output dim whose lanes the reduce body gathers least: the innermost one unless
+  // another reads with fewer gathers (a conv writing a model output in NCHW from
+  // channels-last data: along the pixels every input load is a gather, along the channels
+  // none; its stores become scatters, one per output vector after the whole reduction).
+  int choose_vectorized_output_dim(int innermost) const {
+    int64_t reduced = 1;  // per output: what the gathers are saved on, the scatter paid once
+    for (int64_t e : k_.reduce_extents) reduced *= e;
+    if (innermost < 0 || !k_.has_reduce() || vector_lanes_ < 2 || reduced < 4) return innermost;
+    int best = innermost, fewest = gathered_loads(innermost);
+    for (int d = 0; d < static_cast<int>(k_.out_shape.size()); ++d) {
+      if (d == innermost || k_.out_shape[d] * 2 < vector_lanes_) continue;
+      int g = gathered_loads(d);
+      if (g < fewest) best = d, fewest = g;
+    }
+    return best;
   }
 
   // Loads of the reduce body that are cheap vector loads (consecutive, strided by at most
@@ -882,10 +909,18 @@ class Emitter {
     llvm::Type* st = storage_type(t);
     if (t == DType::F16) v = b_.CreateFPTrunc(v, same_lanes(v, st));
     if (t == DType::Bool) v = b_.CreateZExt(v, same_lanes(v, st));
-    LV* p = b_.CreateInBoundsGEP(st, buffers_[0], index(ix));  // lanes are consecutive outputs
     llvm::Align align(dtype_size(t));
-    llvm::Instruction* st_inst = lane_mask_ ? static_cast<llvm::Instruction*>(b_.CreateMaskedStore(v, p, align, lane_mask_))
-                                            : b_.CreateAlignedStore(v, p, align);
+    llvm::Instruction* st_inst;
+    if (lanes_ > 1 && lane_stride(ix, vec_var_, lanes_).value_or(0) != 1) {
+      // Lanes along a dim that is not the output's innermost (choose_vectorized_output_dim).
+      LV* ptrs = b_.CreateInBoundsGEP(st, buffers_[0], index(ix, true));
+      LV* mask = lane_mask_ ? lane_mask_ : b_.CreateVectorSplat(lanes_, b_.getTrue());
+      st_inst = b_.CreateMaskedScatter(v, ptrs, align, mask);
+    } else {
+      LV* p = b_.CreateInBoundsGEP(st, buffers_[0], index(ix));  // lanes are consecutive outputs
+      st_inst = lane_mask_ ? static_cast<llvm::Instruction*>(b_.CreateMaskedStore(v, p, align, lane_mask_))
+                           : b_.CreateAlignedStore(v, p, align);
+    }
     annotate(st_inst, 0);
   }
 

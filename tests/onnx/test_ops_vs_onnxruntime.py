@@ -305,8 +305,9 @@ def integer_division_edges():
 def conv_chains_with_padding_at_every_width():
     """Chains of convs whose intermediates the CPU targets store channels-last and tile in
     registers: a 3-channel stem, depthwise and 2-channel grouped convs (their border outputs
-    are computed apart from the register tiles), max pooling, widths from 1 (no output
-    inside the padding) to wider than two tiles."""
+    are computed apart from the register tiles), max pooling, a conv writing a model output
+    (NCHW) from channels-last data, widths from 1 (no output inside the padding) to wider
+    than two tiles."""
     for width, k, stride, dil, pads in ((1, 3, 1, 1, [1, 1, 1, 1]), (2, 5, 1, 1, [2, 2, 2, 2]),
                                         (7, 3, 1, 2, [2, 1, 0, 2]), (19, 3, 2, 1, [1, 1, 1, 1]),
                                         (37, 5, 1, 1, [2, 0, 2, 3]), (40, 3, 1, 1, [1, 1, 1, 1])):
@@ -321,7 +322,8 @@ def conv_chains_with_padding_at_every_width():
         inits = [("w0", randn(c, 3, 3, 3, scale=0.5)), ("b0", randn(c)), ("wd", randn(c, 1, k, k, scale=0.5)),
                  ("bd", randn(c)), ("wg", randn(c, 2, 3, 3, scale=0.5)), ("wp", randn(8, c, 1, 1, scale=0.3))]
         feeds = {"x": randn(1, 3, width + 3, width)}
-        check(model(nodes, feeds, ["y"], inits), feeds, rtol=1e-4, atol=1e-4)
+        # d is also a model output: kept NCHW, computed from channels-last data.
+        check(model(nodes, feeds, ["y", "d"], inits), feeds, rtol=1e-4, atol=1e-4)
 
 
 if __name__ == "__main__":
