@@ -135,38 +135,42 @@ class Scheduler {
     return n;
   }
 
-  // The one node where the elementwise consumers of x (and theirs) meet again, if every
-  // path from x runs through elementwise ops to it and nothing else leaves that region
-  // (no other consumer, no realized node but the exit); null otherwise. Small regions only.
+  // The nearest node where the elementwise consumers of x (and theirs) meet again: every
+  // path from x runs through elementwise ops to it and nothing else leaves the region in
+  // between (no other consumer, no realized node); null if there is none. What consumes
+  // the exit does not matter (a SiLU read by a pooling and by an elementwise scaling).
+  // Small regions only.
   const Node* elementwise_diamond_exit(const Node* x) const {
     constexpr size_t kMaxRegion = 16;
-    std::vector<const Node*> region;
-    std::set<const Node*> in_region;
     for (const Node* c : consumers_[x->id])
       if (!is_elementwise(c->op)) return nullptr;
+    // Candidates: the elementwise nodes downstream of x, nearest first (live_ order).
+    std::set<const Node*> downstream;
     std::vector<const Node*> stack(consumers_[x->id].begin(), consumers_[x->id].end());
     while (!stack.empty()) {
       const Node* c = stack.back();
       stack.pop_back();
-      if (in_region.count(c)) continue;
-      if (region.size() == kMaxRegion) return nullptr;
-      in_region.insert(c);
-      region.push_back(c);
-      if (realized_[c->id]) continue;
-      for (const Node* u : consumers_[c->id])
-        if (is_elementwise(u->op)) stack.push_back(u);
+      if (!is_elementwise(c->op) || !downstream.insert(c).second) continue;
+      if (downstream.size() > kMaxRegion) return nullptr;
+      for (const Node* u : consumers_[c->id]) stack.push_back(u);
     }
-    // The exit: the one node whose value leaves the region (a realized one, one with a
-    // consumer outside, or one without consumers).
-    const Node* exit = nullptr;
-    for (const Node* c : region) {
-      bool leaves = realized_[c->id] || consumers_[c->id].empty();
-      for (const Node* u : consumers_[c->id]) leaves = leaves || !in_region.count(u);
-      if (!leaves) continue;
-      if (exit) return nullptr;
-      exit = c;
+    for (const Node* exit : live_) {
+      if (!downstream.count(exit)) continue;
+      // The region between x and this exit: reachable from x without passing the exit.
+      std::set<const Node*> region;
+      std::vector<const Node*> open(consumers_[x->id].begin(), consumers_[x->id].end());
+      bool closed = true;
+      while (!open.empty() && closed) {
+        const Node* c = open.back();
+        open.pop_back();
+        if (c == exit || region.count(c)) continue;
+        if (!downstream.count(c) || realized_[c->id] || consumers_[c->id].empty()) closed = false;
+        region.insert(c);
+        for (const Node* u : consumers_[c->id]) open.push_back(u);
+      }
+      if (closed) return exit;
     }
-    return exit;
+    return nullptr;
   }
 
   // Meaningful only where uses_ is 1.

@@ -102,6 +102,26 @@ TEST_CASE("conv + x * sigmoid(x) is one kernel: an elementwise diamond is the ep
   CHECK(s.kernels.size() == 1);
 }
 
+TEST_CASE("a diamond whose exit feeds a pooling and a scaling is still the conv's epilogue") {
+  // EfficientNet's squeeze-excite: s = silu(conv(x)); y = s * f(mean(s)). The SiLU is computed
+  // once, in the conv's kernel, not recomputed by the pooling and by the scaling.
+  Graph g;
+  Node* x = g.input("x", DType::F32, {1, 2, 5, 5});
+  Node* c = small_conv(g, x);
+  Node* silu = g.binary(Op::Mul, c, sigmoid(g, c));
+  Node* pooled = g.reduce(Op::ReduceSum, silu, {2, 3});
+  g.add_output("y", g.binary(Op::Mul, silu, sigmoid(g, pooled)));
+  Schedule s = schedule_graph(g);
+  REQUIRE(s.kernels.size() == 3);  // conv + SiLU, pooling, scaling
+  CHECK(s.kernels[0].root == silu);
+  int exps = 0;
+  for (const ScheduledKernel& k : s.kernels) {
+    KernelIR ir = build_kernel_ir(s, k);
+    for (const auto& v : ir.values) exps += v->kind == Value::Kind::Alu && v->op == Op::Exp;
+  }
+  CHECK(exps == 2);  // the conv's SiLU and the scale's sigmoid, once each
+}
+
 TEST_CASE("a diamond with a consumer outside it is not fused through") {
   Graph g;
   Node* x = g.input("x", DType::F32, {1, 2, 5, 5});
