@@ -24,13 +24,13 @@ const char* kUsage =
     "pseudo-random values (floats in [-1, 1), small integers).\n"
     "\n"
     "options:\n"
-    "  --threads N            worker threads (cpu port; default 1)\n"
+    "  --threads N            worker threads (cpu port; 1 to 1024, default 1)\n"
     "  --device N             OpenCL device index over all platforms (opencl port; default 0,\n"
     "                         EDGERT_OPENCL_DEVICE overrides it)\n"
     "  --require-prepared     refuse an OpenCL bundle that edgert-prepare did not prepare for\n"
     "                         this device (default: build its programs from source, and say so)\n"
-    "  --warmup W             untimed runs first (default 5)\n"
-    "  --iters K              timed runs (default 50)\n"
+    "  --warmup W             untimed runs first (0 to 10000000, default 5)\n"
+    "  --iters K              timed runs (1 to 10000000, default 50)\n"
     "  --input NAME=FILE.npy  use this input instead of generated values\n"
     "  --json                 print one JSON object instead of text\n"
     "  --profile              then time every command of the queue over K more runs and\n"
@@ -47,11 +47,12 @@ int parse_args(int argc, char** argv, Options* o) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    std::string error;
     if (a == "--warmup") {
-      if (!parse_count(value(), &o->warmup)) return fail(kTool, "--warmup needs an integer >= 0");
+      if (!parse_int_option("--warmup", value(), 0, kMaxRuns, &o->warmup, &error)) return fail(kTool, error);
     } else if (a == "--iters") {
-      if (!parse_count(value(), &o->iters) || o->iters < 1)
-        return fail(kTool, "--iters needs a positive integer");
+      // Bounded: one timing is kept per timed run.
+      if (!parse_int_option("--iters", value(), 1, kMaxRuns, &o->iters, &error)) return fail(kTool, error);
     } else if (a == "--json") {
       o->json = true;
     } else if (a == "--profile") {
@@ -163,7 +164,12 @@ int bench(const Options& o) {
   for (long i = 0; i < o.warmup; ++i)
     if ((st = edgert_run(h.context)) != EDGERT_OK)
       return fail(kTool, "run failed: " + status_text(st));
-  std::vector<double> ms(static_cast<size_t>(o.iters));
+  // Not a std::vector: without exceptions, running out of memory there aborts.
+  const size_t n = static_cast<size_t>(o.iters);
+  AlignedBuffer timings;
+  if (!timings.allocate(n * sizeof(double)))
+    return fail(kTool, "out of memory for " + std::to_string(n) + " timings (--iters)");
+  double* const ms = reinterpret_cast<double*>(timings.data());
   for (long i = 0; i < o.iters; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     st = edgert_run(h.context);
@@ -172,13 +178,12 @@ int bench(const Options& o) {
     ms[static_cast<size_t>(i)] = std::chrono::duration<double, std::milli>(t1 - t0).count();
   }
 
-  std::sort(ms.begin(), ms.end());
-  const size_t n = ms.size();
+  std::sort(ms, ms + n);
   const double median = n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
   const size_t p90_rank = (n * 9 + 9) / 10;  // nearest rank: ceil(0.9 n)
   const double p90 = ms[p90_rank - 1];
   double mean = 0;
-  for (double v : ms) mean += v;
+  for (size_t i = 0; i < n; ++i) mean += ms[i];
   mean /= static_cast<double>(n);
   const size_t arena = edgert_bundle_arena_size(h.bundle);
 
@@ -222,8 +227,8 @@ int bench(const Options& o) {
         "\"p90_ms\": %.6f, \"max_ms\": %.6f, \"port\": \"%s\", \"device\": \"%s\", "
         "\"programs_built\": %d, \"programs_loaded\": %d, \"buffer_bytes\": %llu, "
         "\"image_bytes\": %llu%s}\n",
-        json_escape(o.bundle).c_str(), o.threads, o.warmup, o.iters, arena, ms.front(), median,
-        mean, p90, ms.back(), json_escape(stats.port).c_str(), json_escape(stats.device).c_str(),
+        json_escape(o.bundle).c_str(), o.threads, o.warmup, o.iters, arena, ms[0], median,
+        mean, p90, ms[n - 1], json_escape(stats.port).c_str(), json_escape(stats.device).c_str(),
         stats.programs_built, stats.programs_loaded, static_cast<unsigned long long>(stats.buffer_bytes),
         static_cast<unsigned long long>(stats.image_bytes), profile.c_str());
   } else {
@@ -234,8 +239,8 @@ int bench(const Options& o) {
                 stats.port, stats.device, stats.programs_built, stats.programs_loaded,
                 static_cast<unsigned long long>(stats.buffer_bytes),
                 static_cast<unsigned long long>(stats.image_bytes));
-    std::printf("latency (ms): min %.6f  median %.6f  mean %.6f  p90 %.6f  max %.6f\n", ms.front(),
-                median, mean, p90, ms.back());
+    std::printf("latency (ms): min %.6f  median %.6f  mean %.6f  p90 %.6f  max %.6f\n", ms[0],
+                median, mean, p90, ms[n - 1]);
     if (o.profile) {
       std::printf("\nprofile (mean over %ld runs, %.3f ms in all), slowest first:\n", o.iters, profiled_total);
       std::printf("  %4s %9s %6s %9s  %s\n", "#", "ms", "%", "GFLOP/s", "command");

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -22,18 +23,22 @@ const char* kUsage =
     "\n"
     "Runs the bundle on the given inputs and writes DIR/<output name>.npy for every\n"
     "output ('/' in names becomes '_'). Every input must be given, with exactly the\n"
-    "dtype and shape the bundle declares.\n"
+    "dtype and shape the bundle declares. Where two outputs would share a file ('a/b'\n"
+    "and 'a_b'), the output whose name has no '/' keeps its file and the other gets the\n"
+    "first free name with _1, _2, ... added (a_b_1.npy), in output order; a line on\n"
+    "stderr names each such output and its file. BUNDLE and every FILE.npy must be\n"
+    "regular files.\n"
     "\n"
     "options:\n"
     "  --input NAME=FILE.npy  an input (repeat for each input)\n"
     "  --output-dir DIR       where to write outputs (created if missing; optional with --print)\n"
-    "  --threads N            worker threads (cpu port; default 1)\n"
+    "  --threads N            worker threads (cpu port; 1 to 1024, default 1)\n"
     "  --device N             OpenCL device index over all platforms (opencl port; default 0,\n"
     "                         EDGERT_OPENCL_DEVICE overrides it)\n"
     "  --require-prepared     refuse an OpenCL bundle that edgert-prepare did not prepare for\n"
     "                         this device (default: build its programs from source, and say so)\n"
     "  --repeat K             run K times and check that every run gives bit-identical\n"
-    "                         outputs (default 1)\n"
+    "                         outputs (1 to 10000000, default 1)\n"
     "  --print                print each output's dtype, shape and first values\n"
     "  --help                 this text\n";
 
@@ -55,11 +60,30 @@ bool make_dirs(const std::string& dir, std::string* error) {
   return true;
 }
 
-std::string file_name(const char* output_name) {
+std::string sanitized(const char* output_name) {
   std::string s = output_name;
   for (char& c : s)
     if (c == '/') c = '_';
-  return s + ".npy";
+  return s;
+}
+
+// The file name of every output in --output-dir: <name>.npy with '/' made '_'. Output names
+// are unique, but 'a/b' and 'a_b' would share a_b.npy: names without '/' keep their file
+// (they need no mapping), the others take the first free _1, _2, ... in output order, so the
+// result depends only on the bundle.
+std::vector<std::string> output_file_names(const std::vector<edgert_tensor_info>& infos) {
+  std::vector<std::string> names(infos.size());
+  std::set<std::string> taken;
+  for (size_t i = 0; i < infos.size(); ++i)
+    if (!std::strchr(infos[i].name, '/')) taken.insert(names[i] = std::string(infos[i].name) + ".npy");
+  for (size_t i = 0; i < infos.size(); ++i) {
+    if (!names[i].empty()) continue;
+    const std::string base = sanitized(infos[i].name);
+    std::string name = base + ".npy";
+    for (unsigned k = 1; taken.count(name); ++k) name = base + "_" + std::to_string(k) + ".npy";
+    taken.insert(names[i] = name);
+  }
+  return names;
 }
 
 struct Options : CommonOptions {
@@ -78,8 +102,8 @@ int parse_args(int argc, char** argv, Options* o) {
       if (!v) return fail(kTool, "--output-dir needs a directory");
       o->output_dir = v;
     } else if (a == "--repeat") {
-      if (!parse_count(value(), &o->repeat) || o->repeat < 1)
-        return fail(kTool, "--repeat needs a positive integer");
+      std::string error;
+      if (!parse_int_option("--repeat", value(), 1, kMaxRuns, &o->repeat, &error)) return fail(kTool, error);
     } else if (a == "--print") {
       o->print = true;
     } else if (int r = parse_common_option(kTool, kUsage, argc, argv, &i, o); r != -1) {
@@ -146,10 +170,14 @@ int run(const Options& o) {
   if (o.repeat > 1) std::printf("%ld runs, outputs bit-identical across runs\n", o.repeat);
 
   if (!o.output_dir.empty() && !make_dirs(o.output_dir, &error)) return fail(kTool, error);
+  const std::vector<std::string> files = output_file_names(infos);
   for (int32_t i = 0; i < num_outputs; ++i) {
     const edgert_tensor_info& info = infos[i];
     if (!o.output_dir.empty()) {
-      std::string path = o.output_dir + "/" + file_name(info.name);
+      std::string path = o.output_dir + "/" + files[i];
+      if (files[i] != sanitized(info.name) + ".npy")
+        std::fprintf(stderr, "%s: output '%s' written to %s (%s.npy is another output's file)\n", kTool,
+                     info.name, path.c_str(), sanitized(info.name).c_str());
       if (!write_npy(path.c_str(), info.dtype, info.shape, info.rank, outputs[i].data(),
                      info.size_bytes, &error))
         return fail(kTool, error);

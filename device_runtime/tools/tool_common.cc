@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cinttypes>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -51,12 +52,29 @@ std::string status_text(edgert_status status) {
 }
 
 bool parse_count(const char* text, long* out) {
-  if (!text || !*text) return false;
-  char* end = nullptr;
-  errno = 0;
-  long v = std::strtol(text, &end, 10);
-  if (*end != '\0' || errno != 0 || v < 0) return false;
-  *out = v;
+  std::string unused;
+  return parse_int_option("", text, 0, LONG_MAX, out, &unused);
+}
+
+bool parse_int_option(const char* flag, const char* text, long min, long max, long* out, std::string* error) {
+  const std::string range = "an integer from " + std::to_string(min) + " to " + std::to_string(max);
+  if (!text) {
+    *error = std::string(flag) + " needs a value (" + range + ")";
+    return false;
+  }
+  // Digit by digit, not strtol: it would take " +4", and a long cast to int32 wraps.
+  unsigned long v = 0;
+  bool ok = *text != '\0';
+  for (const char* p = text; ok && *p; ++p) {
+    const unsigned digit = static_cast<unsigned>(*p - '0');
+    ok = digit <= 9 && v <= (static_cast<unsigned long>(max) - digit) / 10;
+    v = v * 10 + digit;
+  }
+  if (!ok || static_cast<long>(v) < min) {
+    *error = std::string(flag) + " wants " + range + ", got '" + text + "'";
+    return false;
+  }
+  *out = static_cast<long>(v);
   return true;
 }
 
@@ -94,18 +112,26 @@ bool load_input(const edgert_bundle* bundle, const std::string& spec, std::vecto
   }
   edgert_tensor_info info;
   edgert_bundle_input_info(bundle, index, &info);
-  NpyArray array;
-  if (!read_npy(path.c_str(), &array, error)) {
+  NpyReader reader;
+  if (!reader.open(path.c_str(), error)) {
     *error = "input '" + name + "': " + *error;
     return false;
   }
+  // The header's dtype and shape first: a wrong file is named as such, before its data is
+  // read or its size matters.
+  const std::vector<int64_t>& shape = reader.shape();
   const std::string expected = tensor_type(info.dtype, info.shape, static_cast<size_t>(info.rank));
-  const std::string got = tensor_type(array.dtype, array.shape.data(), array.shape.size());
+  const std::string got = tensor_type(reader.dtype(), shape.data(), shape.size());
   // Exact match only: a reshaped or 0-d array of the right size is still a caller mistake.
-  bool same = array.dtype == info.dtype && array.shape.size() == static_cast<size_t>(info.rank);
-  for (size_t d = 0; same && d < array.shape.size(); ++d) same = array.shape[d] == info.shape[d];
+  bool same = reader.dtype() == info.dtype && shape.size() == static_cast<size_t>(info.rank);
+  for (size_t d = 0; same && d < shape.size(); ++d) same = shape[d] == info.shape[d];
   if (!same) {
     *error = "input '" + name + "' (" + path + "): expected " + expected + ", got " + got;
+    return false;
+  }
+  NpyArray array;
+  if (!reader.read(&array, error)) {
+    *error = "input '" + name + "': " + *error;
     return false;
   }
   (*inputs)[index] = std::move(array);
@@ -142,6 +168,12 @@ std::string element_text(edgert_dtype dtype, const void* data, size_t i) {
 
 bool open_with_inputs(const std::string& path, const std::vector<std::string>& specs, Session* session,
                       std::vector<NpyArray>* inputs, std::vector<bool>* given, std::string* error) {
+  // edgert_bundle_open would block on a FIFO (open waits for a writer): refuse it first.
+  std::string why;
+  if (!check_regular_file(path.c_str(), &why)) {
+    *error = "cannot open bundle " + why;
+    return false;
+  }
   edgert_status st = edgert_bundle_open(path.c_str(), &session->bundle);
   if (st != EDGERT_OK) {
     *error = "cannot open bundle " + path + ": " + status_text(st);
@@ -190,13 +222,12 @@ int parse_common_option(const char* tool, const char* usage, int argc, char** ar
     o->inputs.push_back(a.substr(8));
     return -1;
   }
-  if (a == "--threads") {
-    if (!parse_count(value(), &o->threads) || o->threads < 1) return fail(tool, "--threads needs a positive integer");
-    return -1;
-  }
-  if (a == "--device") {
-    if (!parse_count(value(), &o->device) || o->device > INT32_MAX)
-      return fail(tool, "--device needs a device index (0, 1, ...)");
+  if (a == "--threads" || a == "--device") {
+    const bool threads = a == "--threads";
+    std::string error;
+    if (!parse_int_option(a.c_str(), value(), threads ? 1 : 0, threads ? kMaxThreads : INT32_MAX,
+                          threads ? &o->threads : &o->device, &error))
+      return fail(tool, error);
     return -1;
   }
   if (a == "--require-prepared") {

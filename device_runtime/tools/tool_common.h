@@ -56,8 +56,16 @@ int fail(const char* tool, const std::string& message);
 // "STATUS: last error" for a failed edgert call.
 std::string status_text(edgert_status status);
 
-// Parses a non-negative integer option value; false if it is not one.
+// Parses a non-negative integer option value (decimal digits only); false if it is not one.
 bool parse_count(const char* text, long* out);
+
+// Bounds of the numeric options.
+constexpr long kMaxThreads = 1024;    // --threads: far more than any device has cores
+constexpr long kMaxRuns = 10000000;   // --repeat, --iters, --warmup
+
+// Parses the value of numeric option `flag` strictly: the whole text a decimal integer in
+// [min, max] (no sign, spaces, suffix or wrap-around). Else false, *error naming both.
+bool parse_int_option(const char* flag, const char* text, long min, long max, long* out, std::string* error);
 
 // Loads NAME=FILE.npy into (*inputs)[index of NAME], checking the name, dtype and shape
 // against the bundle. *inputs has one entry per bundle input; an entry is empty until set.

@@ -4,7 +4,12 @@
 edgert-run: missing input, mis-shaped input, wrong dtype, unknown input name, missing or
 truncated / corrupted / garbage bundle -> exit 1, stderr names the input (or the problem).
 edgec: unsupported op -> error names the node and the op type; missing model file,
-garbage model file -> clean error. --help works for edgec, edgert-run, edgert-bench."""
+garbage model file -> clean error. --help works for edgec, edgert-run, edgert-bench.
+Hostile inputs: a FIFO as bundle or .npy (refused, never waited on), a .npy whose header
+claims more data than the file holds (refused before allocating), .npy headers that only a
+real parser reads as numpy does, colliding output file names, out-of-range numeric flags,
+and bundles with wrapped offsets or a missing target table given to `edgec inspect`."""
+import os
 import struct
 import sys
 from pathlib import Path
@@ -258,6 +263,274 @@ def inspect_on_truncated_bundle():
     path = WORK / "trunc_inspect.bundle"
     path.write_bytes(data[: len(data) // 3])
     expect_error([lib.find_tool("edgec"), "inspect", path], rc=None)
+
+
+# ---------------------------------------------------------------- hostile inputs
+
+def bench_tool():
+    bench = lib.find_tool("edgert-bench", required=False)
+    if bench is None:
+        raise AssertionError("edgert-bench not found")
+    return bench
+
+
+def ab_inputs():
+    return ["--input", f"{A}={npy('a', good())}", "--input", f"{B}={npy('b', good())}"]
+
+
+@suite.case
+def fifo_is_refused_not_waited_on():
+    # open() of a FIFO blocks until a writer appears: the tools must refuse it first.
+    fifo = WORK / "pipe.fifo"
+    if fifo.exists():
+        fifo.unlink()
+    os.mkfifo(fifo)
+    must = ["not a regular file", str(fifo)]
+    expect_error([run_tool(), fifo, "--output-dir", WORK / "ofifo1"], must_mention=must, timeout=20)
+    expect_error([bench_tool(), fifo, "--iters", "1"], must_mention=must, timeout=20)
+    expect_error([run_tool(), two_input_bundle(), "--input", f"{A}={fifo}", "--input", f"{B}={npy('b', good())}",
+                  "--output-dir", WORK / "ofifo2"], must_mention=must + [A], timeout=20)
+    expect_error([lib.find_tool("edgec"), "inspect", fifo], rc=None, must_mention=must, timeout=20)
+    expect_error([lib.find_tool("edgec"), "inspect", WORK], rc=None, must_mention=["not a regular file"], timeout=20)
+
+
+def npy_bytes(header: str, data: bytes = b"", version: int = 1) -> bytes:
+    """A .npy file with this header text, padded as numpy pads it (to 64 bytes, ending '\\n')."""
+    text = header.encode("latin1")
+    prefix = 10 if version == 1 else 12
+    text += b" " * ((-(prefix + len(text) + 1)) % 64) + b"\n"
+    size = struct.pack("<H", len(text)) if version == 1 else struct.pack("<I", len(text))
+    return b"\x93NUMPY" + bytes([version, 0]) + size + text + data
+
+
+def limited_memory(cmd, megabytes=512):
+    """cmd under `ulimit -v`: allocating what a lying header claims (1 GiB) fails. Not for a
+    tool that is a script (tests/aarch64/bin: qemu-user reserves more than that itself)."""
+    if Path(cmd[0]).read_bytes()[:2] == b"#!":
+        return cmd
+    return ["/bin/sh", "-c", f'ulimit -v {megabytes * 1024} && exec "$@"', "sh", *map(str, cmd)]
+
+
+@suite.case
+def npy_header_claims_more_than_the_file():
+    big = (16384, 16384)   # 1 GiB of float32, in a 176-byte file
+    header = f"{{'descr': '<f4', 'fortran_order': False, 'shape': {big}, }}"
+    lying = WORK / "lying.npy"
+    lying.write_bytes(npy_bytes(header, bytes(48)))
+    assert lying.stat().st_size == 176, lying.stat().st_size
+    # The wrong shape is named (before the data size matters).
+    expect_error([run_tool(), two_input_bundle(), "--input", f"{A}={lying}", "--input", f"{B}={npy('b', good())}",
+                  "--output-dir", WORK / "olie1"], must_mention=[A, "(16384, 16384)", "(1, 3, 4, 5)"])
+    # An input that really is 1 GiB: truncation is reported with both sizes, without
+    # allocating the gigabyte first (512 MiB of address space would not hold it).
+    bundle = WORK / "big_relu.bundle"
+    if not bundle.exists():
+        lib.compile_model(lib.make_simple_model([("big_in", big)], "Relu", name="big_relu"), bundle)
+    expect_error(limited_memory([run_tool(), bundle, "--input", f"big_in={lying}", "--output-dir", WORK / "olie2"]),
+                 must_mention=["big_in", "truncated", "shorter than its header", str(16384 * 16384 * 4), "48"])
+    # Right shape, short data.
+    short = WORK / "short.npy"
+    short.write_bytes(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 3, 4, 5), }", bytes(100)))
+    expect_error([run_tool(), two_input_bundle(), "--input", f"{A}={short}", "--input", f"{B}={npy('b', good())}",
+                  "--output-dir", WORK / "olie3"], must_mention=[A, "truncated", "240", "100"])
+    # Element count * element size overflows 64 bits.
+    huge = WORK / "overflow.npy"
+    huge.write_bytes(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 16), }"))
+    model = lib.save_model(lib.make_simple_model([("x", (2,)), ("k", (2,))], "Add", name="addk"), WORK / "addk.onnx")
+    expect_error([lib.find_tool("edgec"), "compile", model, "-o", WORK / "addk.bundle", "--const-input", f"k={huge}"],
+                 rc=None, must_mention=["overflow.npy", "too large"])
+
+
+def numpy_verdict(path, dtype, shape):
+    """(array, why): the array when numpy reads `path` as a C-order `dtype` array of `shape`
+    (what the tool must accept, with the same values), else None."""
+    try:
+        arr = np.load(path, allow_pickle=False)
+    except Exception as e:  # noqa: BLE001 - any refusal by numpy
+        return None, f"numpy refuses it ({type(e).__name__}: {str(e)[:80]})"
+    if arr.dtype != np.dtype(dtype) or arr.shape != shape:
+        return None, f"numpy reads {arr.dtype.str} {arr.shape}"
+    if arr.ndim > 1 and not arr.flags.c_contiguous:
+        return None, "numpy reads it in Fortran order"
+    return arr, f"numpy reads {arr.dtype.str} {arr.shape}"
+
+
+@suite.case
+def npy_header_read_as_numpy_reads_it():
+    data = good(seed=7)
+    b = good(seed=8)
+    std = "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 3, 4, 5), }"
+    cases = [  # (name, header, version, words the error must mention when refused)
+        ("numpy_default", std, 1, ()),
+        ("version_2", std, 2, ()),
+        ("version_3", std, 3, ()),
+        ("reordered_spaced", '{"shape":(1,3,4,5,),\t"fortran_order" :False,\n "descr":"<f4"}', 1, ()),
+        ("native_order", "{'descr': '=f4', 'fortran_order': False, 'shape': (1, 3, 4, 5)}", 1, ()),
+        # Python keeps the last key: numpy reads int32 (a substring search found '<f4').
+        ("repeated_descr", "{'descr': '<f4', 'descr': '<i4', 'fortran_order': False, 'shape': (1, 3, 4, 5), }", 1,
+         ("descr",)),
+        # A structured dtype whose field name holds the text 'descr': '<f4'.
+        ("f4_in_field_name", '{"descr": [("\'descr\': \'<f4\'", "<i4")], "fortran_order": False, '
+                             '"shape": (1, 3, 4, 5), }', 1, ("structured",)),
+        ("int32", "{'descr': '<i4', 'fortran_order': False, 'shape': (1, 3, 4, 5), }", 1, ("i32",)),
+        ("unknown_key", "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 3, 4, 5), 'x': 1}", 1, ("'x'",)),
+        ("shape_without_commas", "{'descr': '<f4', 'fortran_order': False, 'shape': (1 3 4 5), }", 1, ("shape",)),
+        ("shape_not_tuple", "{'descr': '<f4', 'fortran_order': False, 'shape': 240, }", 1, ("shape",)),
+        ("fortran_4d", "{'descr': '<f4', 'fortran_order': True, 'shape': (1, 3, 4, 5), }", 1, ("fortran",)),
+        ("big_endian", "{'descr': '>f4', 'fortran_order': False, 'shape': (1, 3, 4, 5), }", 1, ("big-endian",)),
+        ("object", "{'descr': '|O', 'fortran_order': False, 'shape': (1, 3, 4, 5), }", 1, ("object",)),
+        ("lowercase_false", "{'descr': '<f4', 'fortran_order': false, 'shape': (1, 3, 4, 5), }", 1, ("fortran",)),
+        ("text_after_dict", std + " x", 1, ("after",)),
+        ("unsupported_version", std, 4, ("version",)),
+    ]
+    for name, header, version, words in cases:
+        path = WORK / f"hdr_{name}.npy"
+        path.write_bytes(npy_bytes(header, data.tobytes(), version))
+        arr, why = numpy_verdict(path, np.float32, SHAPE)
+        print(f"    {name}: {why}")
+        cmd = [run_tool(), two_input_bundle(), "--input", f"{A}={path}", "--input", f"{B}={npy('b8', b)}",
+               "--output-dir", WORK / f"ohdr_{name}"]
+        if arr is None:
+            expect_error(cmd, must_mention=[A, *words])
+            continue
+        res = lib.run_cmd(cmd, check=False, timeout=120)
+        assert res.returncode == 0, f"{name}: numpy reads it, edgert-run does not:\n{describe(res)}"
+        out = np.load(lib.output_file(WORK / f"ohdr_{name}", "y"))
+        assert np.allclose(out, arr + b, rtol=1e-6, atol=1e-6), f"{name}: wrong values"
+    # Fortran order is the same bytes when only one dimension is longer than 1: accepted.
+    bundle = WORK / "relu1d.bundle"
+    if not bundle.exists():
+        lib.compile_model(lib.make_simple_model([("v", (6,))], "Relu", name="relu1d"), bundle)
+    v = np.array([-1, 2, -3, 4, -5, 6], np.float32)
+    path = WORK / "hdr_fortran_1d.npy"
+    path.write_bytes(npy_bytes("{'descr': '<f4', 'fortran_order': True, 'shape': (6,), }", v.tobytes()))
+    arr, why = numpy_verdict(path, np.float32, (6,))
+    assert arr is not None, why
+    out = lib.run_bundle(bundle, {}, WORK / "ohdr_f1d", ["y"], extra_args=["--input", f"v={path}"])
+    assert np.array_equal(out["y"], np.maximum(arr, 0)), out["y"]
+
+
+@suite.case
+def colliding_output_file_names():
+    from onnx import TensorProto, helper
+    import onnx
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["a/b"], name="relu"), helper.make_node("Neg", ["x"], ["a_b"], name="neg")],
+        "collide", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("a/b", TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("a_b", TensorProto.FLOAT, [2, 3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.checker.check_model(model, full_check=True)
+    bundle = WORK / "collide.bundle"
+    lib.compile_model(model, bundle)
+    x = good((2, 3), seed=3)
+    out_dir = WORK / "ocollide"
+    res = lib.run_cmd([run_tool(), bundle, "--input", f"x={npy('x23', x)}", "--output-dir", out_dir])
+    files = sorted(p.name for p in out_dir.glob("*.npy"))
+    # Documented (edgert-run --help): 'a_b' keeps a_b.npy, 'a/b' gets the first free a_b_1.npy.
+    assert files == ["a_b.npy", "a_b_1.npy"], f"files written: {files}\n{describe(res)}"
+    assert "a/b" in res.stderr and "a_b_1.npy" in res.stderr, f"mapping not reported:\n{describe(res)}"
+    print(f"    {res.stderr.strip()}")
+    assert np.array_equal(np.load(out_dir / "a_b_1.npy"), np.maximum(x, 0)), "a/b (Relu) is wrong"
+    assert np.array_equal(np.load(out_dir / "a_b.npy"), -x), "a_b (Neg) is wrong"
+
+
+@suite.case
+def numeric_flags_are_strict():
+    base = [run_tool(), two_input_bundle(), *ab_inputs(), "--output-dir", WORK / "oflags"]
+    for value in ["4294967297", "18446744073709551617", "1025", "0", "-1", "+4", " 4", "4 ", "4x", "0x4", "1e3", ""]:
+        expect_error(base + ["--threads", value], must_mention=["--threads", f"'{value}'"], timeout=30)
+    expect_error(base + ["--repeat", "4294967297"], must_mention=["--repeat", "4294967297"], timeout=30)
+    expect_error(base + ["--device", "4294967296"], must_mention=["--device", "4294967296"], timeout=30)
+    expect_error([bench_tool(), two_input_bundle(), "--threads", "4294967297"],
+                 must_mention=["--threads", "4294967297"], timeout=30)
+    res = lib.run_cmd(base + ["--threads", "3", "--repeat", "2"], check=False, timeout=60)
+    assert res.returncode == 0, f"--threads 3 --repeat 2 should run:\n{describe(res)}"
+
+
+@suite.case
+def bench_iteration_counts_are_bounded():
+    bundle = two_input_bundle()
+    for flag, value in [("--iters", "100000000000000"), ("--iters", "10000001"), ("--iters", "0"),
+                        ("--warmup", "100000000000000"), ("--warmup", "-1")]:
+        expect_error([bench_tool(), bundle, flag, value], must_mention=[flag, value], timeout=30)
+    res = lib.run_cmd([bench_tool(), bundle, "--iters", "3", "--warmup", "0"], check=False, timeout=60)
+    assert res.returncode == 0, f"--iters 3 should run:\n{describe(res)}"
+
+
+def fnv_content_hash(fb: bytes, blob: bytes) -> int:
+    """schema/bundle_header.h content_hash: 64-bit FNV-1a over 8-byte words, then bytes."""
+    h, prime, mask = 0xcbf29ce484222325, 0x100000001b3, (1 << 64) - 1
+    for part in (fb, blob):
+        n = len(part) // 8 * 8
+        for w in np.frombuffer(part[:n], dtype="<u8").tolist():
+            h = ((h ^ w) * prime) & mask
+        for byte in part[n:]:
+            h = ((h ^ byte) * prime) & mask
+    return h
+
+
+def rehashed(data: bytearray) -> bytes:
+    """The bundle with its header's content hash recomputed: only the verifier can object."""
+    _, _, _, fb_off, fb_size, data_off, data_size, _, _ = struct.unpack_from("<8sIIQQQQQQ", data, 0)
+    struct.pack_into("<Q", data, 48, fnv_content_hash(bytes(data[fb_off:fb_off + fb_size]),
+                                                      bytes(data[data_off:data_off + data_size])))
+    return bytes(data)
+
+
+def expect_inspect_error(path, must_mention=()):
+    return expect_error([lib.find_tool("edgec"), "inspect", path], rc=None, must_mention=must_mention, timeout=30)
+
+
+@suite.case
+def inspect_on_hostile_bundles():
+    data = two_input_bundle().read_bytes()
+    assert rehashed(bytearray(data)) == data, "content hash recomputed differently from edgec's"
+    res = lib.run_cmd([lib.find_tool("edgec"), "inspect", two_input_bundle(), "--json"])
+    assert '"target"' in res.stdout, res.stdout[:200]
+    # A bundle for another machine or port: the runtime linked into edgec cannot run it, but
+    # inspect still shows it.
+    for target in ("aarch64", "opencl", "x86_64"):
+        cross = WORK / f"add_{target}.bundle"
+        lib.compile_model(lib.make_simple_model([(A, SHAPE), (B, SHAPE)], "Add", name="add"), cross,
+                          ["--target", target])
+        res = lib.run_cmd([lib.find_tool("edgec"), "inspect", cross, "--json"], check=False, timeout=60)
+        assert res.returncode == 0 and '"arch":' in res.stdout, f"inspect of a {target} bundle:\n{describe(res)}"
+    # Header offsets whose offset + size wraps around 2^64 to a small number.
+    for field, value, size in [(16, 1 << 63, (1 << 63) + 64), (16, (1 << 64) - 64, 128),
+                               (32, 1 << 63, (1 << 63) + 4096)]:
+        bad = bytearray(data)
+        struct.pack_into("<QQ", bad, field, value, size)
+        path = WORK / f"wrap_{field}_{value:x}.bundle"
+        path.write_bytes(bytes(bad))
+        expect_inspect_error(path)
+    # The FlatBuffer's root offset (its first 4 bytes) points outside the file.
+    fb_off = struct.unpack_from("<Q", data, 16)[0]
+    for root in (0xFFFFFF00, len(data), 0x7FFFFFFF):
+        bad = bytearray(data)
+        struct.pack_into("<I", bad, fb_off, root)
+        path = WORK / f"root_{root:x}.bundle"
+        path.write_bytes(rehashed(bad))
+        expect_inspect_error(path)
+    # No target table: clear the `target` slot (field 3 of table Bundle) in the root vtable.
+    bad = bytearray(data)
+    table = fb_off + struct.unpack_from("<I", bad, fb_off)[0]
+    vtable = table - struct.unpack_from("<i", bad, table)[0]
+    assert struct.unpack_from("<H", bad, vtable)[0] > 4 + 2 * 3, "root vtable has no target slot"
+    struct.pack_into("<H", bad, vtable + 4 + 2 * 3, 0)
+    path = WORK / "no_target.bundle"
+    path.write_bytes(rehashed(bad))
+    expect_inspect_error(path, must_mention=["target"])
+    # Truncated at many lengths.
+    n = len(data)
+    for cut in sorted({*range(0, 130), *range(130, n, 37), n - 64, n - 1}):
+        path = WORK / "trunc_many.bundle"
+        path.write_bytes(data[:cut])
+        res = lib.run_cmd([lib.find_tool("edgec"), "inspect", path], check=False, timeout=30)
+        assert res.returncode is not None and res.returncode > 0 and res.stderr.strip(), \
+            f"inspect of the first {cut} of {n} bytes:\n{describe(res)}"
+    print(f"    truncations: all refused with a message")
 
 
 @suite.case
