@@ -1,6 +1,8 @@
 // edgec — the host compiler's command line.
 //   edgec compile MODEL.onnx -o OUT.bundle [--target T] [...]
 //   edgec inspect BUNDLE [--json]
+#include <pthread.h>
+
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -14,6 +16,7 @@
 #include "codegen/target.h"
 #include "driver/compile.h"
 #include "bundle/bundle_builder.h"
+#include "edgert.h"
 #include "npy.h"
 
 namespace {
@@ -100,6 +103,7 @@ int cmd_compile(const std::vector<std::string>& args) {
   if (model.empty()) throw edgec::CompileError("compile: no model given (see edgec --help)");
   if (output.empty()) throw edgec::CompileError("compile: no output given (-o OUT.bundle)");
   if (!quiet) opt.progress = [](const std::string& line) { std::fprintf(stderr, "edgec: %s\n", line.c_str()); };
+  opt.warn = [](const std::string& line) { std::fprintf(stderr, "edgec: warning: %s\n", line.c_str()); };
   edgec::CompileResult r = edgec::compile_onnx_file(model, opt);
   edgec::write_file_atomically(output, r.bundle);
   std::printf("compiled %s -> %s (target %s)\n", model.c_str(), output.c_str(), opt.target.c_str());
@@ -144,19 +148,42 @@ int cmd_inspect(const std::vector<std::string>& args) {
     else path = a;
   }
   if (path.empty()) throw edgec::CompileError("inspect: no bundle given");
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw edgec::CompileError("cannot open " + path);
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  // Page-aligned like the runtime's mapping (code sections are page-aligned); only a regular
+  // file (a FIFO would block).
+  edgert_tools::AlignedBuffer file;
+  std::string error;
+  if (!edgert_tools::read_regular_file(path.c_str(), 4096, &file, &error)) throw edgec::CompileError(error);
+  const uint8_t* const bytes = file.data();
+  const size_t size = file.size();
   namespace eb = edge::bundle;
+  // The runtime's own verifier: header, content hash, FlatBuffer, every offset and index.
+  // It refuses a bundle for another machine or port (UNSUPPORTED) before checking sections,
+  // buffers and commands; inspect still shows such a bundle, from the checks below.
+  edgert_bundle* verified = nullptr;
+  const edgert_status status = edgert_bundle_open_memory(bytes, size, &verified);
+  if (status == EDGERT_OK) edgert_bundle_close(verified);
+  else if (status != EDGERT_ERROR_UNSUPPORTED) throw edgec::CompileError(path + ": " + edgert_last_error());
+  const std::string not_runnable = status == EDGERT_OK ? "" : edgert_last_error();
+  // What inspect itself reads, checked here whatever the runtime's verifier does.
   eb::BundleHeader h;
-  if (bytes.size() < sizeof h) throw edgec::CompileError(path + ": too small for a bundle header");
-  std::memcpy(&h, bytes.data(), sizeof h);
+  if (size < sizeof h) throw edgec::CompileError(path + ": too small for a bundle header");
+  std::memcpy(&h, bytes, sizeof h);
   if (std::memcmp(h.magic, eb::kMagic, 8) != 0) throw edgec::CompileError(path + ": not a bundle (bad magic)");
-  if (h.fb_offset + h.fb_size > bytes.size() || h.data_offset + h.data_size > bytes.size())
-    throw edgec::CompileError(path + ": truncated bundle");
-  flatbuffers::Verifier verifier(bytes.data() + h.fb_offset, h.fb_size);
+  if (h.format_version != eb::kFormatVersion) throw edgec::CompileError(path + ": " + not_runnable);
+  // Subtractions, not sums: offset + size can wrap around.
+  if (h.fb_offset > size || h.fb_size > size - h.fb_offset || h.data_offset > size ||
+      h.data_size > size - h.data_offset || h.fb_size >= FLATBUFFERS_MAX_BUFFER_SIZE)
+    throw edgec::CompileError(path + ": truncated bundle (header ranges exceed the " + std::to_string(size) +
+                              "-byte file)");
+  flatbuffers::Verifier::Options verifier_options;
+  verifier_options.max_tables = 1u << 26;  // as the runtime: large models have many tables
+  flatbuffers::Verifier verifier(bytes + h.fb_offset, h.fb_size, verifier_options);
   if (!eb::VerifyBundleBuffer(verifier)) throw edgec::CompileError(path + ": FlatBuffer fails verification");
-  const eb::Bundle* b = eb::GetBundle(bytes.data() + h.fb_offset);
+  const eb::Bundle* b = eb::GetBundle(bytes + h.fb_offset);
+  if (!b->target()) throw edgec::CompileError(path + ": the bundle has no target table");
+  if (!not_runnable.empty())
+    std::fprintf(stderr, "edgec: note: %s (the runtime here cannot run this bundle; inspecting it anyway)\n",
+                 not_runnable.c_str());
   auto n = [](auto* v) { return v ? v->size() : 0u; };
 
   if (json) {
@@ -226,7 +253,7 @@ int cmd_inspect(const std::vector<std::string>& args) {
     return s + ")";
   };
   std::printf("bundle %s: format %u, produced by %s from %s, %zu bytes\n", path.c_str(), b->format_version(),
-              str(b->producer()).c_str(), str(b->source_model()).c_str(), bytes.size());
+              str(b->producer()).c_str(), str(b->source_model()).c_str(), size);
   std::string features;
   for (unsigned i = 0; i < n(b->target()->features()); ++i)
     features += (i ? "," : "") + str(b->target()->features()->Get(i));
@@ -282,7 +309,9 @@ int cmd_inspect(const std::vector<std::string>& args) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int edgec_main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::fputs(kUsage, args.empty() ? stderr : stdout);
@@ -312,4 +341,33 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     return fail(std::string("internal error: ") + e.what());
   }
+}
+
+// The compiler's graph passes recurse along chains of ops; a 1 GiB stack (reserved, touched
+// only as deep as a model goes) carries them through the deepest graph the importer
+// accepts (kMaxGraphDepth), where the 8 MB main thread overflowed at a few thousand ops.
+struct MainArgs {
+  int argc;
+  char** argv;
+  int rc;
+};
+
+void* run_main(void* p) {
+  auto* a = static_cast<MainArgs*>(p);
+  a->rc = edgec_main(a->argc, a->argv);
+  return nullptr;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MainArgs a{argc, argv, 1};
+  pthread_attr_t attr;
+  pthread_t thread;
+  if (pthread_attr_init(&attr) == 0 && pthread_attr_setstacksize(&attr, size_t{1} << 30) == 0 &&
+      pthread_create(&thread, &attr, run_main, &a) == 0) {
+    pthread_join(thread, nullptr);
+    return a.rc;
+  }
+  return edgec_main(argc, argv);  // no big stack to be had: run on this one
 }

@@ -19,6 +19,7 @@ struct CompileOptions {
   std::string dump_llvm_ir;                    // write the optimized LLVM IR here
   std::string dump_source;                     // OpenCL targets: write the OpenCL C here
   std::function<void(const std::string&)> progress;  // one line per stage
+  std::function<void(const std::string&)> warn;      // what the model has that was tolerated
 };
 
 struct CompileResult {

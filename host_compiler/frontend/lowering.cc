@@ -35,11 +35,8 @@ HostTensor tensor_from_proto(const onnx::TensorProto& t) {
     throw CompileError(label + ": external data is not supported");
   HostTensor out;
   out.dtype = dtype_from_onnx(t.data_type());
-  for (int64_t d : t.dims()) {
-    if (d < 0) throw CompileError(label + ": negative dimension");
-    out.shape.push_back(d);
-  }
-  const size_t n = size_t(numel(out.shape)), elem = dtype_size(out.dtype);
+  for (int64_t d : t.dims()) out.shape.push_back(d);
+  const size_t n = size_t(checked_numel(out.shape, label)), elem = dtype_size(out.dtype);
   if (t.has_raw_data()) {
     if (t.raw_data().size() != n * elem)
       throw CompileError(label + ": raw_data has " + std::to_string(t.raw_data().size()) + " bytes, expected " +
@@ -309,7 +306,7 @@ Node* matmul(Graph& g, Node* a, Node* b) {
   // loads consecutive weights that the rows share (Node::packed). With one row (a
   // matrix-vector product) the folded (N, K) order is better: each output is a dot product
   // over consecutive weights.
-  int64_t rows = numel(a->shape) / a->shape[ra - 1];
+  int64_t rows = a->shape[ra - 1] ? numel(a->shape) / a->shape[ra - 1] : 0;  // K = 0: no rows to share
   if (rows >= 4 && g.is_constant(b)) b = packed_in_column_blocks(g, b);
   Node* bt = g.permute(b, perm);
   Shape bs = bt->shape;

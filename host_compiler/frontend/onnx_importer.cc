@@ -3,6 +3,7 @@
 #include "frontend/onnx_importer.h"
 
 #include <fstream>
+#include <new>
 #include <sstream>
 #include <unordered_map>
 #include <algorithm>
@@ -62,7 +63,10 @@ Shape input_shape(const onnx::ValueInfoProto& vi, const ImportOptions& options) 
 }
 
 // Checks a computed output against the type the model declares (catches lowering bugs).
-void check_declared(const onnx::ValueInfoProto& vi, const Node* n) {
+// A declared dtype must match. A declared shape that disagrees (stale after an edit, or -1
+// for "unknown", as exporters in the wild write) is replaced by the computed one with a
+// warning, as onnxruntime does.
+void check_declared(const onnx::ValueInfoProto& vi, const Node* n, const ImportOptions& options) {
   if (!vi.type().has_tensor_type()) return;
   const auto& tt = vi.type().tensor_type();
   std::string got = std::string(dtype_name(n->dtype)) + shape_str(n->shape);
@@ -71,10 +75,59 @@ void check_declared(const onnx::ValueInfoProto& vi, const Node* n) {
                        dtype_name(onnx_frontend::dtype_from_onnx(tt.elem_type())));
   if (!tt.has_shape()) return;
   bool mismatch = size_t(tt.shape().dim_size()) != n->shape.size();
-  for (int d = 0; !mismatch && d < tt.shape().dim_size(); ++d)
-    mismatch = tt.shape().dim(d).has_dim_value() && tt.shape().dim(d).dim_value() != n->shape[d];
-  if (mismatch) throw CompileError("output '" + vi.name() + "': computed " + got + " but the model declares another shape");
+  std::string declared = "[";
+  for (int d = 0; d < tt.shape().dim_size(); ++d) {
+    const auto& dim = tt.shape().dim(d);
+    declared += (d ? "," : "") + (dim.has_dim_value() ? std::to_string(dim.dim_value()) : dim.has_dim_param() ? dim.dim_param() : "?");
+    mismatch = mismatch || (dim.has_dim_value() && dim.dim_value() != n->shape[size_t(d)]);
+  }
+  declared += "]";
+  if (mismatch && options.warn)
+    options.warn("output '" + vi.name() + "': the model declares shape " + declared + ", computed " + shape_str(n->shape) +
+                 "; using the computed shape");
 }
+
+// The structural rules onnxruntime enforces on a graph: every value defined once (graph
+// inputs, initializers that are not also inputs, node outputs), graph outputs named once.
+void check_graph_names(const onnx::GraphProto& graph) {
+  std::unordered_set<std::string> inputs, outputs, defined;
+  for (const auto& vi : graph.input())
+    if (!inputs.insert(vi.name()).second) throw CompileError("graph input '" + vi.name() + "' is declared twice");
+  for (const auto& vi : graph.output())
+    if (!outputs.insert(vi.name()).second) throw CompileError("graph output '" + vi.name() + "' is declared twice");
+  defined = inputs;
+  for (const auto& t : graph.initializer())
+    if (!defined.insert(t.name()).second && !inputs.count(t.name()))
+      throw CompileError("initializer '" + t.name() + "' is defined twice");
+  for (int k = 0; k < graph.node_size(); ++k)
+    for (const std::string& name : graph.node(k).output()) {
+      if (name.empty() || defined.insert(name).second) continue;
+      std::string what = inputs.count(name) ? "a graph input" : "an initializer or an earlier node's output";
+      throw CompileError(node_label(graph.node(k), k) + ": output '" + name + "' redefines " + what);
+    }
+}
+
+// The longest chain of primitive ops edgec compiles: its passes recurse along chains, and
+// edgec runs them on a 1 GiB stack (edgec_main.cc). Far past any real model (ResNet-152
+// lowers to chains of a few thousand).
+constexpr int64_t kMaxGraphDepth = 50000;
+
+void check_graph_depth(const Graph& g) {
+  std::unordered_map<const Node*, int64_t> depth;
+  for (const Node* n : g.live_nodes()) {  // sources before their consumers
+    int64_t d = 0;
+    for (const Node* s : n->srcs) d = std::max(d, depth[s]);
+    depth[n] = d + 1;
+    if (d + 1 > kMaxGraphDepth)
+      throw CompileError("the graph has a chain of more than " + std::to_string(kMaxGraphDepth) +
+                         " primitive ops (ending at '" + n->name + "'), deeper than edgec compiles");
+  }
+}
+
+// The newest operator sets whose operators edgec implements: a model stamped with a later
+// one may rely on semantics edgec does not know.
+constexpr int64_t kMaxOpset = 23;
+constexpr int64_t kMaxMlOpset = 5;
 
 // Values by name; subgraphs (If / Loop / Scan bodies) see their enclosing scopes.
 struct Scope {
@@ -132,6 +185,8 @@ struct NodeImporter {
         else outputs = lower_scan(ctx, scope);
       } catch (const CompileError& e) {
         throw CompileError(label + ": " + e.what());
+      } catch (const std::bad_alloc&) {
+        throw CompileError(label + ": out of memory while lowering it");
       }
       for (int i = 0; i < node.output_size(); ++i) {
         const std::string& name = node.output(i);
@@ -312,7 +367,15 @@ struct NodeImporter {
 
 std::unique_ptr<Graph> import_graph(const onnx::ModelProto& model, const ImportOptions& options) {
   const int64_t opset = opset_version(model, true), ml_opset = opset_version(model, false);
+  if (!model.has_graph()) throw CompileError("the model has no graph");
+  if (opset > kMaxOpset)
+    throw CompileError("the model imports operator set " + std::to_string(opset) + " of ai.onnx; edgec implements up to " +
+                       std::to_string(kMaxOpset));
+  if (ml_opset > kMaxMlOpset)
+    throw CompileError("the model imports operator set " + std::to_string(ml_opset) + " of ai.onnx.ml; edgec implements up to " +
+                       std::to_string(kMaxMlOpset));
   const onnx::GraphProto& graph = model.graph();
+  check_graph_names(graph);
   auto g = std::make_unique<Graph>();
   std::unordered_map<std::string, Node*> values;
 
@@ -350,9 +413,10 @@ std::unique_ptr<Graph> import_graph(const onnx::ModelProto& model, const ImportO
   for (const auto& vi : graph.output()) {
     auto it = values.find(vi.name());
     if (it == values.end()) throw CompileError("graph output '" + vi.name() + "' is never computed");
-    check_declared(vi, it->second);
+    check_declared(vi, it->second, options);
     g->add_output(vi.name(), it->second);
   }
+  check_graph_depth(*g);
   g->fold_constants();
   return g;
 }
@@ -362,6 +426,7 @@ std::unique_ptr<Graph> import_graph(const onnx::ModelProto& model, const ImportO
 std::unique_ptr<Graph> import_onnx_model(const std::string& serialized_model, const std::string& model_name,
                                          const ImportOptions& options) {
   onnx::ModelProto model;
+  if (serialized_model.empty()) throw CompileError(model_name + ": empty file, not an ONNX model");
   if (!model.ParseFromString(serialized_model))
     throw CompileError(model_name + ": not a valid ONNX model (protobuf parse failed)");
   try {

@@ -1,5 +1,6 @@
 // onnx_importer.h — ONNX model -> primitive Graph (static shapes, constants folded).
 #pragma once
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -15,6 +16,9 @@ struct ImportOptions {
   // Graph inputs frozen to a value at compile time (they become weights, not inputs), e.g.
   // shape or axes tensors that a model takes as inputs.
   std::map<std::string, HostTensor> constant_inputs;
+  // Told what the importer tolerates in a model that onnxruntime also runs (an output's
+  // declared shape that the computed one replaces); null: silent.
+  std::function<void(const std::string&)> warn;
 };
 
 // Throw CompileError naming the ONNX node and op type for anything they cannot import.

@@ -234,6 +234,9 @@ Outs lower_one_hot(OpContext& ctx) {
   if (depth_t.numel() != 1) ctx.fail("depth must hold one value");
   int64_t depth = int64_t(depth_t.get(0));
   if (depth < 1) ctx.fail("depth must be positive");
+  Shape out_shape = indices->shape;
+  out_shape.push_back(depth);
+  checked_numel(out_shape, "output");  // before the iota of `depth` values is built
   if (values->shape.size() != 1 || values->shape[0] != 2) ctx.fail("values must be [off_value, on_value]");
   size_t rank = indices->shape.size() + 1;
   int64_t axis = ctx.axis(ctx.attr_int("axis", -1), int64_t(rank));

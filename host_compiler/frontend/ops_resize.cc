@@ -247,6 +247,15 @@ Node* interpolate(Graph& g, Node* x, int64_t axis, const AxisPlan& plan) {
   return move_last_to(g, g.reshape(y, ys), axis);
 }
 
+// floor(scale * size), refused before it overflows or builds tables for a tensor past the
+// size limit (a scale of 1e9).
+int64_t scaled_size(const OpContext& ctx, double scale, int64_t size) {
+  double out = std::floor(scale * double(size));
+  if (!(out <= double(kMaxTensorElements)))
+    ctx.fail("scale " + std::to_string(scale) + " makes a dim of " + std::to_string(size) + " larger than edgec supports");
+  return int64_t(out);
+}
+
 Node* resize(OpContext& ctx, Node* x, const ResizeParams& p, const std::vector<int64_t>& out_size,
              const std::vector<double>& scales, const std::vector<double>& roi) {
   Graph& g = ctx.g;
@@ -255,6 +264,7 @@ Node* resize(OpContext& ctx, Node* x, const ResizeParams& p, const std::vector<i
   if (p.mode == "nearest" && p.nearest_mode != "round_prefer_floor" && p.nearest_mode != "round_prefer_ceil" &&
       p.nearest_mode != "floor" && p.nearest_mode != "ceil")
     ctx.fail("unknown nearest_mode '" + p.nearest_mode + "'");
+  checked_numel(Shape(out_size.begin(), out_size.end()), "output");  // before any per-position table
   std::vector<AxisPlan> plans(r);
   Node* valid = nullptr;  // tf_crop_and_resize: every coordinate inside the input
   for (size_t d = 0; d < r; ++d) {
@@ -342,7 +352,7 @@ Outs lower_resize(OpContext& ctx) {
       if (!(scales_in[i] > 0)) ctx.fail("scales must be positive");
       scales[size_t(axes[i])] = scales_in[i];
     }
-    for (size_t d = 0; d < r; ++d) out[d] = int64_t(std::floor(scales[d] * double(x->shape[d])));
+    for (size_t d = 0; d < r; ++d) out[d] = scaled_size(ctx, scales[d], x->shape[d]);
   } else {
     for (size_t i = 0; i < n; ++i) out[size_t(axes[i])] = sizes_in[i];
     for (size_t d = 0; d < r; ++d) scales[d] = double(out[d]) / double(x->shape[d]);
@@ -377,7 +387,7 @@ Outs lower_upsample(OpContext& ctx) {
   size_t r = x->shape.size();
   if (scales.size() != r) ctx.fail("scales must have one entry per dim");
   std::vector<int64_t> out;
-  for (size_t d = 0; d < r; ++d) out.push_back(int64_t(std::floor(scales[d] * double(x->shape[d]))));
+  for (size_t d = 0; d < r; ++d) out.push_back(scaled_size(ctx, scales[d], x->shape[d]));
   std::vector<double> roi(2 * r, 0.0);
   return {resize(ctx, x, p, out, scales, roi)};
 }

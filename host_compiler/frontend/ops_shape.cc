@@ -183,6 +183,10 @@ Outs lower_slice(OpContext& ctx) {
   for (size_t i = 0; i < starts.size(); ++i) {
     int64_t axis = ctx.axis(axes[i], rank), dim = x->shape[axis], step = steps[i];
     if (step == 0) ctx.fail("step 0");
+    // A step past the dim takes at most one element, as a step of the dim does; clamping it
+    // keeps -step and the count below from overflowing (a step of INT64_MIN).
+    const int64_t max_step = std::max<int64_t>(dim, 1);
+    step = std::clamp(step, -max_step, max_step);
     auto resolve = [&](int64_t v, int64_t lo, int64_t hi) {
       if (v < 0) v += dim;
       return std::clamp(v, lo, hi);
@@ -292,7 +296,11 @@ Outs lower_range(OpContext& ctx) {
   Node* start_node = ctx.input(0);
   double start = ctx.const_input(0).get(0), limit = ctx.const_input(1).get(0), delta = ctx.const_input(2).get(0);
   if (delta == 0) ctx.fail("delta 0");
-  int64_t n = std::max<int64_t>(0, int64_t(std::ceil((limit - start) / delta)));
+  double count = std::ceil((limit - start) / delta);
+  if (!(count <= double(kMaxTensorElements)))  // also NaN
+    ctx.fail("(" + std::to_string(limit) + " - " + std::to_string(start) + ") / " + std::to_string(delta) +
+             " elements: more than edgec supports");
+  int64_t n = std::max<int64_t>(0, int64_t(count));
   std::vector<double> v;
   for (int64_t i = 0; i < n; ++i) v.push_back(start + double(i) * delta);
   return {ctx.g.weight(HostTensor::from_doubles(start_node->dtype, {n}, v))};

@@ -50,6 +50,17 @@ int64_t numel(const Shape& s) {
   return n;
 }
 
+int64_t checked_numel(const Shape& s, const std::string& what) {
+  int64_t n = 1;
+  for (int64_t d : s) {
+    if (d < 0) throw CompileError(what + ": negative dimension in shape " + shape_str(s));
+    if (__builtin_mul_overflow(n, d, &n) || n > kMaxTensorElements) n = kMaxTensorElements + 1;
+  }
+  if (n > kMaxTensorElements)
+    throw CompileError(what + ": shape " + shape_str(s) + " has more than 2^32 elements, more than edgec supports");
+  return n;
+}
+
 std::string shape_str(const Shape& s) {
   std::string out = "[";
   for (size_t i = 0; i < s.size(); ++i) {
@@ -194,8 +205,7 @@ bool is_float_only(Op op) {
 }  // namespace
 
 Node* Graph::make(Op op, DType dtype, Shape shape, std::vector<Node*> srcs) {
-  for (int64_t d : shape)
-    if (d < 0) fail(std::string(op_name(op)) + ": negative dimension in shape " + shape_str(shape));
+  checked_numel(shape, op_name(op));
   // A view of a Const is the same Const in the new shape (Pad excepted: its fill may
   // differ). Keeping it a Const lets kernels use an immediate instead of a load.
   if (is_movement(op) && op != Op::Pad && srcs.size() == 1 && srcs[0]->op == Op::Const)
@@ -286,6 +296,15 @@ Node* Graph::reduce(Op op, Node* x, std::vector<int64_t> axes) {
   if (axes.empty()) return x;
   Shape shape = x->shape;
   for (int64_t a : axes) shape[a] = 1;
+  if (numel(x->shape) == 0) {
+    // Nothing to reduce (a MatMul with K = 0, a Conv with no input channels): the identity,
+    // as ONNX defines the reduction of an empty set (the lowest value for a max).
+    if (numel(shape) == 0) return constant(0.0, x->dtype, shape);
+    double lowest = x->dtype == DType::Bool || !(is_float(x->dtype) || is_signed_int(x->dtype)) ? 0.0
+                    : is_float(x->dtype) ? -INFINITY
+                                          : -std::ldexp(1.0, int(dtype_size(x->dtype) * 8 - 1));
+    return constant(op == Op::ReduceSum ? 0.0 : lowest, x->dtype, shape);
+  }
   Node* n = make(op, x->dtype, shape, {x});
   n->axes = std::move(axes);
   return n;

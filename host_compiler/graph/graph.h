@@ -38,6 +38,13 @@ struct CompileError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The most elements one tensor may have (16 GiB of f32): far past any edge model, and a
+// limit that a hostile shape (Range to 2^60, Resize by 1e9) hits with a message instead of
+// an allocation failure or a wrapped product.
+constexpr int64_t kMaxTensorElements = int64_t{1} << 32;
+// numel(s), or CompileError naming `what` when the product overflows or passes the limit.
+int64_t checked_numel(const Shape& s, const std::string& what);
+
 enum class Op : uint8_t {
   // leaves
   Input, Weight, Const,

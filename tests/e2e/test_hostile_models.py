@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""edgec on hostile, broken and sloppy ONNX models.
+
+Refused with an error naming the node (or the graph rule) and exit code 1, never a crash,
+a hang or an allocation failure: graphs that break ONNX's single-definition rules, an empty
+file, an operator set from the future, shapes past the size limit (Range to 2^60, Resize by
+1e9, OneHot of depth 2^40, Expand to 2^80 elements).
+Compiled and run, matching onnxruntime: zero-size reductions (MatMul with K = 0, a Conv
+with no input channels), a chain of 4,000 elementwise ops and a Sum of 2,000 inputs (deep
+recursion in the compiler), Slice with a step of INT64_MIN, and models from the wild that
+onnxruntime runs with a warning: an output declared with dim -1 or with a stale shape (a
+declared dtype that disagrees is still refused)."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import numpy as np  # noqa: E402
+import onnx  # noqa: E402
+from onnx import TensorProto as TP  # noqa: E402
+from onnx import helper as h  # noqa: E402
+from onnx import numpy_helper as nh  # noqa: E402
+import edge_testlib as lib  # noqa: E402
+
+suite = lib.Suite("test_hostile_models")
+WORK = None
+vi = h.make_tensor_value_info
+
+
+def model(nodes, inputs, outputs, inits=(), opset=17):
+    g = h.make_graph(nodes, "g", inputs, outputs, [nh.from_array(v, n) for n, v in inits])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def refused(name, m, must_mention, timeout=120):
+    """Compiles m (a ModelProto or raw bytes); expects exit 1 and every word in stderr."""
+    path = WORK / f"{name}.onnx"
+    path.write_bytes(m if isinstance(m, bytes) else m.SerializeToString())
+    edgec, _, _ = lib.tools()
+    res = lib.run_cmd([edgec, "compile", path, "-o", WORK / f"{name}.bundle", "-q"], check=False, timeout=timeout)
+    assert res.returncode == 1, f"{name}: expected exit 1, got {res.returncode}\n{res.stderr[-2000:]}"
+    for word in must_mention:
+        assert word.lower() in res.stderr.lower(), f"{name}: error does not mention {word!r}:\n{res.stderr[-2000:]}"
+    assert not (WORK / f"{name}.bundle").exists(), f"{name}: a bundle was written"
+    print(f"    {res.stderr.strip().splitlines()[-1]}")
+
+
+def matches_onnxruntime(name, m, feeds, atol=1e-5):
+    """Compiles and runs m; compares every output with onnxruntime. Returns edgec's stderr."""
+    expected = lib.ort_run(m, feeds)
+    actual = lib.compile_and_run(m, feeds, WORK, name=name)
+    for out, want in expected.items():
+        got = actual[out]
+        assert got.shape == want.shape, f"{name}/{out}: shape {got.shape}, onnxruntime {want.shape}"
+        assert np.allclose(got, want, rtol=1e-5, atol=atol), f"{name}/{out}: max err {np.abs(got - want).max()}"
+
+
+@suite.case
+def graphs_breaking_single_definition_are_refused():
+    x4 = [vi("x", TP.FLOAT, [4])]
+    y4 = [vi("y", TP.FLOAT, [4])]
+    refused("output_defined_twice", model([h.make_node("Relu", ["x"], ["y"]), h.make_node("Neg", ["x"], ["y"], name="again")],
+                                          x4, y4), ["again", "Neg", "'y'", "redefines"])
+    refused("node_redefines_input", model([h.make_node("Relu", ["x"], ["x"], name="clobber"),
+                                           h.make_node("Neg", ["x"], ["y"])], x4, y4), ["clobber", "graph input"])
+    refused("input_declared_twice", model([h.make_node("Add", ["x", "x"], ["y"])], x4 + x4, y4), ["input 'x'", "twice"])
+    refused("output_declared_twice", model([h.make_node("Relu", ["x"], ["y"])], x4, y4 + y4), ["output 'y'", "twice"])
+    refused("empty_file", b"", ["empty"])
+    refused("opset_from_the_future", model([h.make_node("Relu", ["x"], ["y"])], x4, y4, opset=99), ["99", "operator set"])
+
+
+@suite.case
+def shapes_past_the_size_limit_fail_fast_naming_the_node():
+    i64 = lambda v: np.array(v, np.int64)  # noqa: E731
+    cases = [
+        ("range_2_60", [h.make_node("Range", ["s", "l", "d"], ["y"], name="huge_range")], [vi("x", TP.FLOAT, [1])],
+         [("s", i64(0)), ("l", i64(1 << 60)), ("d", i64(1))], 17, ["huge_range", "Range"]),
+        ("resize_1e9", [h.make_node("Resize", ["x", "", "sc"], ["y"], name="zoom")], [vi("x", TP.FLOAT, [1, 1, 2, 2])],
+         [("sc", np.array([1, 1, 1e9, 1e9], np.float32))], 19, ["zoom", "Resize"]),
+        ("onehot_2_40", [h.make_node("OneHot", ["x", "d", "v"], ["y"], name="wide")], [vi("x", TP.INT64, [3])],
+         [("d", i64(1 << 40)), ("v", np.array([0, 1], np.float32))], 17, ["wide", "OneHot"]),
+        ("expand_2_80", [h.make_node("Expand", ["x", "s"], ["y"], name="blowup")], [vi("x", TP.FLOAT, [1])],
+         [("s", i64([1 << 40, 1 << 40]))], 17, ["blowup", "Expand"]),
+    ]
+    for name, nodes, inputs, inits, opset, words in cases:
+        refused(name, model(nodes, inputs, [vi("y", TP.FLOAT, None)], inits, opset), words + ["more than"], timeout=60)
+
+
+@suite.case
+def zero_size_reductions_give_the_identity():
+    a, b = np.zeros((2, 0), np.float32), np.zeros((0, 3), np.float32)
+    matches_onnxruntime("matmul_k0", model([h.make_node("MatMul", ["a", "b"], ["y"])],
+                                           [vi("a", TP.FLOAT, [2, 0]), vi("b", TP.FLOAT, [0, 3])],
+                                           [vi("y", TP.FLOAT, [2, 3])]), {"a": a, "b": b})
+    bias = np.array([0.5, -2.0], np.float32)
+    matches_onnxruntime("conv_no_channels", model([h.make_node("Conv", ["x", "w", "bias"], ["y"])],
+                                                  [vi("x", TP.FLOAT, [1, 0, 4, 4])], [vi("y", TP.FLOAT, [1, 2, 2, 2])],
+                                                  [("w", np.zeros((2, 0, 3, 3), np.float32)), ("bias", bias)]),
+                        {"x": np.zeros((1, 0, 4, 4), np.float32)})
+
+
+@suite.case
+def deep_graphs_compile():
+    nodes, prev = [], "x"
+    for i in range(4000):
+        op = ("Neg", "Relu", "Abs", "Sqrt")[i % 4]
+        nodes.append(h.make_node(op, [prev], [f"t{i}"]))
+        prev = f"t{i}"
+    nodes.append(h.make_node("Identity", [prev], ["y"]))
+    x = np.random.default_rng(1).standard_normal(8).astype(np.float32)
+    matches_onnxruntime("chain_4000", model(nodes, [vi("x", TP.FLOAT, [8])], [vi("y", TP.FLOAT, [8])]), {"x": x})
+    names = [f"x{i % 7}" for i in range(2000)]
+    feeds = {f"x{i}": np.random.default_rng(i).standard_normal(4).astype(np.float32) for i in range(7)}
+    matches_onnxruntime("sum_2000", model([h.make_node("Sum", names, ["y"])], [vi(n, TP.FLOAT, [4]) for n in feeds],
+                                          [vi("y", TP.FLOAT, [4])]), feeds, atol=1e-3)
+
+
+@suite.case
+def slice_with_extreme_steps():
+    x = np.arange(6, dtype=np.float32)
+    lo, hi = -(1 << 63), (1 << 63) - 1
+    for name, start, end, step in (("min_step", -1, lo, lo), ("max_step", 0, hi, hi), ("min_step_mid", 3, lo, lo + 1)):
+        inits = [("st", np.array([start], np.int64)), ("en", np.array([end], np.int64)),
+                 ("ax", np.array([0], np.int64)), ("sp", np.array([step], np.int64))]
+        matches_onnxruntime(f"slice_{name}", model([h.make_node("Slice", ["x", "st", "en", "ax", "sp"], ["y"])],
+                                                   [vi("x", TP.FLOAT, [6])], [vi("y", TP.FLOAT, None)], inits), {"x": x})
+
+
+@suite.case
+def declared_output_shapes_from_the_wild():
+    x = np.random.default_rng(2).standard_normal(4).astype(np.float32)
+    for name, declared in (("dim_minus_one", [-1]), ("stale_shape", [5]), ("stale_rank", [2, 2])):
+        m = model([h.make_node("Relu", ["x"], ["out_of_" + name])], [vi("x", TP.FLOAT, [4])],
+                  [vi("out_of_" + name, TP.FLOAT, declared)])
+        matches_onnxruntime(name, m, {"x": x})
+        res = lib.compile_model(m, WORK / f"{name}_warned.bundle")
+        assert "warning" in res.stderr and "out_of_" + name in res.stderr, f"{name}: no warning naming the output:\n{res.stderr}"
+    refused("wrong_dtype", model([h.make_node("Relu", ["x"], ["y"])], [vi("x", TP.FLOAT, [4])], [vi("y", TP.INT32, [4])]),
+            ["'y'", "i32"])
+
+
+if __name__ == "__main__":
+    WORK = lib.work_dir("hostile_models")
+    sys.exit(suite.main())
