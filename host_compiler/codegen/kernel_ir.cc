@@ -344,6 +344,26 @@ std::optional<int64_t> lane_stride(const Index& ix, int var, int lanes) {
   return stride;
 }
 
+std::optional<LaneRepeat> lane_repeat(const Index& ix, int var, int lanes) {
+  std::optional<LaneRepeat> found;
+  for (const auto& [atom, coef] : ix.terms()) {
+    if (atom->kind == Atom::Kind::Var) {
+      if (atom->var == var) return std::nullopt;
+      continue;
+    }
+    if (!index_depends_on(atom->inner, var)) continue;
+    const int64_t k = atom->divisor;
+    if (found || atom->kind != Atom::Kind::Div || k < 2 || lanes % k != 0 ||
+        index_affine_coef(atom->inner, var) != std::optional<int64_t>(1) || floormod(atom->inner.constant(), k) != 0)
+      return std::nullopt;
+    // The rest of the dividend moves in whole multiples of k: lane j adds j / k.
+    for (const auto& [inner_atom, inner_coef] : atom->inner.terms())
+      if (!(inner_atom->kind == Atom::Kind::Var && inner_atom->var == var) && inner_coef % k != 0) return std::nullopt;
+    found = LaneRepeat{k, coef};
+  }
+  return found;
+}
+
 bool load_depends_on(const Value* load, int var) { return load->dynamic || index_depends_on(load->index, var); }
 
 std::optional<int64_t> load_affine_coef(const Value* load, int var) {

@@ -98,6 +98,14 @@ std::optional<int64_t> index_affine_coef(const Index& ix, int var);
 // lane and is otherwise a multiple of `lanes`: the lanes never cross a block (a weight
 // stored in blocks of 16 output channels, read 4, 8 or 16 lanes at a time).
 std::optional<int64_t> lane_stride(const Index& ix, int var, int lanes);
+// Where lanes along `var` (from a multiple of `lanes`) read each element `repeat` times
+// in a row: ix depends on var only through c * (var + ...) / repeat with repeat dividing
+// lanes (a grouped conv with 2 output channels per input channel reads input channel
+// m / 2). Returns {repeat, c}: lanes / repeat elements c apart, each repeated.
+struct LaneRepeat {
+  int64_t repeat, stride;
+};
+std::optional<LaneRepeat> lane_repeat(const Index& ix, int var, int lanes);
 bool load_depends_on(const Value* load, int var);
 std::optional<int64_t> load_affine_coef(const Value* load, int var);
 // The loads of the reduce body (none without a reduce), each once, in first-use order.

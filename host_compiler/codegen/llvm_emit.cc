@@ -284,11 +284,18 @@ class Emitter {
   // Loads of the reduce body that would be gathers with lanes along `var`.
   int gathered_loads(int var) const {
     int n = 0;
-    for (const Value* l : reduce_body_loads(k_)) {
-      std::optional<int64_t> c = l->dynamic ? std::nullopt : lane_stride(l->index, var, vector_lanes_);
-      if (!c || *c < 0 || *c > 4) ++n;
-    }
+    for (const Value* l : reduce_body_loads(k_))
+      if (!cheap_vector_load(l, var)) ++n;
     return n;
+  }
+  // A load that is one vector load (and at most a shuffle) with lanes along `var`:
+  // consecutive, strided by at most 4, the same for every lane, or each element repeated.
+  bool cheap_vector_load(const Value* l, int var) const {
+    if (l->dynamic) return false;
+    std::optional<int64_t> c = lane_stride(l->index, var, vector_lanes_);
+    if (c && *c >= 0 && *c <= 4) return true;
+    std::optional<LaneRepeat> r = lane_repeat(l->index, var, vector_lanes_);
+    return r && r->stride == 1;
   }
   // The output dim whose lanes the reduce body gathers least: the innermost one unless
   // another reads with fewer gathers (a conv writing a model output in NCHW from
@@ -311,10 +318,8 @@ class Emitter {
   // 4, or the same for every lane) when lanes run along `var`.
   int cheap_loads(int var) const {
     int n = 0;
-    for (const Value* l : reduce_body_loads(k_)) {
-      std::optional<int64_t> c = l->dynamic ? std::nullopt : lane_stride(l->index, var, vector_lanes_);
-      if (c && *c >= 0 && *c <= 4) ++n;
-    }
+    for (const Value* l : reduce_body_loads(k_))
+      if (cheap_vector_load(l, var)) ++n;
     return n;
   }
   // The variable of the innermost reduce dim to vectorize, or -1 to vectorize the output.
@@ -876,6 +881,33 @@ class Emitter {
       auto* l = b_.CreateMaskedLoad(wt, ptr, align, wide_mask, llvm::Constant::getNullValue(wt));
       annotate(l, v->arg);
       return widen(b_.CreateShuffleVector(l, picks), stored);
+    }
+    std::optional<LaneRepeat> repeat = offset_varies || guards_vary ? std::nullopt : lane_repeat(v->index, vec_var_, lanes_);
+    if (repeat && repeat->stride == 1) {
+      // Each element for `repeat` lanes in a row (a grouped conv's input channel m / 2):
+      // load lanes / repeat consecutive elements and spread them with a shuffle.
+      const int narrow = lanes_ / static_cast<int>(repeat->repeat);
+      LV* first = plus_offset(index(v->index));
+      LV* narrow_mask = nullptr;
+      if (!guards.empty()) {
+        LV* ok = guards_hold(guards, false);
+        first = b_.CreateSelect(ok, first, ic(0));  // failing lanes read the buffer's start
+        if (k_.args[v->arg].numel < narrow) narrow_mask = b_.CreateVectorSplat(narrow, ok);
+      }
+      std::vector<int> spread, firsts;
+      for (int u = 0; u < lanes_; ++u) spread.push_back(u / static_cast<int>(repeat->repeat));
+      for (int u = 0; u < narrow; ++u) firsts.push_back(u * static_cast<int>(repeat->repeat));
+      if (lane_mask_) {
+        LV* real = b_.CreateShuffleVector(lane_mask_, firsts);  // an element is read if its first lane is real
+        narrow_mask = narrow_mask ? b_.CreateAnd(narrow_mask, real) : real;
+      }
+      llvm::Type* nt = llvm::FixedVectorType::get(st, narrow);
+      LV* ptr = b_.CreateInBoundsGEP(st, base, first);
+      llvm::Instruction* l = narrow_mask ? static_cast<llvm::Instruction*>(
+                                               b_.CreateMaskedLoad(nt, ptr, align, narrow_mask, llvm::Constant::getNullValue(nt)))
+                                         : b_.CreateAlignedLoad(nt, ptr, align);
+      annotate(l, v->arg);
+      return widen(b_.CreateShuffleVector(l, spread), stored);
     }
     LV* idx = plus_offset(index(v->index, true));
     if (mask) idx = b_.CreateSelect(mask, idx, llvm::Constant::getNullValue(idx->getType()));

@@ -304,7 +304,7 @@ def integer_division_edges():
 @suite.case
 def conv_chains_with_padding_at_every_width():
     """Chains of convs whose intermediates the CPU targets store channels-last and tile in
-    registers: a 3-channel stem, depthwise and 2-channel grouped convs (their border outputs
+    registers: a 3-channel stem, depthwise, 2-channel grouped and channel-multiplier convs (border outputs
     are computed apart from the register tiles), max pooling, a conv writing a model output
     (NCHW) from channels-last data, widths from 1 (no output inside the padding) to wider
     than two tiles."""
@@ -318,12 +318,17 @@ def conv_chains_with_padding_at_every_width():
                              dilations=[dil] * 2, pads=pads),
                  h.make_node("Conv", ["d", "wg"], ["g"], group=c // 2, kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
                  h.make_node("MaxPool", ["g"], ["p"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
-                 h.make_node("Conv", ["p", "wp"], ["y"])]
+                 h.make_node("Conv", ["p", "wp"], ["y"]),
+                 # channel multipliers 2 (lanes read input channel m / 2) and 3
+                 h.make_node("Conv", ["p", "wm2"], ["m2"], group=c, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+                 h.make_node("Relu", ["m2"], ["m2r"]),  # m2 stays an intermediate (channels-last)
+                 h.make_node("Conv", ["p", "wm3"], ["m3"], group=c, kernel_shape=[3, 3], pads=[1, 1, 1, 1])]
         inits = [("w0", randn(c, 3, 3, 3, scale=0.5)), ("b0", randn(c)), ("wd", randn(c, 1, k, k, scale=0.5)),
-                 ("bd", randn(c)), ("wg", randn(c, 2, 3, 3, scale=0.5)), ("wp", randn(8, c, 1, 1, scale=0.3))]
+                 ("bd", randn(c)), ("wg", randn(c, 2, 3, 3, scale=0.5)), ("wp", randn(8, c, 1, 1, scale=0.3)),
+                 ("wm2", randn(2 * c, 1, 3, 3, scale=0.5)), ("wm3", randn(3 * c, 1, 3, 3, scale=0.5))]
         feeds = {"x": randn(1, 3, width + 3, width)}
         # d is also a model output: kept NCHW, computed from channels-last data.
-        check(model(nodes, feeds, ["y", "d"], inits), feeds, rtol=1e-4, atol=1e-4)
+        check(model(nodes, feeds, ["y", "d", "m2r", "m3"], inits), feeds, rtol=1e-4, atol=1e-4)
 
 
 if __name__ == "__main__":
