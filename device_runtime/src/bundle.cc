@@ -82,7 +82,9 @@ edgert_status edgert_bundle_open(const char* path, edgert_bundle** out_bundle) {
   if (!path || !out_bundle)
     return edgert::set_error(EDGERT_ERROR_INVALID_ARGUMENT, "edgert_bundle_open: null argument");
   *out_bundle = nullptr;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO would wait for a writer; fstat then refuses anything but a
+  // regular file (where O_NONBLOCK changes nothing).
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     return edgert::set_error(EDGERT_ERROR_IO, "cannot open %s: %s", path, std::strerror(errno));
   struct stat st;

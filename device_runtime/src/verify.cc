@@ -4,7 +4,9 @@
 // bundle; to add a check, add it to the part it concerns and name the field in the message.
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "bundle_header.h"
 #include "internal.h"
@@ -71,6 +73,45 @@ bool same_shape(const flatbuffers::Vector<int64_t>* a, const flatbuffers::Vector
 }
 
 const char* str(const flatbuffers::String* s) { return s ? s->c_str() : ""; }
+
+// The FlatBuffers verifier checks only the 4-byte alignment of a vector's length, so a
+// vector of 8-byte scalars ([long], [ulong]) can pass it and then be read misaligned.
+template <typename T>
+bool misaligned(const flatbuffers::Vector<T>* v) {
+  return v && reinterpret_cast<uintptr_t>(v->data()) % sizeof(T) != 0;
+}
+
+// calloc'd scratch for a check, freed on every return path. Only open verifies, never
+// edgert_run, and the runtime needs only libc (no operator new).
+struct Scratch {
+  void* p;
+  explicit Scratch(size_t bytes) : p(std::calloc(bytes ? bytes : 1, 1)) {}
+  ~Scratch() { std::free(p); }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+};
+
+edgert_status out_of_memory(const char* what) {
+  return set_error(EDGERT_ERROR_OUT_OF_MEMORY, "out of memory verifying %s", what);
+}
+
+// Sorts indices a[0, n) by `less`: a heapsort, with no recursion or allocation, and one copy
+// of the code for every sort here (std::sort would add kilobytes per comparator).
+using Less = bool (*)(const void* ctx, uint32_t x, uint32_t y);
+void sort_indices(uint32_t* a, uint32_t n, Less less, const void* ctx) {
+  auto sift = [&](uint32_t root, uint32_t end) {
+    for (uint32_t child; (child = 2 * root + 1) < end; root = child) {
+      if (child + 1 < end && less(ctx, a[child], a[child + 1])) ++child;
+      if (!less(ctx, a[root], a[child])) return;
+      std::swap(a[root], a[child]);
+    }
+  };
+  for (uint32_t i = n / 2; i-- > 0;) sift(i, n);
+  for (uint32_t end = n; end-- > 1;) {
+    std::swap(a[0], a[end]);
+    sift(0, end);
+  }
+}
 
 // ---- file layout: header, FlatBuffer range, data blob range, padding, hash ----
 
@@ -212,6 +253,16 @@ edgert_status check_buffers(const Bundle* b) {
     if (!valid_dtype(buf->dtype()))
       return EDGE_INVALID("buffer %u (%s): unknown dtype %u", i, name,
                           static_cast<unsigned>(buf->dtype()));
+    if (misaligned(buf->shape()))
+      return EDGE_INVALID("buffer %u (%s): shape vector is not 8-byte aligned", i, name);
+    // Kernels index by shape, so `size` must be exactly what the shape needs (dtype is the
+    // storage dtype; an Image2D's padded texels are separate, checked below).
+    uint64_t bytes = 0;
+    if (!shape_bytes(buf->shape(), buf->dtype(), &bytes))
+      return EDGE_INVALID("buffer %u (%s): shape has a negative or overflowing dimension", i, name);
+    if (buf->size() != bytes)
+      return EDGE_INVALID("buffer %u (%s): size %" PRIu64 " != product(shape) * dtype size = %" PRIu64,
+                          i, name, buf->size(), bytes);
     switch (buf->memory()) {
       case MemorySpace::Global: break;
       case MemorySpace::Image2D: {
@@ -283,6 +334,15 @@ edgert_status check_buffers(const Bundle* b) {
 
 // ---- inputs and outputs: what the caller binds ----
 
+const char* name_of(const void* tensors, uint32_t i) {
+  return str(static_cast<const flatbuffers::Vector<flatbuffers::Offset<TensorInfo>>*>(tensors)->Get(i)->name());
+}
+
+bool name_less(const void* tensors, uint32_t x, uint32_t y) {
+  const int c = std::strcmp(name_of(tensors, x), name_of(tensors, y));
+  return c < 0 || (c == 0 && x < y);
+}
+
 edgert_status check_tensors(const Bundle* b, bool inputs) {
   const auto* tensors = inputs ? b->inputs() : b->outputs();
   const char* what = inputs ? "input" : "output";
@@ -294,12 +354,11 @@ edgert_status check_tensors(const Bundle* b, bool inputs) {
     const char* name = t->name()->c_str();
     if (std::strlen(name) != t->name()->size())
       return EDGE_INVALID("%s %u: name contains a NUL byte", what, i);
-    for (uint32_t j = 0; j < i; ++j)
-      if (std::strcmp(str(tensors->Get(j)->name()), name) == 0)
-        return EDGE_INVALID("%s %u (%s): name already used by %s %u", what, i, name, what, j);
     if (!valid_dtype(t->dtype()))
       return EDGE_INVALID("%s %u (%s): unknown dtype %u", what, i, name,
                           static_cast<unsigned>(t->dtype()));
+    if (misaligned(t->shape()))
+      return EDGE_INVALID("%s %u (%s): shape vector is not 8-byte aligned", what, i, name);
     if (count(t->shape()) > EDGERT_MAX_RANK)
       return EDGE_INVALID("%s %u (%s): rank %u exceeds %d", what, i, name, count(t->shape()),
                           EDGERT_MAX_RANK);
@@ -317,11 +376,20 @@ edgert_status check_tensors(const Bundle* b, bool inputs) {
     if (buf->dtype() != t->dtype() || !same_shape(buf->shape(), t->shape()))
       return EDGE_INVALID("%s %u (%s): dtype or shape differs from buffer %u", what, i, name,
                           t->buffer());
-    if (buf->size() != bytes)
-      return EDGE_INVALID("%s %u (%s): buffer %u size %" PRIu64
-                          " != product(shape) * dtype size = %" PRIu64,
-                          what, i, name, t->buffer(), buf->size(), bytes);
+    // Same dtype and shape: check_buffers made the buffer's size product(shape) * dtype size.
   }
+  // Unique names: sort the indices by name, then compare neighbours (O(n log n); 40,000
+  // inputs took seconds pairwise).
+  const uint32_t n = count(tensors);
+  Scratch scratch(size_t{n} * sizeof(uint32_t));
+  uint32_t* order = static_cast<uint32_t*>(scratch.p);
+  if (!order) return out_of_memory("tensor names");
+  for (uint32_t i = 0; i < n; ++i) order[i] = i;
+  sort_indices(order, n, name_less, tensors);
+  for (uint32_t k = 1; k < n; ++k)
+    if (std::strcmp(name_of(tensors, order[k - 1]), name_of(tensors, order[k])) == 0)
+      return EDGE_INVALID("%s %u (%s): name already used by %s %u", what, order[k],
+                          name_of(tensors, order[k]), what, order[k - 1]);
   return EDGERT_OK;
 }
 
@@ -356,6 +424,9 @@ edgert_status check_kernels(const Bundle* b) {
                             "or OpenCLC section",
                             i, name, k->section(), EnumNameCodeFormat(s->format()));
     }
+    if (misaligned(k->global_size()) || misaligned(k->local_size()))
+      return EDGE_INVALID("kernel %u (%s): global_size or local_size vector is not 8-byte aligned",
+                          i, name);
     const uint32_t dims = count(k->global_size());
     if (dims > edge::abi::kMaxLaunchDims || (count(k->local_size()) != 0 && count(k->local_size()) != dims))
       return EDGE_INVALID("kernel %u (%s): global_size has %u dims and local_size %u (at most %d, same rank)",
@@ -384,8 +455,111 @@ edgert_status check_writable(const Bundle* b, uint32_t cmd, uint32_t buffer) {
   return EDGERT_OK;
 }
 
+// When a command touches a buffer, in queue time: command c reads and writes at 2c + 1 (a
+// kernel reads its inputs while it writes its output), except that a Copy reads at 2c (a
+// memmove: its source and destination may overlap). 0 is never a write time, so a zeroed
+// Life means "never written".
+struct Life {
+  uint32_t first_write;  // time of the first write, 0 if none
+  uint32_t last;         // time of the last read or write
+};
+
+// Counts of live buffers by offset rank (a Fenwick tree): finds the live neighbours in memory
+// of a buffer in O(log n).
+struct LiveSet {
+  uint32_t* t;
+  uint32_t n, top;  // top: the largest power of two <= n
+  void add(uint32_t r, uint32_t d) {
+    for (++r; r <= n; r += r & (0u - r)) t[r - 1] += d;
+  }
+  uint32_t below(uint32_t r) const {  // live ranks < r
+    uint32_t c = 0;
+    for (; r; r -= r & (0u - r)) c += t[r - 1];
+    return c;
+  }
+  uint32_t kth(uint32_t k) const {  // rank of the k-th live buffer, k >= 1
+    uint32_t pos = 0;
+    for (uint32_t s = top; s; s >>= 1)
+      if (pos + s <= n && t[pos + s - 1] < k) k -= t[(pos += s) - 1];
+    return pos;
+  }
+};
+
+// An arena buffer that is used: its bytes [lo, hi) (an Image2D owns its padded texels) and
+// its lifetime [first, last] in queue time.
+struct Span {
+  uint64_t lo, hi, first, last;
+  uint32_t id;
+};
+
+template <uint64_t Span::*key>
+bool span_less(const void* spans, uint32_t x, uint32_t y) {
+  const Span* s = static_cast<const Span*>(spans);
+  return s[x].*key < s[y].*key || (s[x].*key == s[y].*key && x < y);
+}
+
+// Arena buffers live at the same time must not share bytes; the compiler's planner reuses
+// memory only between disjoint lifetimes. Sweep over time with the live set ordered by
+// offset: live buffers never overlap, so a new one need only be compared with its
+// neighbours. O(n log n).
+edgert_status check_arena_overlap(const Bundle* b, const Life* life) {
+  const uint32_t n = count(b->buffers());
+  Scratch scratch(size_t{n} * (sizeof(Span) + 5 * sizeof(uint32_t)));
+  if (!scratch.p) return out_of_memory("the arena");
+  Span* span = static_cast<Span*>(scratch.p);
+  uint32_t* by_start = reinterpret_cast<uint32_t*>(span + n);
+  uint32_t* by_end = by_start + n;
+  uint32_t* by_offset = by_end + n;
+  uint32_t* rank = by_offset + n;
+  uint32_t m = 0;  // used arena buffers that own bytes
+  for (uint32_t id = 0; id < n; ++id) {
+    const Buffer* buf = b->buffers()->Get(id);
+    if (buf->kind() != BufferKind::Arena || life[id].first_write == 0) continue;
+    uint64_t bytes = buf->size();
+    if (buf->memory() == MemorySpace::Image2D) {  // no overflow: checked in check_buffers
+      const uint64_t padded = uint64_t{buf->image_width()} * buf->image_height() *
+                              edge::abi::kImageChannels * dtype_size(static_cast<uint32_t>(buf->dtype()));
+      if (padded > bytes) bytes = padded;
+    }
+    if (bytes == 0) continue;
+    span[m] = {buf->offset(), buf->offset() + bytes, life[id].first_write, life[id].last, id};
+    by_start[m] = by_end[m] = by_offset[m] = m;
+    ++m;
+  }
+  LiveSet live{rank + n, m, 1};
+  while (live.top <= m / 2) live.top *= 2;
+  sort_indices(by_start, m, span_less<&Span::first>, span);
+  sort_indices(by_end, m, span_less<&Span::last>, span);
+  sort_indices(by_offset, m, span_less<&Span::lo>, span);
+  for (uint32_t r = 0; r < m; ++r) rank[by_offset[r]] = r;
+  uint32_t ended = 0, num_live = 0;
+  for (uint32_t k = 0; k < m; ++k) {
+    const Span& s = span[by_start[k]];
+    // Those that ended before this one starts (all started earlier) leave the live set.
+    for (; span[by_end[ended]].last < s.first; ++ended, --num_live) live.add(rank[by_end[ended]], ~0u);
+    // Its neighbours in the live set by offset: the below-th and the (below + 1)-th.
+    const uint32_t below = live.below(rank[by_start[k]]);
+    for (uint32_t nb = below ? below : 1; nb <= below + 1 && nb <= num_live; ++nb) {
+      const Span& o = span[by_offset[live.kth(nb)]];
+      if (o.lo < s.hi && s.lo < o.hi)
+        return EDGE_INVALID("buffer %u (%s): arena bytes [%" PRIu64 ", %" PRIu64 ") overlap buffer %u (%s) [%" PRIu64
+                            ", %" PRIu64 ") while both are live (commands %u-%u and %u-%u)",
+                            s.id, buffer_name(b->buffers()->Get(s.id)), s.lo, s.hi, o.id,
+                            buffer_name(b->buffers()->Get(o.id)), o.lo, o.hi, unsigned(s.first / 2),
+                            unsigned(s.last / 2), unsigned(o.first / 2), unsigned(o.last / 2));
+    }
+    live.add(rank[by_start[k]], 1);
+    ++num_live;
+  }
+  return EDGERT_OK;
+}
+
 edgert_status check_commands(const Bundle* b) {
   const uint32_t num_buffers = count(b->buffers());
+  // Times fit in 32 bits: a FlatBuffer (< 2 GiB) holds fewer than 2^31 commands.
+  Scratch scratch(size_t{num_buffers} * sizeof(Life));
+  Life* life = static_cast<Life*>(scratch.p);
+  if (!life) return out_of_memory("the command queue");
   for (uint32_t i = 0; i < count(b->commands()); ++i) {
     const Command* c = b->commands()->Get(i);
     const uint32_t num_args = count(c->args());
@@ -424,12 +598,39 @@ edgert_status check_commands(const Bundle* b) {
         if (st != EDGERT_OK) return st;
         break;
       }
-      case CommandKind::Timestamp: break;
+      case CommandKind::Timestamp: continue;
       default:
         return EDGE_INVALID("command %u: unknown kind %u", i, static_cast<unsigned>(c->kind()));
     }
+    // Dataflow: an Arena or Output buffer is read only after some command wrote it (else a
+    // queue missing a command runs on stale bytes), and a kernel's output is not also its input.
+    const bool copy = c->kind() == CommandKind::Copy;
+    const uint32_t out = copy ? 1 : 0, write_time = 2 * i + 1, read_time = copy ? 2 * i : write_time;
+    for (uint32_t a = 0; a < num_args; ++a) {
+      const uint32_t id = c->args()->Get(a);
+      if (a == out) continue;
+      if (!copy && id == c->args()->Get(0))
+        return EDGE_INVALID("command %u: arg %u is buffer %u (%s), the output it writes (arg 0)", i,
+                            a, id, buffer_name(b->buffers()->Get(id)));
+      const BufferKind kind = b->buffers()->Get(id)->kind();
+      if ((kind == BufferKind::Arena || kind == BufferKind::Output) && life[id].first_write == 0)
+        return EDGE_INVALID("command %u: arg %u reads buffer %u (%s) before any command writes it", i,
+                            a, id, buffer_name(b->buffers()->Get(id)));
+      life[id].last = read_time;  // times only grow
+    }
+    if (out < num_args) {
+      const uint32_t id = c->args()->Get(out);
+      if (life[id].first_write == 0) life[id].first_write = write_time;
+      life[id].last = write_time;
+    }
   }
-  return EDGERT_OK;
+  for (uint32_t id = 0; id < num_buffers; ++id) {
+    const Buffer* buf = b->buffers()->Get(id);
+    if (buf->kind() == BufferKind::Output && life[id].first_write == 0)
+      return EDGE_INVALID("buffer %u (%s): output %u is never written by any command", id,
+                          buffer_name(buf), buf->io_index());
+  }
+  return check_arena_overlap(b, life);
 }
 
 edgert_status check_reference(const Bundle* b) {

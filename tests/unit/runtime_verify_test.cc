@@ -1,11 +1,17 @@
 // Bundle writer layout and every check of the verifier: each malformed bundle must give a
 // status and a message naming the problem, never a crash.
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <thread>
 
 #include "runtime_test_util.h"
 
@@ -320,8 +326,8 @@ TEST_CASE("open: buffers") {
 
 TEST_CASE("open: inputs and outputs") {
   BundleDesc d = copy_bundle();
-  d.buffers[0].size = 12;
-  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"input 0 (x)", "size 12"});
+  d.buffers[0].size = 12;  // caught by the buffer check, before the input's
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"buffer 0 (x)", "size 12"});
   d = copy_bundle();
   d.inputs[0].buffer = 3;  // the weight; buffer 0 is left without its input
   expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"buffer 0 (x)", "input 0 does not refer back"});
@@ -344,12 +350,14 @@ TEST_CASE("open: inputs and outputs") {
   expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"input 0 (x)", "rank 9"});
   d = copy_bundle();
   d.inputs[0].shape = {-4};
-  d.buffers[0].shape = {-4};
   expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"input 0 (x)", "negative"});
+  d.buffers[0].shape = {-4};
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"buffer 0 (x)", "negative"});
   d = copy_bundle();
   d.inputs[0].shape = {1ll << 40, 1ll << 40};
-  d.buffers[0].shape = d.inputs[0].shape;
   expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"input 0 (x)", "overflowing"});
+  d.buffers[0].shape = d.inputs[0].shape;
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"buffer 0 (x)", "overflowing"});
 }
 
 TEST_CASE("open: commands and kernels") {
@@ -391,7 +399,8 @@ TEST_CASE("open: commands and kernels") {
   k.section = 1;
   k.num_args = 2;
   d.kernels = {k};
-  d.commands = {command(CommandKind::Launch, {2, 0}, 0)};
+  d.commands = {command(CommandKind::Launch, {2, 0}, 0), command(CommandKind::Copy, {2, 1}),
+                command(CommandKind::Copy, {3, 4})};
   {
     Opened o(d);
     CHECK(o.status == EDGERT_OK);
@@ -492,4 +501,362 @@ TEST_CASE("open: random FlatBuffer corruption with a valid hash never crashes") 
     edgert_context_destroy(ctx);
   }
   MESSAGE(opened << " of 3000 corrupted bundles still verified (harmless changes)");
+}
+
+// ---- Trust: hostile bundles with a correct content hash (anyone can recompute it) ----
+
+namespace {
+
+// copy_bundle plus a Code section of 8 `ret` bytes and kernel 0 "k" taking 2 args; the
+// queue is Launch k(tmp, x), Copy tmp -> y, Copy w -> w_out. Opened, never run.
+BundleDesc kernel_bundle() {
+  BundleDesc d = copy_bundle();
+  SectionData code;
+  code.kind = SectionKind::Code;
+  code.format = CodeFormat::MachineCode;
+  code.bytes.assign(8, 0xc3);
+  d.sections.push_back(code);
+  KernelDesc k;
+  k.name = "k";
+  k.section = 1;
+  k.num_args = 2;
+  d.kernels = {k};
+  d.commands = {command(CommandKind::Launch, {2, 0}, 0), command(CommandKind::Copy, {2, 1}),
+                command(CommandKind::Copy, {3, 4})};
+  return d;
+}
+
+// Moves the [long]/[ulong] vector that field `field` of `table` points at 4 bytes on, so it
+// starts 4 bytes past an 8-byte boundary; the caller wrote {0x400000001, 0} there, which
+// then reads as {4} (length 1, element 4). Rehashes.
+void misalign_vector(std::vector<uint8_t>* file, const void* table, flatbuffers::voffset_t field) {
+  const auto* t = static_cast<const flatbuffers::Table*>(table);
+  const size_t pos = static_cast<size_t>(static_cast<const uint8_t*>(table) - file->data()) +
+                     t->GetOptionalFieldOffset(field);
+  REQUIRE(pos > static_cast<size_t>(static_cast<const uint8_t*>(table) - file->data()));
+  uint32_t off;
+  std::memcpy(&off, file->data() + pos, 4);
+  off += 4;
+  std::memcpy(file->data() + pos, &off, 4);
+  rehash(file);
+}
+
+const Bundle* root_of(const std::vector<uint8_t>& file) {
+  return GetBundle(file.data() + header_of(file).fb_offset);
+}
+
+}  // namespace
+
+TEST_CASE("trust: buffer size must be product(shape) x dtype size, for every kind") {
+  // The shape says 2 floats, `size` says 16 bytes: a kernel indexes by the shape, the
+  // verifier bounded `size`. Each lie alone, on each kind of buffer.
+  const char* names[] = {"buffer 0 (x)", "buffer 1 (y)", "buffer 2 (tmp)", "buffer 3 (w)",
+                         "buffer 4 (w_out)"};
+  for (uint32_t i = 0; i < 5; ++i) {
+    CAPTURE(i);
+    BundleDesc d = copy_bundle();
+    d.buffers[i].shape = {2};
+    expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {names[i], "size 16 != product(shape) * dtype size = 8"});
+    d = copy_bundle();
+    d.buffers[i].dtype = DType::F16;  // 4 halves are 8 bytes, not 16
+    expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {names[i], "size 16", "= 8"});
+  }
+  BundleDesc d = copy_bundle();
+  d.buffers[3].size = 8;  // a weight shorter than its shape: kernels would read past it
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"buffer 3 (w)", "size 8 != product(shape)"});
+  d = copy_bundle();
+  d.buffers[2].shape = {1ll << 40, 1ll << 40, 1ll << 40};  // the product overflows
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"buffer 2 (tmp)", "overflowing"});
+  d = copy_bundle();
+  d.buffers[2].shape = {};  // a scalar: 4 bytes
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"buffer 2 (tmp)", "= 4"});
+
+  // An Image2D keeps `size` = product(shape) x dtype size; its padded texels (here 2x1
+  // texels = 8 floats for 4) are extra arena bytes, not its size.
+  d = copy_bundle();
+  d.buffers[2].memory = MemorySpace::Image2D;
+  d.buffers[2].image_width = 2;
+  d.buffers[2].image_height = 1;
+  {
+    Opened o(d);
+    CHECK(o.status == EDGERT_OK);
+  }
+  d.buffers[2].size = 32;  // its padded bytes are not its size
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"buffer 2 (tmp)", "size 32"});
+}
+
+TEST_CASE("trust: outputs are written, and arena buffers written before they are read") {
+  {
+    Opened o(kernel_bundle());
+    REQUIRE(o.status == EDGERT_OK);
+  }
+  BundleDesc d = copy_bundle();
+  d.commands.erase(d.commands.begin() + 3);  // no Copy w -> w_out: it would stay as bound
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"buffer 4 (w_out)", "output 1 is never written"});
+  d = copy_bundle();
+  d.commands = {};  // an empty queue writes nothing
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"buffer 1 (y)", "never written"});
+  d = copy_bundle();
+  d.commands.erase(d.commands.begin() + 1);  // tmp is read, but nothing writes it
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"command 1", "arg 0 reads buffer 2 (tmp) before any command writes it"});
+  d = copy_bundle();
+  std::swap(d.commands[1], d.commands[2]);  // read, then written
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"command 1", "buffer 2 (tmp) before any command writes it"});
+  d = copy_bundle();
+  d.commands[3] = command(CommandKind::Copy, {1, 4});  // w_out = y, fine after y is written
+  {
+    Opened o(d);
+    CHECK(o.status == EDGERT_OK);
+  }
+  d.commands.insert(d.commands.begin() + 1, command(CommandKind::Copy, {1, 4}));  // y read too early
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"command 1", "buffer 1 (y) before any command writes it"});
+
+  // A kernel's input is never its output; a read before the write is caught the same way.
+  d = kernel_bundle();
+  d.commands.insert(d.commands.begin() + 1, command(CommandKind::Launch, {2, 2}, 0));  // tmp = k(tmp)
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"command 1", "arg 1 is buffer 2 (tmp), the output it writes"});
+  d = kernel_bundle();
+  d.commands.insert(d.commands.begin(), command(CommandKind::Launch, {1, 2}, 0));
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"command 0", "arg 1 reads buffer 2 (tmp) before"});
+}
+
+TEST_CASE("trust: arena buffers live at the same time do not share bytes") {
+  // kernel_bundle with a second intermediate: a = k(x) at 0, b = k(a) at 64, y = b, w_out = w.
+  BundleDesc base = kernel_bundle();
+  base.buffers[2].name = "a";
+  base.buffers[2].offset = 0;
+  base.buffers.push_back(buffer("b", BufferKind::Arena, {4}, 64));
+  base.commands = {command(CommandKind::Launch, {2, 0}, 0), command(CommandKind::Launch, {5, 2}, 0),
+                   command(CommandKind::Copy, {5, 1}), command(CommandKind::Copy, {3, 4})};
+  {
+    Opened o(base);
+    REQUIRE(o.status == EDGERT_OK);
+  }
+  BundleDesc d = base;
+  d.buffers[5].offset = 0;  // b over a while the kernel reads a to write b
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE,
+               {"buffer 5 (b)", "overlap buffer 2 (a)", "[0, 16)", "commands 1-2 and 0-1"});
+  // Partial overlap, from below and from above: a 64-byte buffer at 0 reaches b at 64.
+  d = base;
+  d.buffers[2].shape = {32};
+  d.buffers[2].size = 128;
+  d.arena_size = 192;
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"buffer 5 (b)", "[64, 80) overlap buffer 2 (a) [0, 128)"});
+  // b starting below a and reaching into it.
+  d = base;
+  d.buffers[2].offset = 64;
+  d.buffers[5].offset = 0;
+  d.buffers[5].shape = d.buffers[1].shape = d.outputs[0].shape = {32};
+  d.buffers[5].size = d.buffers[1].size = 128;
+  d.arena_size = 192;
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"buffer 5 (b)", "[0, 128) overlap buffer 2 (a) [64, 80)"});
+  // An Image2D owns its padded texels: 4 floats in 8x1 texels take 128 bytes from 0.
+  d = base;
+  d.buffers[2].memory = MemorySpace::Image2D;
+  d.buffers[2].image_width = 8;
+  d.buffers[2].image_height = 1;
+  d.arena_size = 128;
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"buffer 5 (b)", "overlap buffer 2 (a) [0, 128)"});
+  d.buffers[2].image_width = 4;  // 64 bytes: ends where b starts
+  Opened o(d);
+  CHECK(o.status == EDGERT_OK);
+}
+
+TEST_CASE("trust: the arena overlap check agrees with comparing every pair") {
+  // Random queues over 40 intermediates at random offsets; the sweep must refuse exactly
+  // the bundles where two buffers live at the same time share bytes.
+  uint64_t state = 0x9e3779b97f4a7c15ull;
+  auto next = [&state](uint64_t n) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state % n;
+  };
+  int refused = 0;
+  for (int iter = 0; iter < 400; ++iter) {
+    BundleDesc d = kernel_bundle();
+    constexpr uint32_t kFirst = 5, kNum = 40;
+    d.buffers.erase(d.buffers.begin() + 2);  // tmp: replaced by t0..t39 below
+    d.buffers.insert(d.buffers.begin() + 2, buffer("unused", BufferKind::Arena, {4}, 0));
+    std::vector<uint64_t> lo(kNum), hi(kNum);
+    for (uint32_t i = 0; i < kNum; ++i) {
+      const int64_t n = 1 + static_cast<int64_t>(next(48));
+      lo[i] = 64 * next(32u << (iter % 8));  // from crowded to sparse
+      hi[i] = lo[i] + 4 * static_cast<uint64_t>(n);
+      d.buffers.push_back(buffer(("t" + std::to_string(i)).c_str(), BufferKind::Arena, {n}, lo[i]));
+    }
+    d.arena_size = 64 * 4096 + 256;
+    // t_i = k(x or an earlier t), in order; some t are read again later by Copy y <- ...
+    std::vector<int> first(kNum), last(kNum);
+    d.commands.clear();
+    for (uint32_t i = 0; i < kNum; ++i) {
+      const int t = static_cast<int>(d.commands.size());
+      uint32_t src = 0;
+      if (i > 0 && next(4) != 0) {  // mostly one of the last few
+        const uint32_t j = i - 1 - static_cast<uint32_t>(next(std::min(i, next(3) == 0 ? i : 4u)));
+        src = kFirst + j;
+        last[j] = 2 * t + 1;
+      }
+      d.commands.push_back(command(CommandKind::Launch, {kFirst + i, src}, 0));
+      first[i] = last[i] = 2 * t + 1;
+      if (next(5) == 0) {  // a Copy reading some earlier t into y (y is 4 floats: t0 resized)
+        const uint32_t j = static_cast<uint32_t>(next(i + 1));
+        if (d.buffers[kFirst + j].size == 16) {
+          const int c = static_cast<int>(d.commands.size());
+          d.commands.push_back(command(CommandKind::Copy, {kFirst + j, 1}));
+          last[j] = 2 * c;
+        }
+      }
+    }
+    d.commands.push_back(command(CommandKind::Launch, {1, kFirst + kNum - 1}, 0));  // y
+    last[kNum - 1] = 2 * static_cast<int>(d.commands.size() - 1) + 1;
+    d.commands.push_back(command(CommandKind::Copy, {3, 4}));
+    bool overlap = false;
+    for (uint32_t i = 0; i < kNum && !overlap; ++i)
+      for (uint32_t j = i + 1; j < kNum && !overlap; ++j)
+        overlap = first[i] <= last[j] && first[j] <= last[i] && lo[i] < hi[j] && lo[j] < hi[i];
+    Opened o(d);
+    INFO("iteration " << iter << ": " << std::string(edgert_last_error()));
+    REQUIRE(o.status == (overlap ? EDGERT_ERROR_INVALID_BUNDLE : EDGERT_OK));
+    if (overlap) REQUIRE(contains(edgert_last_error(), "overlap buffer"));
+    refused += overlap;
+  }
+  MESSAGE(refused << " of 400 random queues overlap");
+  CHECK(refused > 50);
+  CHECK(refused < 350);
+}
+
+TEST_CASE("trust: the memory planner's reuse and overlapping copies stay valid") {
+  BundleDesc d = kernel_bundle();
+  // a = k(x) @0; b = k(a) @64; c = k(b) @0 (a is dead by then); y = c.
+  d.buffers[2].name = "a";
+  d.buffers[2].offset = 0;
+  d.buffers.push_back(buffer("b", BufferKind::Arena, {4}, 64));
+  d.buffers.push_back(buffer("c", BufferKind::Arena, {4}, 0));
+  d.commands = {command(CommandKind::Launch, {2, 0}, 0), command(CommandKind::Launch, {5, 2}, 0),
+                command(CommandKind::Launch, {6, 5}, 0), command(CommandKind::Copy, {6, 1}),
+                command(CommandKind::Copy, {3, 4})};
+  {
+    Opened o(d);
+    CHECK(o.status == EDGERT_OK);
+  }
+  BundleDesc e = d;
+  e.commands[2].args = {6, 2};  // c = k(a): a is still live where c is written
+  expect_error(e, EDGERT_ERROR_INVALID_BUNDLE, {"buffer 6 (c)", "overlap buffer 2 (a)"});
+  // A Copy is a memmove: its destination may overlap its source (the opencl port copies
+  // through scratch memory then), here exactly.
+  e = d;
+  e.commands = {command(CommandKind::Launch, {2, 0}, 0), command(CommandKind::Copy, {2, 6}),
+                command(CommandKind::Copy, {6, 1}), command(CommandKind::Copy, {3, 4})};
+  {
+    Opened o(e);
+    CHECK(o.status == EDGERT_OK);
+  }
+  // but not a buffer still read after the copy
+  e.commands.push_back(command(CommandKind::Launch, {5, 2}, 0));
+  e.commands.push_back(command(CommandKind::Copy, {5, 1}));
+  expect_error(e, EDGERT_ERROR_INVALID_BUNDLE, {"buffer 6 (c)", "overlap buffer 2 (a)"});
+}
+TEST_CASE("trust: misaligned [long] and [ulong] vectors are refused") {
+  // The FlatBuffers verifier checks a vector's 4-byte length, not that 8-byte elements are
+  // 8-byte aligned. {0x400000001, 0} moved by 4 bytes reads as {4}: otherwise valid.
+  const std::vector<int64_t> lie = {0x400000001ll, 0};
+  {
+    BundleDesc d = copy_bundle();
+    d.buffers[2].shape = lie;
+    std::vector<uint8_t> f = serialize_bundle(d);
+    misalign_vector(&f, root_of(f)->buffers()->Get(2), Buffer::VT_SHAPE);
+    const auto* shape = root_of(f)->buffers()->Get(2)->shape();
+    REQUIRE(shape->size() == 1);
+    REQUIRE(reinterpret_cast<uintptr_t>(shape->data()) % 8 == 4);
+    int64_t dim;
+    std::memcpy(&dim, shape->data(), 8);
+    REQUIRE(dim == 4);
+    Opened o(f);
+    CHECK(o.status == EDGERT_ERROR_INVALID_BUNDLE);
+    CHECK(contains(edgert_last_error(), "buffer 2 (tmp): shape vector is not 8-byte aligned"));
+  }
+  {
+    BundleDesc d = copy_bundle();
+    d.outputs[1].shape = lie;
+    std::vector<uint8_t> f = serialize_bundle(d);
+    misalign_vector(&f, root_of(f)->outputs()->Get(1), TensorInfo::VT_SHAPE);
+    Opened o(f);
+    CHECK(o.status == EDGERT_ERROR_INVALID_BUNDLE);
+    CHECK(contains(edgert_last_error(), "output 1 (w_out): shape vector is not 8-byte aligned"));
+  }
+  for (auto field : {Kernel::VT_GLOBAL_SIZE, Kernel::VT_LOCAL_SIZE}) {
+    BundleDesc d = kernel_bundle();
+    d.kernels[0].global_size = {4};
+    d.kernels[0].local_size = {4};
+    (field == Kernel::VT_GLOBAL_SIZE ? d.kernels[0].global_size : d.kernels[0].local_size) =
+        std::vector<uint64_t>{0x400000001ull, 0};
+    std::vector<uint8_t> f = serialize_bundle(d);
+    misalign_vector(&f, root_of(f)->kernels()->Get(0), field);
+    Opened o(f);
+    CHECK(o.status == EDGERT_ERROR_INVALID_BUNDLE);
+    CHECK(contains(edgert_last_error(), "kernel 0 (k): global_size or local_size vector is not 8-byte aligned"));
+  }
+}
+
+TEST_CASE("trust: 40,000 inputs open quickly, and a duplicate name among them is found") {
+  // Pairwise name comparison took seconds here; sorted, it takes milliseconds.
+  constexpr uint32_t kInputs = 40000;
+  BundleDesc d = copy_bundle();
+  d.buffers.resize(2);  // x (input 0) and y
+  d.buffers[1].io_index = 0;
+  d.inputs.resize(1);
+  d.outputs = {TensorDesc{"y", DType::F32, {4}, 1}};
+  d.commands = {command(CommandKind::Copy, {0, 1})};
+  for (uint32_t i = 1; i < kInputs; ++i) {
+    const std::string name = "input_" + std::to_string(i * 7919u % 100003u);  // not in order
+    d.buffers.push_back(buffer(name.c_str(), BufferKind::Input, {4}, 0, 0, i));
+    d.inputs.push_back(TensorDesc{name, DType::F32, {4}, static_cast<uint32_t>(d.buffers.size() - 1)});
+  }
+  auto open_seconds = [](const BundleDesc& desc, edgert_status* status) {
+    const std::vector<uint8_t> file = serialize_bundle(desc);
+    const auto start = std::chrono::steady_clock::now();
+    Opened o(file);
+    *status = o.status;
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  edgert_status st;
+  const double seconds = open_seconds(d, &st);
+  CHECK(st == EDGERT_OK);
+  MESSAGE("opening a bundle with 40,000 inputs: " << seconds * 1e3 << " ms");
+  CHECK(seconds < 2.0);
+  d.inputs[kInputs - 1].name = d.inputs[20000].name;
+  d.buffers[kInputs].name = d.inputs[20000].name;
+  CHECK(open_seconds(d, &st) < 2.0);
+  CHECK(st == EDGERT_ERROR_INVALID_BUNDLE);
+  CHECK(contains(edgert_last_error(), ("input 39999 (" + d.inputs[20000].name + "): name already used by input 20000").c_str()));
+}
+
+TEST_CASE("trust: a FIFO is refused, not waited on") {
+  char dir[] = "/tmp/edgert_fifo_XXXXXX";
+  REQUIRE(mkdtemp(dir) != nullptr);
+  const std::string fifo = std::string(dir) + "/model.bundle";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  // Were open() to wait for a writer, this thread would be one after 2 s, so the test fails
+  // on the time taken rather than hanging.
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    for (int i = 0; i < 200 && !done; ++i) usleep(10000);
+    if (done) return;
+    int fd = open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    if (fd >= 0) close(fd);
+  });
+  edgert_bundle* b = nullptr;
+  const auto start = std::chrono::steady_clock::now();
+  const edgert_status st = edgert_bundle_open(fifo.c_str(), &b);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  done = true;
+  writer.join();
+  CHECK(seconds < 1.0);
+  CHECK(st == EDGERT_ERROR_IO);
+  CHECK(b == nullptr);
+  CHECK(contains(edgert_last_error(), "not a regular file"));
+  CHECK(contains(edgert_last_error(), fifo.c_str()));
+  std::remove(fifo.c_str());
+  rmdir(dir);
 }
