@@ -75,10 +75,11 @@ bool same_shape(const flatbuffers::Vector<int64_t>* a, const flatbuffers::Vector
 const char* str(const flatbuffers::String* s) { return s ? s->c_str() : ""; }
 
 // The FlatBuffers verifier checks only the 4-byte alignment of a vector's length, so a
-// vector of 8-byte scalars ([long], [ulong]) can pass it and then be read misaligned.
+// vector of 8-byte scalars ([long], [ulong]) can pass it and then be read misaligned. An
+// empty one is never read (FlatBuffers does not align it: a scalar's shape).
 template <typename T>
 bool misaligned(const flatbuffers::Vector<T>* v) {
-  return v && reinterpret_cast<uintptr_t>(v->data()) % sizeof(T) != 0;
+  return v && v->size() > 0 && reinterpret_cast<uintptr_t>(v->data()) % sizeof(T) != 0;
 }
 
 // calloc'd scratch for a check, freed on every return path. Only open verifies, never

@@ -216,28 +216,12 @@ class Emitter {
   }
   LV* splat(LV* x, int lanes) { return lanes == 1 || x->getType()->isVectorTy() ? x : b_.CreateVectorSplat(lanes, x); }
 
-  // Steps iv from `start` by `step` while cond(iv) holds; returns iv where it stopped.
-  LV* emit_scan(LV* start, int step, const std::function<LV*(LV*)>& cond) {
-    llvm::BasicBlock* pre = b_.GetInsertBlock();
-    auto* header = llvm::BasicBlock::Create(ctx_, "scan", fn_);
-    auto* bodyb = llvm::BasicBlock::Create(ctx_, "scan_step", fn_);
-    auto* exit = llvm::BasicBlock::Create(ctx_, "scan_done", fn_);
-    b_.CreateBr(header);
-    b_.SetInsertPoint(header);
-    llvm::PHINode* iv = b_.CreatePHI(idx_ty_, 2);
-    iv->addIncoming(start, pre);
-    b_.CreateCondBr(cond(iv), bodyb, exit);
-    b_.SetInsertPoint(bodyb);
-    iv->addIncoming(b_.CreateAdd(iv, ic(step), "", false, true), bodyb);
-    b_.CreateBr(header);
-    b_.SetInsertPoint(exit);
-    return iv;
-  }
-
-  // keep_rolled: LLVM must not unroll it (a register tile's reduction step already issues
-  // enough independent multiply-adds; unrolled, the loads of several steps are hoisted
-  // together and spill the accumulators).
-  void emit_loop(LV* lo, LV* hi, int step, const std::function<void(LV*)>& body, bool keep_rolled = false) {
+  // A loop: iv from `start` by `step` while cond(iv) holds, running body(iv); returns iv
+  // where it stopped. keep_rolled: LLVM must not unroll it (a register tile's reduction step
+  // already issues enough independent multiply-adds; unrolled, the loads of several steps
+  // are hoisted together and spill the accumulators).
+  LV* emit_while(LV* start, int step, const std::function<LV*(LV*)>& cond, const std::function<void(LV*)>& body,
+                 bool keep_rolled = false) {
     llvm::BasicBlock* pre = b_.GetInsertBlock();
     auto* header = llvm::BasicBlock::Create(ctx_, "loop", fn_);
     auto* bodyb = llvm::BasicBlock::Create(ctx_, "body", fn_);
@@ -245,11 +229,11 @@ class Emitter {
     b_.CreateBr(header);
     b_.SetInsertPoint(header);
     llvm::PHINode* iv = b_.CreatePHI(idx_ty_, 2);
-    iv->addIncoming(lo, pre);
-    b_.CreateCondBr(b_.CreateICmpSLT(iv, hi), bodyb, exit);
+    iv->addIncoming(start, pre);
+    b_.CreateCondBr(cond(iv), bodyb, exit);
     b_.SetInsertPoint(bodyb);
     body(iv);
-    LV* next = b_.CreateAdd(iv, ic(step), "", true, true);
+    LV* next = b_.CreateAdd(iv, ic(step), "", /*HasNUW=*/step > 0, /*HasNSW=*/true);
     iv->addIncoming(next, b_.GetInsertBlock());
     llvm::Instruction* back = b_.CreateBr(header);
     if (keep_rolled) {
@@ -259,6 +243,14 @@ class Emitter {
       back->setMetadata(llvm::LLVMContext::MD_loop, loop_id);
     }
     b_.SetInsertPoint(exit);
+    return iv;
+  }
+  void emit_loop(LV* lo, LV* hi, int step, const std::function<void(LV*)>& body, bool keep_rolled = false) {
+    emit_while(lo, step, [&](LV* iv) { return b_.CreateICmpSLT(iv, hi); }, body, keep_rolled);
+  }
+  // Steps iv from `start` while cond(iv) holds and returns where it stopped.
+  LV* emit_scan(LV* start, int step, const std::function<LV*(LV*)>& cond) {
+    return emit_while(start, step, cond, [](LV*) {});
   }
 
   // ---- types ----

@@ -360,6 +360,25 @@ TEST_CASE("open: inputs and outputs") {
   expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"buffer 0 (x)", "overflowing"});
 }
 
+// copy_bundle plus a Code section of 8 `ret` bytes and kernel 0 "k" taking 2 args; the
+// queue is Launch k(tmp, x), Copy tmp -> y, Copy w -> w_out. Opened, never run.
+BundleDesc kernel_bundle() {
+  BundleDesc d = copy_bundle();
+  SectionData code;
+  code.kind = SectionKind::Code;
+  code.format = CodeFormat::MachineCode;
+  code.bytes.assign(8, 0xc3);
+  d.sections.push_back(code);
+  KernelDesc k;
+  k.name = "k";
+  k.section = 1;
+  k.num_args = 2;
+  d.kernels = {k};
+  d.commands = {command(CommandKind::Launch, {2, 0}, 0), command(CommandKind::Copy, {2, 1}),
+                command(CommandKind::Copy, {3, 4})};
+  return d;
+}
+
 TEST_CASE("open: commands and kernels") {
   BundleDesc d = copy_bundle();
   d.commands[1].args = {0, 17};
@@ -388,19 +407,7 @@ TEST_CASE("open: commands and kernels") {
   expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"reference_outputs 0", "buffer 2"});
 
   // Kernels: one Code section with 8 bytes of ret.
-  d = copy_bundle();
-  SectionData code;
-  code.kind = SectionKind::Code;
-  code.format = CodeFormat::MachineCode;
-  code.bytes.assign(8, 0xc3);
-  d.sections.push_back(code);
-  KernelDesc k;
-  k.name = "k";
-  k.section = 1;
-  k.num_args = 2;
-  d.kernels = {k};
-  d.commands = {command(CommandKind::Launch, {2, 0}, 0), command(CommandKind::Copy, {2, 1}),
-                command(CommandKind::Copy, {3, 4})};
+  d = kernel_bundle();
   {
     Opened o(d);
     CHECK(o.status == EDGERT_OK);
@@ -507,24 +514,6 @@ TEST_CASE("open: random FlatBuffer corruption with a valid hash never crashes") 
 
 namespace {
 
-// copy_bundle plus a Code section of 8 `ret` bytes and kernel 0 "k" taking 2 args; the
-// queue is Launch k(tmp, x), Copy tmp -> y, Copy w -> w_out. Opened, never run.
-BundleDesc kernel_bundle() {
-  BundleDesc d = copy_bundle();
-  SectionData code;
-  code.kind = SectionKind::Code;
-  code.format = CodeFormat::MachineCode;
-  code.bytes.assign(8, 0xc3);
-  d.sections.push_back(code);
-  KernelDesc k;
-  k.name = "k";
-  k.section = 1;
-  k.num_args = 2;
-  d.kernels = {k};
-  d.commands = {command(CommandKind::Launch, {2, 0}, 0), command(CommandKind::Copy, {2, 1}),
-                command(CommandKind::Copy, {3, 4})};
-  return d;
-}
 
 // Moves the [long]/[ulong] vector that field `field` of `table` points at 4 bytes on, so it
 // starts 4 bytes past an 8-byte boundary; the caller wrote {0x400000001, 0} there, which
