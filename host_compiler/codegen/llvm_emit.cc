@@ -476,9 +476,6 @@ class Emitter {
     vars_[unroll_dim_] = base;
   }
 
-  // Emits the register tile: one output element (or `lanes` of them) for each value of the
-  // unrolled dim in `unrolled` (none: just the current one) and each of tile_vectors_
-  // vectors along the vectorized dim, sharing the reduce loops.
   // Whether a tile's reduce loops stay rolled. Each step loads values that several of the
   // tile's multiply-adds share (a broadcast input pixel, a weight vector): they need
   // registers, unlike a load folded into its one multiply-add. LLVM unrolls the short
@@ -498,6 +495,9 @@ class Emitter {
     return shared * std::min<int64_t>(inner, 8) + static_cast<int64_t>(copies) > vector_registers_;
   }
 
+  // Emits the register tile: one output element (or `lanes` of them) for each value of the
+  // unrolled dim in `unrolled` (none: just the current one) and each of tile_vectors_
+  // vectors along the vectorized dim, sharing the reduce loops.
   void emit_element_copies(int lanes, LV* end, const std::vector<LV*>& unrolled) {
     const int vectors = lanes > 1 ? tile_vectors_ : 1;
     const int vec_var = vec_var_;

@@ -144,7 +144,7 @@ class Scheduler {
     constexpr size_t kMaxRegion = 16;
     for (const Node* c : consumers_[x->id])
       if (!is_elementwise(c->op)) return nullptr;
-    // Candidates: the elementwise nodes downstream of x, nearest first (live_ order).
+    // Candidates: the elementwise nodes downstream of x.
     std::set<const Node*> downstream;
     std::vector<const Node*> stack(consumers_[x->id].begin(), consumers_[x->id].end());
     while (!stack.empty()) {
@@ -154,8 +154,10 @@ class Scheduler {
       if (downstream.size() > kMaxRegion) return nullptr;
       for (const Node* u : consumers_[c->id]) stack.push_back(u);
     }
-    for (const Node* exit : live_) {
-      if (!downstream.count(exit)) continue;
+    // Nodes are created after their sources: ids order the candidates nearest first.
+    std::vector<const Node*> candidates(downstream.begin(), downstream.end());
+    std::sort(candidates.begin(), candidates.end(), [](const Node* a, const Node* b) { return a->id < b->id; });
+    for (const Node* exit : candidates) {
       // The region between x and this exit: reachable from x without passing the exit.
       std::set<const Node*> region;
       std::vector<const Node*> open(consumers_[x->id].begin(), consumers_[x->id].end());
