@@ -61,7 +61,7 @@ edgec::Shape parse_dims(const std::string& s) {
 edgec::HostTensor read_npy_tensor(const std::string& path) {
   edgert_tools::NpyArray a;
   std::string err;
-  if (!edgert_tools::read_npy(path.c_str(), &a, &err)) throw edgec::CompileError(path + ": " + err);
+  if (!edgert_tools::read_npy(path.c_str(), &a, &err)) throw edgec::CompileError("--const-input: " + err);  // err names the file
   edgec::HostTensor t;
   t.dtype = static_cast<edgec::DType>(a.dtype);  // the two enums share their values
   t.shape = a.shape;
