@@ -324,6 +324,17 @@ std::optional<int64_t> index_affine_coef(const Index& ix, int var) {
   return c;
 }
 
+namespace {
+// Whether `dividend` moves by one per step of `var` and is otherwise a multiple of `block`:
+// from a multiple of `block`, that many consecutive steps stay inside one block.
+bool steps_by_one_from_block_start(const Index& dividend, int var, int64_t block) {
+  if (index_affine_coef(dividend, var) != std::optional<int64_t>(1) || floormod(dividend.constant(), block) != 0) return false;
+  for (const auto& [atom, coef] : dividend.terms())
+    if (!(atom->kind == Atom::Kind::Var && atom->var == var) && coef % block != 0) return false;
+  return true;
+}
+}  // namespace
+
 std::optional<int64_t> lane_stride(const Index& ix, int var, int lanes) {
   if (std::optional<int64_t> c = index_affine_coef(ix, var)) return c;
   int64_t stride = 0;
@@ -333,12 +344,7 @@ std::optional<int64_t> lane_stride(const Index& ix, int var, int lanes) {
       continue;
     }
     if (!index_depends_on(atom->inner, var)) continue;
-    if (index_affine_coef(atom->inner, var) != std::optional<int64_t>(1) || atom->divisor % lanes != 0 ||
-        floormod(atom->inner.constant(), lanes) != 0)
-      return std::nullopt;
-    for (const auto& [inner_atom, inner_coef] : atom->inner.terms())
-      if (!(inner_atom->kind == Atom::Kind::Var && inner_atom->var == var) && inner_coef % lanes != 0)
-        return std::nullopt;
+    if (atom->divisor % lanes != 0 || !steps_by_one_from_block_start(atom->inner, var, lanes)) return std::nullopt;
     if (atom->kind == Atom::Kind::Mod) stride += coef;  // a Div is the same for every lane
   }
   return stride;
@@ -353,12 +359,9 @@ std::optional<LaneRepeat> lane_repeat(const Index& ix, int var, int lanes) {
     }
     if (!index_depends_on(atom->inner, var)) continue;
     const int64_t k = atom->divisor;
-    if (found || atom->kind != Atom::Kind::Div || k < 2 || lanes % k != 0 ||
-        index_affine_coef(atom->inner, var) != std::optional<int64_t>(1) || floormod(atom->inner.constant(), k) != 0)
+    // The dividend starts a block of k at lane 0 and moves by one per lane: lane j adds j / k.
+    if (found || atom->kind != Atom::Kind::Div || k < 2 || lanes % k != 0 || !steps_by_one_from_block_start(atom->inner, var, k))
       return std::nullopt;
-    // The rest of the dividend moves in whole multiples of k: lane j adds j / k.
-    for (const auto& [inner_atom, inner_coef] : atom->inner.terms())
-      if (!(inner_atom->kind == Atom::Kind::Var && inner_atom->var == var) && inner_coef % k != 0) return std::nullopt;
     found = LaneRepeat{k, coef};
   }
   return found;
