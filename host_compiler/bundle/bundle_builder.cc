@@ -46,6 +46,7 @@ std::vector<uint8_t> build_bundle(const BundleInputs& in) {
   code.format = static_cast<eb::CodeFormat>(in.code->format);
   code.bytes = in.code->bytes;
   code.alignment = in.code->alignment;
+  for (const CodeRange& f : in.code->functions) code.functions.push_back(eb::Function(f.offset, f.size));
   eb::SectionData weights;
   weights.kind = eb::SectionKind::Weights;
   weights.alignment = 64;
@@ -92,9 +93,11 @@ std::vector<uint8_t> build_bundle(const BundleInputs& in) {
     eb::KernelDesc kd;
     kd.name = ir.name;
     kd.section = kCodeSection;
-    if (!in.code->entry_offsets.empty()) kd.entry = in.code->entry_offsets[k];
+    if (!in.code->entry_functions.empty()) kd.function = in.code->entry_functions[k];
     if (!in.code->entry_names.empty()) kd.entry_name = in.code->entry_names[k];
-    kd.num_args = static_cast<uint32_t>(ir.args.size());
+    for (const ArgUse& u : arg_contracts(ir))
+      kd.args.push_back(eb::ArgContractDesc{u.written ? eb::ArgAccess::Write : eb::ArgAccess::Read,
+                                            static_cast<eb::DType>(u.dtype), u.extent_bytes});
     kd.parallel_extent = ir.launch.parallel_extent;
     kd.global_size = ir.launch.global_size;
     kd.local_size = ir.launch.local_size;

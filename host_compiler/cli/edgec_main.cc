@@ -139,6 +139,14 @@ std::string json_list(const V* v) {
   return out + "]";
 }
 
+// A MachineCode kernel's entry offset, from its section's function table; 0 where the table
+// lacks it (inspect also shows bundles that the runtime here could not verify).
+uint64_t kernel_entry(const edge::bundle::Bundle* b, const edge::bundle::Kernel* k) {
+  if (!b->sections() || k->section() >= b->sections()->size()) return 0;
+  const auto* fns = b->sections()->Get(k->section())->functions();
+  return fns && k->function() < fns->size() ? fns->Get(k->function())->offset() : 0;
+}
+
 int cmd_inspect(const std::vector<std::string>& args) {
   std::string path;
   bool json = false;
@@ -218,11 +226,17 @@ int cmd_inspect(const std::vector<std::string>& args) {
     o << "],\"kernels\":[";
     for (unsigned i = 0; i < n(b->kernels()); ++i) {
       auto* k = b->kernels()->Get(i);
-      o << (i ? "," : "") << "{\"name\":" << json_str(k->name()) << ",\"entry\":" << k->entry()
-        << ",\"entry_name\":" << json_str(k->entry_name()) << ",\"global_size\":" << json_list(k->global_size())
-        << ",\"local_size\":" << json_list(k->local_size())
-        << ",\"num_args\":" << k->num_args() << ",\"parallel_extent\":" << k->parallel_extent()
-        << ",\"flops\":" << k->flops() << ",\"bytes\":" << k->bytes() << "}";
+      o << (i ? "," : "") << "{\"name\":" << json_str(k->name()) << ",\"function\":" << k->function()
+        << ",\"entry\":" << kernel_entry(b, k) << ",\"entry_name\":" << json_str(k->entry_name())
+        << ",\"global_size\":" << json_list(k->global_size()) << ",\"local_size\":" << json_list(k->local_size())
+        << ",\"args\":[";
+      for (unsigned a = 0; a < n(k->args()); ++a) {
+        auto* c = k->args()->Get(a);
+        o << (a ? "," : "") << "{\"access\":\"" << eb::EnumNameArgAccess(c->access()) << "\",\"dtype\":\""
+          << eb::EnumNameDType(c->dtype()) << "\",\"extent\":" << c->extent() << "}";
+      }
+      o << "],\"parallel_extent\":" << k->parallel_extent() << ",\"flops\":" << k->flops()
+        << ",\"bytes\":" << k->bytes() << "}";
     }
     o << "],\"commands\":[";
     for (unsigned i = 0; i < n(b->commands()); ++i) {
@@ -301,7 +315,7 @@ int cmd_inspect(const std::vector<std::string>& args) {
     std::string launch = n(k->global_size()) ? "global " + dims(k->global_size()) + " local " + dims(k->local_size())
                                              : "parallel " + std::to_string(k->parallel_extent());
     std::printf("  #%-4u %-40s entry %8llu args %u %s flops %llu\n", i, str(k->name()).c_str(),
-                (unsigned long long)k->entry(), k->num_args(), launch.c_str(), (unsigned long long)k->flops());
+                (unsigned long long)kernel_entry(b, k), n(k->args()), launch.c_str(), (unsigned long long)k->flops());
   }
   std::printf("commands: %u\n", n(b->commands()));
   return 0;

@@ -36,6 +36,9 @@
 
 #include "codegen/llvm_emit.h"
 
+#include "bundle_generated.h"
+#include "kernel_abi.h"
+
 namespace edgec {
 
 namespace {
@@ -60,6 +63,28 @@ class Emitter {
     b_.setFastMathFlags(fmf);
   }
 
+  // num_cores == 0: store the address of the kernel's contract at args[0] and return
+  // (schema/kernel_abi.h); the port checks it against the bundle's Kernel.args.
+  void emit_contract_probe(llvm::Value* args, llvm::Value* cores) {
+    std::vector<uint64_t> words = {edge::abi::kContractMagic, k_.args.size()};
+    for (const ArgUse& u : arg_contracts(k_)) {
+      const auto access = u.written ? edge::bundle::ArgAccess::Write : edge::bundle::ArgAccess::Read;
+      words.push_back(edge::abi::contract_arg_word(static_cast<uint32_t>(access), static_cast<uint32_t>(u.dtype)));
+      words.push_back(u.extent_bytes);
+    }
+    auto* init = llvm::ConstantDataArray::get(ctx_, words);
+    auto* table = new llvm::GlobalVariable(m_, init->getType(), /*isConstant=*/true,
+                                           llvm::GlobalValue::PrivateLinkage, init, k_.name + ".contract");
+    table->setAlignment(llvm::Align(8));
+    auto* probe = llvm::BasicBlock::Create(ctx_, "probe", fn_);
+    auto* work = llvm::BasicBlock::Create(ctx_, "work", fn_);
+    b_.CreateCondBr(b_.CreateICmpEQ(cores, b_.getInt32(0)), probe, work);
+    b_.SetInsertPoint(probe);
+    b_.CreateStore(table, args);
+    b_.CreateRetVoid();
+    b_.SetInsertPoint(work);
+  }
+
   void emit() {
     auto* ptr = llvm::PointerType::get(ctx_, 0);
     auto* i32 = llvm::Type::getInt32Ty(ctx_);
@@ -74,6 +99,7 @@ class Emitter {
     llvm::Argument* args = fn_->getArg(0);
     llvm::Argument* core = fn_->getArg(1);
     llvm::Argument* cores = fn_->getArg(2);
+    emit_contract_probe(args, cores);
     // Every argument is a distinct buffer: the memory planner never lets a kernel's
     // output overlap what it reads. Tell LLVM so it can vectorize freely.
     llvm::MDBuilder mdb(ctx_);
