@@ -74,20 +74,6 @@ int32_t find_tensor(const edgert_bundle* bundle, const char* name, bool input) {
   return -1;
 }
 
-// The verifier checked that a bundle has reference data for all its inputs and outputs or
-// for none, each of its tensor's dtype and shape inside a ReferenceIO section.
-bool has_reference(const edgert_bundle* bundle, const char* fn) {
-  const edge::bundle::Bundle* r = bundle ? bundle->root : nullptr;
-  if (r && ((r->reference_inputs() && r->reference_inputs()->size()) ||
-            (r->reference_outputs() && r->reference_outputs()->size())))
-    return true;
-  edgert::set_error(EDGERT_ERROR_INVALID_ARGUMENT,
-                    bundle ? "%s: no reference data in this bundle (compile it with edgec --embed-reference)"
-                           : "%s: null bundle",
-                    fn);
-  return false;
-}
-
 }  // namespace
 
 extern "C" {
@@ -207,29 +193,34 @@ edgert_status edgert_bundle_command_info(const edgert_bundle* bundle, int32_t in
   return EDGERT_OK;
 }
 
+// The verifier checked that a bundle has reference data for every input and output or for
+// none, each of its tensor's dtype and shape inside a ReferenceIO section.
 edgert_status edgert_bundle_reference(const edgert_bundle* bundle, int32_t is_output, int32_t index,
                                       const void** out_data, size_t* out_size) {
-  if (!has_reference(bundle, "edgert_bundle_reference")) return EDGERT_ERROR_INVALID_ARGUMENT;
-  if (!out_data || !out_size)
-    return edgert::set_error(EDGERT_ERROR_INVALID_ARGUMENT, "edgert_bundle_reference: null argument");
   const flatbuffers::Vector<uint32_t>* list =
-      is_output ? bundle->root->reference_outputs() : bundle->root->reference_inputs();
+      !bundle ? nullptr : is_output ? bundle->root->reference_outputs() : bundle->root->reference_inputs();
   const uint32_t n = list ? list->size() : 0;
-  if (index < 0 || static_cast<uint32_t>(index) >= n)
-    return edgert::set_error(EDGERT_ERROR_INVALID_ARGUMENT, "reference %s index %d out of range [0, %u)",
+  if (!out_data || !out_size || index < 0 || static_cast<uint32_t>(index) >= n)
+    return edgert::set_error(EDGERT_ERROR_INVALID_ARGUMENT,
+                             "edgert_bundle_reference: no reference %s %d (the bundle has %u; edgec "
+                             "--embed-reference stores them) or a null argument",
                              is_output ? "output" : "input", index, n);
-  const edge::bundle::Buffer* b = bundle->root->buffers()->Get(list->Get(static_cast<flatbuffers::uoffset_t>(index)));
+  const edge::bundle::Buffer* b = bundle->root->buffers()->Get(list->Get(static_cast<uint32_t>(index)));
   *out_data = bundle->data + bundle->root->sections()->Get(b->section())->offset() + b->offset();
   *out_size = static_cast<size_t>(b->size());
   return EDGERT_OK;
 }
 
 edgert_status edgert_bundle_reference_tolerance(const edgert_bundle* bundle, double* out_rtol, double* out_atol) {
-  if (!has_reference(bundle, "edgert_bundle_reference_tolerance")) return EDGERT_ERROR_INVALID_ARGUMENT;
-  if (!out_rtol || !out_atol)
-    return edgert::set_error(EDGERT_ERROR_INVALID_ARGUMENT, "edgert_bundle_reference_tolerance: null argument");
-  *out_rtol = bundle->root->reference_rtol();
-  *out_atol = bundle->root->reference_atol();
+  const edge::bundle::Bundle* r = bundle ? bundle->root : nullptr;
+  if (!r || !out_rtol || !out_atol ||
+      ((!r->reference_inputs() || r->reference_inputs()->size() == 0) &&
+       (!r->reference_outputs() || r->reference_outputs()->size() == 0)))
+    return edgert::set_error(EDGERT_ERROR_INVALID_ARGUMENT,
+                             "edgert_bundle_reference_tolerance: no reference data in this bundle (compile it "
+                             "with edgec --embed-reference) or a null argument");
+  *out_rtol = r->reference_rtol();
+  *out_atol = r->reference_atol();
   return EDGERT_OK;
 }
 

@@ -648,20 +648,18 @@ edgert_status check_reference(const Bundle* b) {
       return EDGE_INVALID("reference_%ss has %u entries for %u %ss", what, count(list), count(tensors), what);
     for (uint32_t i = 0; i < count(list); ++i) {
       const uint32_t idx = list->Get(i);
-      if (idx >= count(b->buffers()) || b->buffers()->Get(idx)->kind() != BufferKind::Weight)
-        return EDGE_INVALID("reference_%ss %u: buffer %u is not a Weight buffer", what, i, idx);
-      const Buffer* buf = b->buffers()->Get(idx);
+      const Buffer* buf = idx < count(b->buffers()) ? b->buffers()->Get(idx) : nullptr;
+      // check_buffers checked a Weight buffer's section index and range.
+      if (!buf || buf->kind() != BufferKind::Weight ||
+          b->sections()->Get(buf->section())->kind() != SectionKind::ReferenceIO ||
+          buf->offset() % dtype_size(static_cast<uint32_t>(buf->dtype())) != 0)
+        return EDGE_INVALID("reference_%ss %u: buffer %u is not a Weight buffer in a ReferenceIO section at a "
+                            "multiple of its element size", what, i, idx);
       const TensorInfo* t = tensors->Get(i);
-      if (b->sections()->Get(buf->section())->kind() != SectionKind::ReferenceIO)
-        return EDGE_INVALID("reference_%ss %u: buffer %u (%s) is not in a ReferenceIO section", what, i, idx,
-                            buffer_name(buf));
       if (buf->dtype() != t->dtype() || !same_shape(buf->shape(), t->shape()) ||
           buf->memory() != MemorySpace::Global)
         return EDGE_INVALID("reference_%ss %u: buffer %u (%s) differs in dtype or shape from %s %u (%s)", what, i,
                             idx, buffer_name(buf), what, i, str(t->name()));
-      if (buf->offset() % dtype_size(static_cast<uint32_t>(buf->dtype())) != 0)
-        return EDGE_INVALID("reference_%ss %u: buffer %u (%s) offset %" PRIu64 " is not a multiple of its element size",
-                            what, i, idx, buffer_name(buf), buf->offset());
     }
   }
   // Negated comparisons: a NaN fails them too.

@@ -213,7 +213,7 @@ int run(const Options& o) {
   std::vector<size_t> reference_size(static_cast<size_t>(num_inputs));
   double rtol, atol;
   if (o.self_test && edgert_bundle_reference_tolerance(h.bundle, &rtol, &atol) != EDGERT_OK)
-    return fail(kTool, "--self-test: " + std::string(edgert_last_error()));
+    return fail(kTool, "--self-test: " + o.bundle + " has no reference data (compile it with edgec compile --embed-reference)");
   for (int32_t i = 0; o.self_test && i < num_inputs; ++i) {
     st = edgert_bundle_reference(h.bundle, 0, i, &reference[i], &reference_size[i]);
     if (st != EDGERT_OK) return fail(kTool, "--self-test: " + status_text(st));
