@@ -84,7 +84,7 @@ size_t edgert_bundle_arena_size(const edgert_bundle* bundle);
  * the model gives on those samples, each with that tensor's dtype, shape and size, in place
  * in the bundle (no copy; valid until edgert_bundle_close). *out_rtol / *out_atol: an output
  * element passes when |got - expected| <= atol + rtol * |expected|. A bundle without
- * reference data: EDGERT_ERROR_INVALID_ARGUMENT, "no reference data". */
+ * reference data (or an index out of range): EDGERT_ERROR_INVALID_ARGUMENT. */
 edgert_status edgert_bundle_reference(const edgert_bundle* bundle, int32_t is_output, int32_t index,
                                       const void** out_data, size_t* out_size);
 edgert_status edgert_bundle_reference_tolerance(const edgert_bundle* bundle, double* out_rtol, double* out_atol);

@@ -139,6 +139,24 @@ def integer_inputs_and_outputs():
 
 
 @suite.case
+def frozen_and_fixed_inputs_reach_onnxruntime():
+    """--const-input values are fed to onnxruntime too; --input-shape fixes a symbolic dim."""
+    from onnx import TensorProto, helper
+    graph = helper.make_graph([helper.make_node("Reshape", ["x", "shape"], ["y"])], "reshape",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 6]),
+                               helper.make_tensor_value_info("shape", TensorProto.INT64, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    bundle, _ = compile_ref(model, "reshape", ["--embed-reference", "--input-shape", "x=2,6",
+                                               "--const-input", f"shape={npy('shape', np.array([3, 4], np.int64))}"])
+    expect_pass(bundle)
+    ref = reference_data(bundle)
+    assert list(ref["inputs"]) == ["x"] and ref["inputs"]["x"].shape == (2, 6)
+    assert np.array_equal(ref["outputs"]["y"], ref["inputs"]["x"].reshape(3, 4))
+
+
+@suite.case
 def supplied_npy_files_without_onnxruntime():
     rng = np.random.default_rng(7)
     a = rng.standard_normal((1, 3, 4, 5)).astype(np.float32) * 10
