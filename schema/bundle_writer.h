@@ -88,6 +88,7 @@ struct BundleDesc {
   uint32_t arena_alignment = 64;
   uint64_t arena_lower_bound = 0;
   std::vector<uint32_t> reference_inputs, reference_outputs;
+  float reference_rtol = 0, reference_atol = 0;
   bool has_prepared = false;  // write `prepared` (edgert-prepare)
   PreparedDesc prepared;
 };
@@ -195,7 +196,7 @@ inline std::vector<uint8_t> serialize_bundle(const BundleDesc& desc) {
       fbb.CreateVector(buffers), fbb.CreateVector(inputs), fbb.CreateVector(outputs),
       fbb.CreateVector(kernels), fbb.CreateVector(commands), desc.arena_size, desc.arena_alignment,
       desc.arena_lower_bound, fbb.CreateVector(desc.reference_inputs),
-      fbb.CreateVector(desc.reference_outputs), prepared);
+      fbb.CreateVector(desc.reference_outputs), prepared, desc.reference_rtol, desc.reference_atol);
   FinishBundleBuffer(fbb, root);
 
   const uint8_t* fb = fbb.GetBufferPointer();
@@ -320,6 +321,8 @@ inline BundleDesc desc_from_bundle(const Bundle* root, const uint8_t* data) {
   d.arena_lower_bound = root->arena_lower_bound();
   d.reference_inputs = vector_of(root->reference_inputs());
   d.reference_outputs = vector_of(root->reference_outputs());
+  d.reference_rtol = root->reference_rtol();
+  d.reference_atol = root->reference_atol();
   if (const PreparedFor* p = root->prepared()) {
     d.has_prepared = true;
     d.prepared = PreparedDesc{string_of(p->platform()), string_of(p->device()), string_of(p->driver())};

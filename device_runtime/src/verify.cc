@@ -695,16 +695,39 @@ edgert_status check_commands(const Bundle* b) {
   return check_arena_overlap(b, life);
 }
 
+// Reference data (edgec --embed-reference): none, or one buffer per input and per output
+// holding a value of exactly that tensor's dtype and shape, in a ReferenceIO section, at an
+// offset the element type can be read from (edgert_bundle_reference hands out pointers).
 edgert_status check_reference(const Bundle* b) {
-  const flatbuffers::Vector<uint32_t>* lists[2] = {b->reference_inputs(), b->reference_outputs()};
+  const uint32_t num_in = count(b->reference_inputs()), num_out = count(b->reference_outputs());
+  if (num_in == 0 && num_out == 0) return EDGERT_OK;
   for (int l = 0; l < 2; ++l) {
-    for (uint32_t i = 0; i < count(lists[l]); ++i) {
-      uint32_t idx = lists[l]->Get(i);
-      if (idx >= count(b->buffers()) || b->buffers()->Get(idx)->kind() != BufferKind::Weight)
-        return EDGE_INVALID("reference_%s %u: buffer %u is not a Weight buffer",
-                            l == 0 ? "inputs" : "outputs", i, idx);
+    const flatbuffers::Vector<uint32_t>* list = l == 0 ? b->reference_inputs() : b->reference_outputs();
+    const auto* tensors = l == 0 ? b->inputs() : b->outputs();
+    const char* what = l == 0 ? "input" : "output";
+    if (count(list) != count(tensors))
+      return EDGE_INVALID("reference_%ss has %u entries for %u %ss", what, count(list), count(tensors), what);
+    for (uint32_t i = 0; i < count(list); ++i) {
+      const uint32_t idx = list->Get(i);
+      const Buffer* buf = idx < count(b->buffers()) ? b->buffers()->Get(idx) : nullptr;
+      // check_buffers checked a Weight buffer's section index and range.
+      if (!buf || buf->kind() != BufferKind::Weight ||
+          b->sections()->Get(buf->section())->kind() != SectionKind::ReferenceIO ||
+          buf->offset() % dtype_size(static_cast<uint32_t>(buf->dtype())) != 0)
+        return EDGE_INVALID("reference_%ss %u: buffer %u is not a Weight buffer in a ReferenceIO section at a "
+                            "multiple of its element size", what, i, idx);
+      const TensorInfo* t = tensors->Get(i);
+      if (buf->dtype() != t->dtype() || !same_shape(buf->shape(), t->shape()) ||
+          buf->memory() != MemorySpace::Global)
+        return EDGE_INVALID("reference_%ss %u: buffer %u (%s) differs in dtype or shape from %s %u (%s)", what, i,
+                            idx, buffer_name(buf), what, i, str(t->name()));
     }
   }
+  // Negated comparisons: a NaN fails them too.
+  if (!(b->reference_rtol() >= 0 && b->reference_rtol() <= 1e30f) ||
+      !(b->reference_atol() >= 0 && b->reference_atol() <= 1e30f))
+    return EDGE_INVALID("reference_rtol %g / reference_atol %g: not finite and non-negative",
+                        static_cast<double>(b->reference_rtol()), static_cast<double>(b->reference_atol()));
   return EDGERT_OK;
 }
 

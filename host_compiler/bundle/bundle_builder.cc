@@ -119,6 +119,32 @@ std::vector<uint8_t> build_bundle(const BundleInputs& in) {
     }
     d.commands.push_back(std::move(c));
   }
+  if (in.reference) {
+    // One more section, after the weights, with a Weight buffer per sample and expected value.
+    eb::SectionData section;
+    section.kind = eb::SectionKind::ReferenceIO;
+    auto add = [&](const HostTensor& t, const eb::TensorDesc& tensor, const char* what) {
+      eb::BufferDesc bd;
+      bd.name = std::string(what) + ":" + tensor.name;
+      bd.kind = eb::BufferKind::Weight;
+      bd.dtype = tensor.dtype;
+      bd.shape = tensor.shape;
+      bd.size = t.bytes.size();
+      bd.section = static_cast<uint32_t>(d.sections.size());
+      bd.offset = align_up(section.bytes.size(), 64);
+      section.bytes.resize(bd.offset, 0);
+      section.bytes.insert(section.bytes.end(), t.bytes.begin(), t.bytes.end());
+      d.buffers.push_back(std::move(bd));
+      return static_cast<uint32_t>(d.buffers.size() - 1);
+    };
+    for (size_t i = 0; i < d.inputs.size(); ++i)
+      d.reference_inputs.push_back(add(in.reference->inputs[i], d.inputs[i], "reference_input"));
+    for (size_t i = 0; i < d.outputs.size(); ++i)
+      d.reference_outputs.push_back(add(in.reference->outputs[i], d.outputs[i], "reference_output"));
+    d.sections.push_back(std::move(section));
+    d.reference_rtol = in.reference->rtol;
+    d.reference_atol = in.reference->atol;
+  }
   d.arena_size = in.plan->arena_size;
   d.arena_alignment = static_cast<uint32_t>(in.arena_alignment);
   d.arena_lower_bound = in.plan->lower_bound;

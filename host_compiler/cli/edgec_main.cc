@@ -4,6 +4,7 @@
 #include <pthread.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -36,6 +37,16 @@ const char* kUsage =
     "  --input-shape NAME=D0,D1,...  fix the shape of an input with symbolic dims\n"
     "  --const-input NAME=FILE.npy   freeze an input to a value (e.g. a shape or axes\n"
     "                           tensor); it is no longer an input of the bundle\n"
+    "  --embed-reference        store sample inputs and the expected outputs in the bundle\n"
+    "                           for edgert-run --self-test: inputs seeded random (floats\n"
+    "                           uniform in [-1, 1), integers 0..3, bools 0/1), outputs from\n"
+    "                           onnxruntime (python3 or $EDGE_PYTHON must import it)\n"
+    "  --reference-input NAME=FILE.npy   use this sample for input NAME instead\n"
+    "  --reference-output NAME=FILE.npy  expected value of output NAME (no onnxruntime\n"
+    "                           needed once every output has one)\n"
+    "  --reference-rtol X / --reference-atol X  self-test tolerance: |got - expected| <=\n"
+    "                           atol + rtol * |expected| (default 1e-3 / 1e-4; 1e-2 / 2e-2\n"
+    "                           when the model has fp16 values or the target computes in half)\n"
     "  -O0 / -O1 / -O2 / -O3    LLVM optimization level (default -O3)\n"
     "  --dump-kernels FILE      write the kernel IR (loop nests, index math)\n"
     "  --dump-llvm-ir FILE      write the optimized LLVM IR (CPU targets)\n"
@@ -58,10 +69,10 @@ edgec::Shape parse_dims(const std::string& s) {
   return dims;
 }
 
-edgec::HostTensor read_npy_tensor(const std::string& path) {
+edgec::HostTensor read_npy_tensor(const std::string& flag, const std::string& path) {
   edgert_tools::NpyArray a;
   std::string err;
-  if (!edgert_tools::read_npy(path.c_str(), &a, &err)) throw edgec::CompileError("--const-input: " + err);  // err names the file
+  if (!edgert_tools::read_npy(path.c_str(), &a, &err)) throw edgec::CompileError(flag + ": " + err);  // err names the file
   edgec::HostTensor t;
   t.dtype = static_cast<edgec::DType>(a.dtype);  // the two enums share their values
   t.shape = a.shape;
@@ -87,11 +98,22 @@ int cmd_compile(const std::vector<std::string>& args) {
       if (eq == std::string::npos) throw edgec::CompileError("--input-shape wants NAME=D0,D1,...");
       opt.input_shapes[v.substr(0, eq)] = parse_dims(v.substr(eq + 1));
     } else if (a.size() == 3 && a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3') opt.opt_level = a[2] - '0';
-    else if (a == "--const-input") {
+    else if (a == "--const-input" || a == "--reference-input" || a == "--reference-output") {
       std::string v = value();
       auto eq = v.find('=');
-      if (eq == std::string::npos) throw edgec::CompileError("--const-input wants NAME=FILE.npy");
-      opt.constant_inputs[v.substr(0, eq)] = read_npy_tensor(v.substr(eq + 1));
+      if (eq == std::string::npos) throw edgec::CompileError(a + " wants NAME=FILE.npy");
+      auto& values = a == "--const-input"       ? opt.constant_inputs
+                     : a == "--reference-input" ? opt.reference.inputs
+                                                : opt.reference.outputs;
+      values[v.substr(0, eq)] = read_npy_tensor(a, v.substr(eq + 1));
+    } else if (a == "--embed-reference") opt.reference.embed = true;
+    else if (a == "--reference-rtol" || a == "--reference-atol") {
+      std::string v = value();
+      char* end = nullptr;
+      double x = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end != '\0' || !(x >= 0 && x <= 1e30))
+        throw edgec::CompileError(a + " wants a non-negative number, not '" + v + "'");
+      (a == "--reference-rtol" ? opt.reference.rtol : opt.reference.atol) = x;
     } else if (a == "--dump-kernels") opt.dump_kernels = value();
     else if (a == "--dump-llvm-ir") opt.dump_llvm_ir = value();
     else if (a == "--dump-source") opt.dump_source = value();
@@ -102,6 +124,9 @@ int cmd_compile(const std::vector<std::string>& args) {
   }
   if (model.empty()) throw edgec::CompileError("compile: no model given (see edgec --help)");
   if (output.empty()) throw edgec::CompileError("compile: no output given (-o OUT.bundle)");
+  if (!opt.reference.embed && (!opt.reference.inputs.empty() || !opt.reference.outputs.empty() ||
+                               opt.reference.rtol >= 0 || opt.reference.atol >= 0))
+    throw edgec::CompileError("--reference-input/-output/-rtol/-atol need --embed-reference");
   if (!quiet) opt.progress = [](const std::string& line) { std::fprintf(stderr, "edgec: %s\n", line.c_str()); };
   opt.warn = [](const std::string& line) { std::fprintf(stderr, "edgec: warning: %s\n", line.c_str()); };
   edgec::CompileResult r = edgec::compile_onnx_file(model, opt);
@@ -217,7 +242,8 @@ int cmd_inspect(const std::vector<std::string>& args) {
       auto* x = b->buffers()->Get(i);
       o << (i ? "," : "") << "{\"name\":" << json_str(x->name()) << ",\"kind\":\"" << eb::EnumNameBufferKind(x->kind())
         << "\",\"dtype\":\"" << eb::EnumNameDType(x->dtype()) << "\",\"shape\":" << json_list(x->shape())
-        << ",\"size\":" << x->size() << ",\"offset\":" << x->offset() << ",\"memory\":\""
+        << ",\"size\":" << x->size() << ",\"offset\":" << x->offset() << ",\"section\":" << x->section()
+        << ",\"memory\":\""
         << eb::EnumNameMemorySpace(x->memory()) << "\"";
       if (x->memory() == eb::MemorySpace::Image2D)
         o << ",\"image_width\":" << x->image_width() << ",\"image_height\":" << x->image_height();
@@ -256,7 +282,12 @@ int cmd_inspect(const std::vector<std::string>& args) {
       o << (i ? "," : "") << "{\"name\":" << json_str(t->name()) << ",\"dtype\":\"" << eb::EnumNameDType(t->dtype())
         << "\",\"shape\":" << json_list(t->shape()) << "}";
     }
-    o << "]}";
+    o << "]";
+    if (n(b->reference_inputs()) + n(b->reference_outputs()))
+      o << ",\"reference\":{\"inputs\":" << json_list(b->reference_inputs())
+        << ",\"outputs\":" << json_list(b->reference_outputs()) << ",\"rtol\":" << b->reference_rtol()
+        << ",\"atol\":" << b->reference_atol() << "}";
+    o << "}";
     std::printf("%s\n", o.str().c_str());
     return 0;
   }
@@ -294,6 +325,9 @@ int cmd_inspect(const std::vector<std::string>& args) {
     auto* t = b->outputs()->Get(i);
     std::printf("  %s %s%s\n", str(t->name()).c_str(), eb::EnumNameDType(t->dtype()), shape(t->shape()).c_str());
   }
+  if (n(b->reference_inputs()) + n(b->reference_outputs()))
+    std::printf("reference data: %u inputs, %u expected outputs (rtol %g, atol %g; edgert-run --self-test)\n",
+                n(b->reference_inputs()), n(b->reference_outputs()), b->reference_rtol(), b->reference_atol());
   std::printf("buffers:\n");
   for (unsigned i = 0; i < n(b->buffers()); ++i) {
     auto* x = b->buffers()->Get(i);

@@ -71,6 +71,8 @@ BundleDesc everything_bundle() {
   d.arena_lower_bound = 100;
   d.reference_inputs = {6};
   d.reference_outputs = {3};
+  d.reference_rtol = 0.25f;
+  d.reference_atol = 0.5f;
   d.has_prepared = true;
   d.prepared = PreparedDesc{"Portable Computing Language OpenCL 3.0 PoCL", "pthread-cpu", "3.1"};
   return d;
@@ -155,6 +157,8 @@ TEST_CASE("bundle writer: desc_from_bundle reads back every field") {
   CHECK(back.arena_lower_bound == 100);
   CHECK(back.reference_inputs == std::vector<uint32_t>{6});
   CHECK(back.reference_outputs == std::vector<uint32_t>{3});
+  CHECK(back.reference_rtol == 0.25f);
+  CHECK(back.reference_atol == 0.5f);
   CHECK(back.has_prepared);
   CHECK(back.prepared.platform == d.prepared.platform);
   CHECK(back.prepared.device == "pthread-cpu");

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <string>
 #include <thread>
 
@@ -51,7 +52,105 @@ void expect_error(const BundleDesc& d, edgert_status status, std::vector<const c
   for (const char* n : needles) CHECK(contains(msg, n));
 }
 
+// copy_bundle with reference data (edgec --embed-reference): a ReferenceIO section (1)
+// with a sample of x and the expected y and w_out, buffers 5, 6, 7 at offsets 0, 64, 128.
+BundleDesc reference_bundle() {
+  BundleDesc d = copy_bundle();
+  SectionData ref;
+  ref.kind = SectionKind::ReferenceIO;
+  ref.bytes.resize(128 + 16, 0);
+  const std::vector<float> x = {1, -2, 3, -4};
+  std::memcpy(ref.bytes.data(), x.data(), 16);
+  std::memcpy(ref.bytes.data() + 64, x.data(), 16);
+  std::memcpy(ref.bytes.data() + 128, weight_values().data(), 16);
+  d.sections.push_back(ref);
+  d.buffers.push_back(buffer("reference_input:x", BufferKind::Weight, {4}, 0, 1));
+  d.buffers.push_back(buffer("reference_output:y", BufferKind::Weight, {4}, 64, 1));
+  d.buffers.push_back(buffer("reference_output:w_out", BufferKind::Weight, {4}, 128, 1));
+  d.reference_inputs = {5};
+  d.reference_outputs = {6, 7};
+  d.reference_rtol = 1e-3f;
+  d.reference_atol = 1e-4f;
+  return d;
+}
+
 }  // namespace
+
+TEST_CASE("reference data: reached in place; every mismatch with the model's tensors refused") {
+  {
+    const BundleDesc d = reference_bundle();
+    Opened o(d);
+    REQUIRE(o.status == EDGERT_OK);
+    const void* data = nullptr;
+    size_t size = 0;
+    REQUIRE(edgert_bundle_reference(o.bundle, 1, 1, &data, &size) == EDGERT_OK);
+    CHECK(size == 16);
+    CHECK(std::memcmp(data, weight_values().data(), 16) == 0);
+    // In place: inside the bundle's memory, not a copy.
+    CHECK(static_cast<const uint8_t*>(data) >= o.memory.data());
+    CHECK(static_cast<const uint8_t*>(data) + size <= o.memory.data() + o.memory.size());
+    REQUIRE(edgert_bundle_reference(o.bundle, 0, 0, &data, &size) == EDGERT_OK);
+    CHECK(static_cast<const float*>(data)[1] == -2.0f);
+    CHECK(edgert_bundle_reference(o.bundle, 0, 1, &data, &size) == EDGERT_ERROR_INVALID_ARGUMENT);
+    CHECK(contains(edgert_last_error(), "no reference input 1 (the bundle has 1"));
+    CHECK(edgert_bundle_reference(o.bundle, 1, -1, &data, &size) == EDGERT_ERROR_INVALID_ARGUMENT);
+    double rtol = 0, atol = 0;
+    REQUIRE(edgert_bundle_reference_tolerance(o.bundle, &rtol, &atol) == EDGERT_OK);
+    CHECK(rtol == doctest::Approx(1e-3));
+    CHECK(atol == doctest::Approx(1e-4));
+  }
+  {
+    Opened o(copy_bundle());  // no reference data
+    REQUIRE(o.status == EDGERT_OK);
+    const void* data = nullptr;
+    size_t size = 0;
+    double rtol = 0, atol = 0;
+    CHECK(edgert_bundle_reference(o.bundle, 0, 0, &data, &size) == EDGERT_ERROR_INVALID_ARGUMENT);
+    CHECK(contains(edgert_last_error(), "no reference input 0 (the bundle has 0"));
+    CHECK(edgert_bundle_reference_tolerance(o.bundle, &rtol, &atol) == EDGERT_ERROR_INVALID_ARGUMENT);
+    CHECK(contains(edgert_last_error(), "--embed-reference"));
+  }
+  BundleDesc d = reference_bundle();
+  d.reference_outputs = {6};  // one of two outputs
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"reference_outputs has 1 entries for 2 outputs"});
+  d = reference_bundle();
+  d.reference_inputs = {};
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"reference_inputs has 0 entries for 1 inputs"});
+  d = copy_bundle();
+  d.reference_outputs = {2};  // only outputs, and an arena buffer
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"reference_inputs has 0 entries"});
+  d = reference_bundle();
+  d.reference_outputs = {6, 2};
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"reference_outputs 1", "buffer 2", "not a Weight buffer"});
+  d = reference_bundle();
+  d.reference_outputs = {6, 99};
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"reference_outputs 1", "buffer 99"});
+  d = reference_bundle();
+  d.reference_inputs = {3};  // the model's weight w, in the Weights section
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"reference_inputs 0", "buffer 3", "ReferenceIO section"});
+  d = reference_bundle();
+  d.buffers[6].dtype = DType::I32;
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE,
+               {"reference_outputs 0", "reference_output:y", "dtype or shape", "output 0 (y)"});
+  d = reference_bundle();
+  d.buffers[7] = buffer("reference_output:w_out", BufferKind::Weight, {2, 2}, 128, 1);
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"reference_outputs 1", "dtype or shape", "output 1 (w_out)"});
+  d = reference_bundle();
+  d.buffers[5].offset = 2;  // a float at a 2-byte offset
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"reference_inputs 0", "buffer 5", "element size"});
+  d = reference_bundle();
+  d.buffers[6].offset = 132;  // past the end of the section
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"buffer 6 (reference_output:y)", "exceeds section 1"});
+  d = reference_bundle();
+  d.reference_rtol = -1;
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"reference_rtol"});
+  d = reference_bundle();
+  d.reference_atol = std::numeric_limits<float>::quiet_NaN();
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"reference_atol"});
+  d = reference_bundle();
+  d.reference_atol = std::numeric_limits<float>::infinity();
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"reference_atol"});
+}
 
 TEST_CASE("writer: layout, alignment, hash and determinism") {
   BundleDesc d = copy_bundle();
@@ -405,9 +504,6 @@ TEST_CASE("open: commands and kernels") {
   d = copy_bundle();
   d.commands[1] = command(CommandKind::Launch, {2}, 0);  // no kernels at all
   expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"command 1", "kernel 0 out of range"});
-  d = copy_bundle();
-  d.reference_outputs = {2};
-  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"reference_outputs 0", "buffer 2"});
 
   // Kernels: one Code section with 8 bytes of ret.
   d = kernel_bundle();
