@@ -62,6 +62,7 @@ struct PortContext {
   size_t num_output_patches = 0;
   uint64_t* timestamps = nullptr;
   uint32_t num_timestamps = 0;
+  void** separate = nullptr;  // EDGERT_CPU_SEPARATE_BUFFERS: each buffer's own block, by id
 };
 
 }  // namespace edgert
@@ -93,6 +94,8 @@ void destroy(PortContext* c) {
   std::free(c->input_patches);
   std::free(c->output_patches);
   std::free(c->timestamps);
+  for (uint32_t i = 0; c->separate && i < count(c->bundle->root->buffers()); ++i) std::free(c->separate[i]);
+  std::free(c->separate);
   c->~PortContext();
   std::free(c);
 }
@@ -216,7 +219,8 @@ edgert_status build_queue(PortContext* c) {
     op.args = c->arg_table + next_arg;
     for (uint32_t a = 0; a < count(cmd->args()); ++a, ++next_arg) {
       const Buffer* buf = b->buffers()->Get(cmd->args()->Get(a));
-      c->arg_table[next_arg] = resolve_buffer(c, buf);
+      c->arg_table[next_arg] = c->separate && c->separate[cmd->args()->Get(a)] ? c->separate[cmd->args()->Get(a)]
+                                                                               : resolve_buffer(c, buf);
       if (buf->kind() == BufferKind::Input)
         c->input_patches[c->num_input_patches++] = Patch{next_arg, buf->io_index()};
       else if (buf->kind() == BufferKind::Output)
@@ -225,6 +229,30 @@ edgert_status build_queue(PortContext* c) {
   }
   return EDGERT_OK;
 }
+
+// Sanitizer builds of the tests (-DEDGERT_CPU_SEPARATE_BUFFERS): every Arena and Weight
+// buffer in an allocation of exactly its size, so AddressSanitizer's redzones catch a kernel
+// touching any byte outside the buffers it was given (in the shared arena or the mapped file
+// it would land unseen in a neighbour). Never in a product build: it copies the weights.
+#ifdef EDGERT_CPU_SEPARATE_BUFFERS
+edgert_status separate_buffers(PortContext* c) {
+  const Bundle* b = c->bundle->root;
+  c->separate = alloc_array<void*>(count(b->buffers()));
+  if (!c->separate) return out_of_memory("separate buffers");
+  for (uint32_t i = 0; i < count(b->buffers()); ++i) {
+    const Buffer* buf = b->buffers()->Get(i);
+    if (buf->kind() != BufferKind::Arena && buf->kind() != BufferKind::Weight) continue;
+    const size_t size = static_cast<size_t>(buf->size());
+    if (posix_memalign(&c->separate[i], b->arena_alignment(), size ? size : 1) != 0) {
+      c->separate[i] = nullptr;
+      return out_of_memory("separate buffers");
+    }
+    if (buf->kind() == BufferKind::Weight) std::memcpy(c->separate[i], resolve_buffer(c, buf), size);
+    else std::memset(c->separate[i], 0, size);
+  }
+  return EDGERT_OK;
+}
+#endif
 
 edgert_status create(const edgert_bundle* bundle, const edgert_context_options* options,
                      PortContext** out) {
@@ -264,6 +292,9 @@ edgert_status create(const edgert_bundle* bundle, const edgert_context_options* 
   }
   if (st == EDGERT_OK) st = map_code_sections(c);
   if (st == EDGERT_OK) st = check_code_contracts(c);
+#ifdef EDGERT_CPU_SEPARATE_BUFFERS
+  if (st == EDGERT_OK) st = separate_buffers(c);
+#endif
   if (st == EDGERT_OK) st = build_queue(c);
   if (st != EDGERT_OK) {
     destroy(c);
