@@ -6,6 +6,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#ifdef EDGERT_CPU_GUARD_PAGES
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 #include "cpu_port.h"
 #include "internal.h"
@@ -33,6 +37,14 @@ struct Patch {
   size_t slot;
   uint32_t io;
 };
+
+#ifdef EDGERT_CPU_GUARD_PAGES
+struct GuardedBuffer {  // see guard_buffers
+  void* base;    // the mapping: guard page, data pages, guard page
+  size_t length;
+  void* data;    // the buffer, ending at the second guard page (rounded down to alignment)
+};
+#endif
 
 // Chunks per thread a parallel launch is cut into (see WorkerPool).
 constexpr uint64_t kChunksPerThread = 4;
@@ -62,7 +74,9 @@ struct PortContext {
   size_t num_output_patches = 0;
   uint64_t* timestamps = nullptr;
   uint32_t num_timestamps = 0;
-  void** separate = nullptr;  // EDGERT_CPU_SEPARATE_BUFFERS: each buffer's own block, by id
+#ifdef EDGERT_CPU_GUARD_PAGES
+  GuardedBuffer* guarded = nullptr;  // by buffer id (guard_buffers)
+#endif
 };
 
 }  // namespace edgert
@@ -94,8 +108,11 @@ void destroy(PortContext* c) {
   std::free(c->input_patches);
   std::free(c->output_patches);
   std::free(c->timestamps);
-  for (uint32_t i = 0; c->separate && i < count(c->bundle->root->buffers()); ++i) std::free(c->separate[i]);
-  std::free(c->separate);
+#ifdef EDGERT_CPU_GUARD_PAGES
+  for (uint32_t i = 0; c->guarded && i < count(c->bundle->root->buffers()); ++i)
+    if (c->guarded[i].base) munmap(c->guarded[i].base, c->guarded[i].length);
+  std::free(c->guarded);
+#endif
   c->~PortContext();
   std::free(c);
 }
@@ -219,8 +236,10 @@ edgert_status build_queue(PortContext* c) {
     op.args = c->arg_table + next_arg;
     for (uint32_t a = 0; a < count(cmd->args()); ++a, ++next_arg) {
       const Buffer* buf = b->buffers()->Get(cmd->args()->Get(a));
-      c->arg_table[next_arg] = c->separate && c->separate[cmd->args()->Get(a)] ? c->separate[cmd->args()->Get(a)]
-                                                                               : resolve_buffer(c, buf);
+      c->arg_table[next_arg] = resolve_buffer(c, buf);
+#ifdef EDGERT_CPU_GUARD_PAGES
+      if (c->guarded[cmd->args()->Get(a)].data) c->arg_table[next_arg] = c->guarded[cmd->args()->Get(a)].data;
+#endif
       if (buf->kind() == BufferKind::Input)
         c->input_patches[c->num_input_patches++] = Patch{next_arg, buf->io_index()};
       else if (buf->kind() == BufferKind::Output)
@@ -230,25 +249,36 @@ edgert_status build_queue(PortContext* c) {
   return EDGERT_OK;
 }
 
-// Sanitizer builds of the tests (-DEDGERT_CPU_SEPARATE_BUFFERS): every Arena and Weight
-// buffer in an allocation of exactly its size, so AddressSanitizer's redzones catch a kernel
-// touching any byte outside the buffers it was given (in the shared arena or the mapped file
-// it would land unseen in a neighbour). Never in a product build: it copies the weights.
-#ifdef EDGERT_CPU_SEPARATE_BUFFERS
-edgert_status separate_buffers(PortContext* c) {
+// Test builds (-DEDGERT_CPU_GUARD_PAGES): every Arena and Weight buffer in its own pages,
+// ending where an inaccessible page begins (and one before it), so a kernel that touches
+// memory past the buffers it was given faults instead of landing unseen in a neighbour in
+// the arena or the mapped file. Kernels are machine code that no sanitizer instruments:
+// pages are what they cannot pass. Slack up to the arena alignment (64 bytes) before the
+// guard stays unchecked. Weights are copied and made read-only. Never in a product build.
+#ifdef EDGERT_CPU_GUARD_PAGES
+edgert_status guard_buffers(PortContext* c) {
   const Bundle* b = c->bundle->root;
-  c->separate = alloc_array<void*>(count(b->buffers()));
-  if (!c->separate) return out_of_memory("separate buffers");
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  GuardedBuffer* g = alloc_array<GuardedBuffer>(count(b->buffers()));
+  c->guarded = g;
+  if (!g) return out_of_memory("guarded buffers");
   for (uint32_t i = 0; i < count(b->buffers()); ++i) {
     const Buffer* buf = b->buffers()->Get(i);
     if (buf->kind() != BufferKind::Arena && buf->kind() != BufferKind::Weight) continue;
     const size_t size = static_cast<size_t>(buf->size());
-    if (posix_memalign(&c->separate[i], b->arena_alignment(), size ? size : 1) != 0) {
-      c->separate[i] = nullptr;
-      return out_of_memory("separate buffers");
+    const size_t data_pages = (size + b->arena_alignment() + page - 1) / page * page;
+    void* base = mmap(nullptr, data_pages + 2 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED) return out_of_memory("guarded buffers");
+    g[i].base = base;
+    g[i].length = data_pages + 2 * page;
+    uint8_t* pages = static_cast<uint8_t*>(base) + page;
+    const uintptr_t end = reinterpret_cast<uintptr_t>(pages + data_pages);
+    g[i].data = reinterpret_cast<void*>((end - size) / b->arena_alignment() * b->arena_alignment());
+    if (mprotect(pages, data_pages, PROT_READ | PROT_WRITE) != 0) return out_of_memory("guarded buffers");
+    if (buf->kind() == BufferKind::Weight) {
+      std::memcpy(g[i].data, resolve_buffer(c, buf), size);
+      mprotect(pages, data_pages, PROT_READ);
     }
-    if (buf->kind() == BufferKind::Weight) std::memcpy(c->separate[i], resolve_buffer(c, buf), size);
-    else std::memset(c->separate[i], 0, size);
   }
   return EDGERT_OK;
 }
@@ -292,8 +322,8 @@ edgert_status create(const edgert_bundle* bundle, const edgert_context_options* 
   }
   if (st == EDGERT_OK) st = map_code_sections(c);
   if (st == EDGERT_OK) st = check_code_contracts(c);
-#ifdef EDGERT_CPU_SEPARATE_BUFFERS
-  if (st == EDGERT_OK) st = separate_buffers(c);
+#ifdef EDGERT_CPU_GUARD_PAGES
+  if (st == EDGERT_OK) st = guard_buffers(c);
 #endif
   if (st == EDGERT_OK) st = build_queue(c);
   if (st != EDGERT_OK) {

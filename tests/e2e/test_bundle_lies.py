@@ -8,7 +8,13 @@ for a smaller buffer (also with Kernel.args forged to match), a kernel's argumen
 together with its commands, an entry point moved, a function index out of the table, the
 last command dropped, a kernel's output placed on its input. edgert-run must refuse each with
 exit code 1 and a message naming the field; the ones that agree with Kernel.args (forged
-extent, shortened arguments) are refused by the contract compiled into the code."""
+extent, shortened arguments) are refused by the contract compiled into the code.
+
+A lie in the code itself (a weight shrunk with its contract lowered in Kernel.args and in the
+code's own contract words) is accepted: only a signature covers the code. With
+EDGE_GUARD_PAGES=1 (EDGERT_RUN built with -DEDGERT_CPU_GUARD_PAGES, every buffer ending at an
+inaccessible page) that bundle must fault instead, and the valid bundles must run as before:
+no kernel touches memory outside its buffers."""
 import sys
 from pathlib import Path
 
@@ -40,8 +46,8 @@ def lie_tool():
     return path
 
 
-@suite.case
-def every_lie_is_refused_with_a_message():
+def compiled_cnn():
+    """The CNN's bundle and its input arguments, after checking it against onnxruntime."""
     work = lib.work_dir("test_bundle_lies")
     model = lib.make_cnn(seed=3)
     x = np.random.default_rng(0).standard_normal((1, 3, 32, 32)).astype(np.float32)
@@ -49,9 +55,13 @@ def every_lie_is_refused_with_a_message():
     expected = lib.ort_run(model, feeds)
     actual = lib.compile_and_run(model, feeds, work, name="cnn")
     lib.assert_close(actual, expected)  # the unaltered bundle runs and is right
+    return work, work / "cnn.bundle", lib.write_inputs(feeds, work / "inputs")
 
-    bundle = work / "cnn.bundle"
-    inputs = lib.write_inputs(feeds, work / "inputs")
+
+@suite.case
+def every_lie_is_refused_with_a_message():
+    work, bundle, inputs = compiled_cnn()
+
     run = lib.find_tool("edgert-run")
     for lie, words in LIES.items():
         liar = work / f"{lie}.bundle"
@@ -63,6 +73,22 @@ def every_lie_is_refused_with_a_message():
         for w in words:
             assert w in res.stderr.lower(), f"{lie}: the refusal does not mention {w!r}:\n{res.stderr[-2000:]}"
         print(f"    {lie}: {res.stderr.strip().splitlines()[-1]}")
+
+
+@suite.case
+def a_lie_in_the_code_is_for_signatures_and_guard_pages():
+    work, bundle, inputs = compiled_cnn()
+    liar = work / "forge-code-contract.bundle"
+    lib.run_cmd([lie_tool(), bundle, liar, "forge-code-contract"])
+    res = lib.run_cmd([lib.find_tool("edgert-run"), liar, *inputs, "--output-dir", work / "forged_out"], check=False)
+    if os.environ.get("EDGE_GUARD_PAGES") == "1":
+        # a signal, or AddressSanitizer's SEGV report (it exits 1) in a sanitizer build
+        faulted = res.returncode < 0 or "SEGV" in res.stderr
+        assert faulted, f"the kernel read past its shrunk weight unseen (exit {res.returncode}):\n{res.stderr[-2000:]}"
+        print(f"    guard pages: the forged kernel faulted (exit {res.returncode})")
+    else:
+        assert res.returncode == 0, f"expected the forged bundle to run (exit {res.returncode}):\n{res.stderr[-2000:]}"
+        print("    accepted without guard pages: the code itself is what signing protects")
 
 
 if __name__ == "__main__":

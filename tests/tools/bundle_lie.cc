@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bundle_writer.h"
+#include "kernel_abi.h"
 
 namespace {
 
@@ -26,7 +27,11 @@ constexpr const char* kLies[] = {
     "move-entry",      // a kernel's function table entry moved one byte into its code
     "bad-function",    // a kernel naming a function past the section's table
     "drop-command",    // the queue without its last command
-    "overlap-buffers"  // a kernel's arena output placed on the arena input it reads
+    "overlap-buffers", // a kernel's arena output placed on the arena input it reads
+    // Not a metadata-only lie: a weight shrunk by 64 bytes with the extent lowered in
+    // Kernel.args AND in the contract words inside the code. Accepted (only a signature
+    // covers the code); a sanitizer build with separate buffers catches the overrun.
+    "forge-code-contract"
 };
 
 // The first Launch command with an arg (index >= 1, read) for which `pick` holds.
@@ -55,6 +60,23 @@ long smallest_other(const BundleDesc& d, const CommandDesc& c, DType dtype) {
     if (best < 0 || d.buffers[i].size < d.buffers[static_cast<size_t>(best)].size) best = static_cast<long>(i);
   }
   return best;
+}
+
+// Lowers the extent of argument `a` in the contract words compiled into kernel k's code
+// (schema/kernel_abi.h): the table after the magic whose count matches.
+bool patch_code_contract(BundleDesc& d, const KernelDesc& k, size_t a, uint64_t extent) {
+  std::vector<uint8_t>& code = d.sections[k.section].bytes;
+  const uint64_t entry = d.sections[k.section].functions[k.function].offset();
+  for (size_t at = entry / 8 * 8; at + 16 <= code.size(); at += 8) {  // the table follows the code
+    uint64_t w[2];
+    std::memcpy(w, code.data() + at, 16);
+    if (w[0] != edge::abi::kContractMagic || w[1] != k.args.size()) continue;
+    const size_t word = at + 8 * (3 + 2 * a);
+    if (word + 8 > code.size()) return false;
+    std::memcpy(code.data() + word, &extent, 8);
+    return true;
+  }
+  return false;
 }
 
 bool apply(BundleDesc& d, const std::string& lie) {
@@ -105,6 +127,30 @@ bool apply(BundleDesc& d, const std::string& lie) {
     Function& f = fns[d.kernels[0].function];
     f = Function(f.offset() + 1, f.size() - 1);
     return true;
+  }
+  if (lie == "forge-code-contract") {
+    auto uses = [&](uint32_t buffer) {
+      int n = 0;
+      for (const CommandDesc& cmd : d.commands)
+        for (uint32_t x : cmd.args) n += x == buffer;
+      return n;
+    };
+    if (!find_read_arg(d, [&](const CommandDesc& cmd, const BufferDesc& b) {
+          return b.kind == BufferKind::Weight && b.size >= 128 && uses(static_cast<uint32_t>(&b - d.buffers.data())) == 1 &&
+                 d.kernels[cmd.kernel].args.size() == cmd.args.size();
+        }, &c, &a))
+      return false;
+    BufferDesc& w = d.buffers[d.commands[c].args[a]];
+    KernelDesc& k = d.kernels[d.commands[c].kernel];
+    int64_t numel = 1;
+    for (int64_t x : w.shape) numel *= x;
+    const uint64_t element = w.size / static_cast<uint64_t>(numel);
+    if (k.args[a].extent != w.size) return false;
+    // 64 bytes: guard pages see past the arena alignment's slack (cpu_context.cc)
+    w.shape = {numel - static_cast<int64_t>(64 / element)};
+    w.size -= 64;
+    k.args[a].extent = w.size;
+    return patch_code_contract(d, k, a, w.size);
   }
   if (lie == "drop-command") {
     if (d.commands.empty()) return false;
