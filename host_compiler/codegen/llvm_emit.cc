@@ -1034,7 +1034,7 @@ class Emitter {
     if (const Value* x = sigmoid_argument(v)) {
       LV* arg = value(x);
       if (arg->getType()->getScalarType()->isFloatTy())
-        return b_.CreateFDiv(f32(1.0), b_.CreateFAdd(f32(1.0), exp_in_sigmoid(arg)));
+        return b_.CreateFDiv(f32(1.0), b_.CreateFAdd(f32(1.0), exp_saturating(arg)));
     }
     std::vector<LV*> s;
     for (const Value* x : v->srcs) s.push_back(value(x));
@@ -1189,12 +1189,13 @@ class Emitter {
     return nullptr;
   }
 
-  // e^x where only 1 / (1 + e^x) is wanted: beyond the clamps that is 1 or 0 either way, so
-  // this drops exp's two-step scaling near overflow (n = 128 gives inf: 1/(1+inf) = 0 where
-  // the exact value is below 4e-39) and its underflow and NaN selects (a NaN x makes n and
-  // p NaN, and the product NaN); 2^n by a float add instead of a conversion. Equal to exp()
-  // for x in [-87.3, 88.3]. SiLU's epilogue is a large part of EfficientNet's time.
-  LV* exp_in_sigmoid(LV* x) {
+  // e^x where only 1 / (1 + e^x) (sigmoid) or 1 - c e^x with x <= 0 (erf) is wanted: past
+  // the clamps both are 1 or 0 either way, so this drops exp's two-step scaling near
+  // overflow (n = 128 gives inf: 1/(1+inf) = 0 where the exact value is below 4e-39) and
+  // its underflow and NaN selects (a NaN x makes n and p NaN, and the product NaN); 2^n by a
+  // float add instead of a conversion. Equal to exp() for x in [-87.3, 88.3]. SiLU's and
+  // GELU's epilogues are a large part of EfficientNet's and the driving model's time.
+  LV* exp_saturating(LV* x) {
     auto [n, p] = exp_reduced(x);
     // n + 1.5 * 2^23 + 127 holds n + 127 in its low mantissa bits: shifted into the exponent
     // field they are 2^n (n in [-126, 128]).
@@ -1270,7 +1271,7 @@ class Emitter {
                               poly(x2, {-1.0 / 1320, 1.0 / 216, -1.0 / 42, 1.0 / 10, -1.0 / 3, 1.0}));
     LV* t = b_.CreateFDiv(f32(1.0), b_.CreateFAdd(f32(1.0), b_.CreateFMul(ax, f32(0.3275911))));
     LV* p = b_.CreateFMul(t, poly(t, {1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592}));
-    LV* big = b_.CreateFSub(f32(1.0), b_.CreateFMul(p, exp(b_.CreateFNeg(x2))));
+    LV* big = b_.CreateFSub(f32(1.0), b_.CreateFMul(p, exp_saturating(b_.CreateFNeg(x2))));
     big = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, big, x);
     return b_.CreateSelect(b_.CreateFCmpOLT(ax, f32(0.5)), small, big);
   }

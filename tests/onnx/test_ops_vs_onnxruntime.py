@@ -303,7 +303,7 @@ def integer_division_edges():
 
 @suite.case
 def sigmoid_and_silu_at_the_extremes():
-    # Sigmoid's exp has its own range handling (llvm_emit.cc exp_in_sigmoid): at and past
+    # Sigmoid's exp has its own range handling (llvm_emit.cc exp_saturating): at and past
     # the clamps, infinities and NaN, in vectors and the scalar tail, alone, as SiLU
     # x * sigmoid(x) and in a Swish with a slope. The reference is numpy in float64:
     # onnxruntime's own approximation returns 0 already for sigmoid(-20) = 2.06e-9.
@@ -331,6 +331,21 @@ def sigmoid_and_silu_at_the_extremes():
                 ok = np.isclose(g, w, rtol=3e-7, atol=tiny, equal_nan=True) | (g == w)
             bad = np.flatnonzero(~ok)
             assert bad.size == 0, f"{name}: x={x.ravel()[bad[:5]]}: got {g.ravel()[bad[:5]]}, want {w.ravel()[bad[:5]]}"
+
+
+@suite.case
+def erf_at_the_extremes():
+    # Erf's tail uses the same saturating exp (llvm_emit.cc exp_saturating) for e^(-x^2):
+    # against Python's math.erf in float64 (the approximation's absolute error is < 1.5e-7).
+    import math
+    edges = np.array([-np.inf, -1e30, -100.0, -10.0, -9.4, -9.3, -5.0, -3.0, -0.5, -0.4999, -1e-8, 0.0, 1e-8,
+                      0.5, 3.0, 9.3, 9.4, 10.0, 100.0, np.inf, np.nan, -0.0], dtype=np.float32)
+    x = np.concatenate([edges, randn(1000, scale=4.0)])
+    m = model([h.make_node("Erf", ["x"], ["y"])], {"x": x}, ["y"])
+    _count[0] += 1
+    got = lib.compile_and_run(m, {"x": x}, WORK, name=f"m{_count[0]}")["y"].astype(np.float64)
+    want = np.array([math.erf(float(v)) if not np.isnan(v) else np.nan for v in x])
+    assert np.allclose(got, want, rtol=0, atol=3e-7, equal_nan=True), f"max abs err {np.nanmax(np.abs(got - want)):.3g}"
 
 
 @suite.case
