@@ -197,11 +197,26 @@ def bench_reports_open_time_in_signed_mode():
 
 
 def read_bytes_of(pid):
-    with open(f"/proc/{pid}/io") as f:
-        for line in f:
-            if line.startswith("rchar:"):
-                return int(line.split()[1])
-    return 0
+    try:
+        with open(f"/proc/{pid}/io") as f:
+            for line in f:
+                if line.startswith("rchar:"):
+                    return int(line.split()[1])
+    except OSError:  # ended
+        pass
+    return -1
+
+
+def wait_until_running(proc, input_bytes):
+    """Waits until `proc` has opened its bundle and read its inputs (they are read after the
+    bundle), i.e. it has read at least input_bytes and then nothing more for 150 ms: it is in
+    its runs, which read nothing. Works whether the bundle is read or mapped."""
+    last, stable, deadline = -1, 0, time.time() + 60
+    while proc.poll() is None and stable < 3 and time.time() < deadline:
+        time.sleep(0.05)
+        now = read_bytes_of(proc.pid)
+        stable = stable + 1 if now == last and now >= input_bytes else 0
+        last = now
 
 
 @suite.case
@@ -211,31 +226,31 @@ def file_changed_during_a_run_changes_nothing():
     and the outputs must still match onnxruntime."""
     bundle = WORK / "live.bundle"
     shutil.copyfile(WORK / "unsigned.bundle", bundle)
-    size = bundle.stat().st_size
     data_offset, data_size = header(bundle)
     out = WORK / "live_out"
     out.mkdir(exist_ok=True)
     cmd = [lib.find_tool("edgert-run"), bundle, *lib.write_inputs(INPUTS, WORK / "live_in"),
            "--output-dir", out, "--repeat", "200000"]
-    # The private copy is read (pread) at open, the inputs after it: once the process has read
-    # that many bytes, the open is over.
-    opened = size + sum(p.stat().st_size for p in (WORK / "live_in").glob("*.npy"))
+    input_bytes = sum(p.stat().st_size for p in (WORK / "live_in").glob("*.npy"))
     proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.time() + 60
-        while read_bytes_of(proc.pid) < opened and proc.poll() is None and time.time() < deadline:
-            time.sleep(0.01)
-        time.sleep(0.2)  # into the runs
+        wait_until_running(proc, input_bytes)
         assert proc.poll() is None, f"edgert-run ended before the file was changed: {proc.communicate()}"
+        def still_running(after):
+            time.sleep(0.2)
+            if proc.poll() is not None:
+                raise AssertionError(f"edgert-run ended after {after}: exit {proc.returncode} "
+                                     f"(1: runs differ, -7: SIGBUS), {proc.communicate()}")
         with open(bundle, "r+b") as f:  # every weight byte changed, in place
             f.seek(data_offset)
-            f.write(bytes(b ^ 0xff for b in f.read(data_size)))
+            flipped = bytes(b ^ 0xff for b in f.read(data_size))
+            f.seek(data_offset)
+            f.write(flipped)
             f.flush()
             os.fsync(f.fileno())
-        time.sleep(0.2)
+        still_running("bytes were written into the file")
         shutil.copyfile(WORK / "model.onnx", bundle)  # cp over it: truncated, then other bytes
-        time.sleep(0.2)
-        assert proc.poll() is None, f"edgert-run ended while the file changed: {proc.communicate()}"
+        still_running("another file was copied over it")
     finally:
         if proc.poll() is None:
             proc.terminate()
@@ -246,8 +261,7 @@ def file_changed_during_a_run_changes_nothing():
     shutil.copyfile(WORK / "unsigned.bundle", bundle)
     proc = subprocess.Popen([str(c) for c in cmd[:-1]] + ["400"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    while read_bytes_of(proc.pid) < opened and proc.poll() is None:
-        time.sleep(0.005)
+    wait_until_running(proc, input_bytes)
     shutil.copyfile(WORK / "model.onnx", bundle)
     stdout, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 0, f"edgert-run: exit {proc.returncode}: {stderr}"
