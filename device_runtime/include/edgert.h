@@ -71,7 +71,7 @@ const char* edgert_dtype_name(edgert_dtype dtype);
  * place (`cp` over it) kills the process with SIGBUS. */
 #define EDGERT_OPEN_MAP_IN_PLACE 1u
 typedef struct edgert_open_options {
-  uint32_t flags; /* EDGERT_OPEN_* */
+  uint32_t flags; /* EDGERT_OPEN_*; other bits are refused (EDGERT_ERROR_INVALID_ARGUMENT) */
   /* Signed mode when num_trusted_keys > 0: the bundle must carry an Ed25519 signature
    * (edgec sign) by one of these keys, checked before anything else of it is read; unsigned,
    * differently signed or changed bundles are refused with EDGERT_ERROR_INVALID_BUNDLE. A

@@ -1,5 +1,6 @@
 // bundle.cc — opening a bundle (private copy, mapping or caller memory), its signature check
-// and verification, and the queries on inputs and outputs. Everything read here was checked by verify_bundle at open.
+// and verification, and the queries on inputs and outputs. Everything read here was checked
+// by verify_bundle at open.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -21,6 +22,9 @@ using edge::bundle::TensorInfo;
 // verifier; the bundle object refers to `file` from here on.
 edgert_status open_verified(const uint8_t* file, size_t size, const edgert_open_options* options,
                             bool owns_mapping, edgert_bundle** out) {
+  if (options && (options->flags & ~EDGERT_OPEN_MAP_IN_PLACE) != 0)
+    return edgert::set_error(EDGERT_ERROR_INVALID_ARGUMENT, "edgert_open_options: unknown flags 0x%x",
+                             options->flags & ~EDGERT_OPEN_MAP_IN_PLACE);
   const bool signed_mode = options && options->num_trusted_keys > 0;
   if (signed_mode && !options->trusted_public_keys)
     return edgert::set_error(EDGERT_ERROR_INVALID_ARGUMENT,

@@ -119,6 +119,10 @@ TEST_CASE("open: options are checked; null options are the defaults") {
   CHECK(contains(edgert_last_error(), "trusted_public_keys is null"));
   CHECK(b == nullptr);
   CHECK(edgert_bundle_open_with_options(nullptr, nullptr, &b) == EDGERT_ERROR_INVALID_ARGUMENT);
+  edgert_open_options future = {};
+  future.flags = 2;  // not a flag this runtime knows: refused, not ignored
+  CHECK(edgert_bundle_open_with_options(f.path, &future, &b) == EDGERT_ERROR_INVALID_ARGUMENT);
+  CHECK(contains(edgert_last_error(), "unknown flags 0x2"));
 }
 
 TEST_CASE("open: bytes after the data blob are refused unless they are one signature trailer") {
