@@ -8,7 +8,9 @@
   by another key, one changed by a byte after signing (header, FlatBuffer, data blob,
   signature) and a truncated signature (also refused without --trusted-key)
 - the default open reads the bundle into private memory: writing bytes into the file and
-  copying another file over it while `edgert-run --repeat` runs changes no output"""
+  copying another file over it while `edgert-run --repeat` runs changes no output
+In a build without signatures (EDGE_SIGNATURES=0 from ctest) only the last and the refusal of
+keygen / --trusted-key ("built without") run: there is nothing else to test."""
 import os
 import shutil
 import stat
@@ -27,6 +29,8 @@ WORK = None
 MODEL = None
 INPUTS = None
 TRAILER = 104  # magic 8 + public key 32 + signature 64 (schema/bundle_signature.h)
+SIGNATURES = os.environ.get("EDGE_SIGNATURES", "1") != "0"
+signed_case = suite.case if SIGNATURES else (lambda fn: fn)
 
 
 def setup():
@@ -36,6 +40,8 @@ def setup():
     lib.save_model(MODEL, WORK / "model.onnx")
     edgec = lib.find_tool("edgec")
     lib.compile_model(WORK / "model.onnx", WORK / "unsigned.bundle")
+    if not SIGNATURES:
+        return
     for name in ("alice", "bob"):
         lib.run_cmd([edgec, "keygen", "-o", WORK / name])
     lib.run_cmd([edgec, "sign", WORK / "unsigned.bundle", "--key", WORK / "alice.key", "-o", WORK / "alice.bundle"])
@@ -75,7 +81,7 @@ def with_byte_flipped(src, offset, name):
     return path
 
 
-@suite.case
+@signed_case
 def keygen_writes_private_key_file():
     key, pub = WORK / "alice.key", WORK / "alice.pub"
     assert stat.S_IMODE(key.stat().st_mode) == 0o600, oct(key.stat().st_mode)
@@ -89,7 +95,7 @@ def keygen_writes_private_key_file():
     print(f"    alice.key 0600, alice.pub {pub.read_text().strip()[:16]}...")
 
 
-@suite.case
+@signed_case
 def signing_appends_a_trailer_and_is_deterministic():
     unsigned, signed = WORK / "unsigned.bundle", WORK / "alice.bundle"
     assert signed.stat().st_size == unsigned.stat().st_size + TRAILER
@@ -108,7 +114,7 @@ def signing_appends_a_trailer_and_is_deterministic():
     assert "signature: none" in lib.run_cmd([lib.find_tool("edgec"), "inspect", unsigned]).stdout
 
 
-@suite.case
+@signed_case
 def signed_bundle_runs_with_trusted_key_and_matches_onnxruntime():
     expected = lib.ort_run(MODEL, INPUTS)
     for name, args in [("alice", trusted("alice")), ("alice_of_two", trusted("bob", "alice")),
@@ -119,13 +125,13 @@ def signed_bundle_runs_with_trusted_key_and_matches_onnxruntime():
         print(f"    {name}: matches onnxruntime")
 
 
-@suite.case
+@signed_case
 def refuses_unsigned_and_other_keys():
     refused(WORK / "unsigned.bundle", *trusted("alice"), must_mention=["not signed"])
     refused(WORK / "bob.bundle", *trusted("alice"), must_mention=["not among the 1 trusted key"])
 
 
-@suite.case
+@signed_case
 def refuses_a_byte_changed_after_signing():
     signed = WORK / "alice.bundle"
     size = signed.stat().st_size
@@ -142,7 +148,7 @@ def refuses_a_byte_changed_after_signing():
     refused(WORK / "flipped_data.bundle", must_mention=["content hash mismatch"])
 
 
-@suite.case
+@signed_case
 def refuses_truncated_signatures():
     signed = (WORK / "alice.bundle").read_bytes()
     for cut in (1, 64, TRAILER - 1):
@@ -156,7 +162,7 @@ def refuses_truncated_signatures():
     refused(path, must_mention=["does not match the header"])
 
 
-@suite.case
+@signed_case
 def bad_key_files_are_named():
     garbage = WORK / "garbage.pub"
     garbage.write_text("not a key\n")
@@ -168,7 +174,7 @@ def bad_key_files_are_named():
     assert not (WORK / "never.bundle").exists()
 
 
-@suite.case
+@signed_case
 def sign_refuses_a_corrupted_bundle_and_writes_nothing():
     bad = with_byte_flipped(WORK / "unsigned.bundle", header(WORK / "unsigned.bundle")[0] + 8, "corrupt.bundle")
     out = WORK / "corrupt_signed.bundle"
@@ -186,7 +192,7 @@ def help_lists_the_options():
     assert "edgec keygen" in text and "edgec sign" in text and "--sign" in text, text
 
 
-@suite.case
+@signed_case
 def bench_reports_open_time_in_signed_mode():
     import json
     res = lib.run_cmd([lib.find_tool("edgert-bench"), WORK / "alice.bundle", *trusted("alice"), "--iters", "1",
@@ -194,6 +200,18 @@ def bench_reports_open_time_in_signed_mode():
     report = json.loads(res.stdout)
     assert report["open_iters"] == 3 and report["open_median_ms"] > 0, report
     print(f"    open median {report['open_median_ms']:.3f} ms (signed mode)")
+
+
+@suite.case
+def built_without_signatures_refuses_them():
+    if SIGNATURES:
+        assert "EDGE_SIGNATURES" not in lib.run_cmd([lib.find_tool("edgec"), "keygen", "-o", WORK / "x"]).stderr
+        return
+    res = lib.run_cmd([lib.find_tool("edgec"), "keygen", "-o", WORK / "x"], check=False)
+    assert res.returncode == 1 and "EDGE_SIGNATURES=OFF" in res.stderr, res.stderr
+    key = WORK / "any.pub"
+    key.write_text("00" * 32 + "\n")
+    refused(WORK / "unsigned.bundle", "--trusted-key", key, must_mention=["built without signature checking"])
 
 
 def read_bytes_of(pid):
