@@ -62,6 +62,11 @@ edgert_status private_copy(int fd, size_t size, const char* path, void** out) {
   void* mem = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED)
     return edgert::set_error(EDGERT_ERROR_OUT_OF_MEMORY, "out of memory copying %s (%zu bytes)", path, size);
+#ifdef MADV_HUGEPAGE
+  // Filling fresh pages is most of the copy's cost: 2 MB pages where the kernel has them
+  // (transparent huge pages in "madvise" mode) take a fault per 2 MB instead of per 4 KB.
+  madvise(mem, size, MADV_HUGEPAGE);
+#endif
   for (size_t done = 0; done < size;) {
     const ssize_t n = pread(fd, static_cast<uint8_t*>(mem) + done, size - done, static_cast<off_t>(done));
     if (n > 0) {
