@@ -9,7 +9,8 @@ namespace edge::bundle {
 
 inline constexpr char kMagic[8] = {'E', 'D', 'G', 'E', 'B', 'N', 'D', 'L'};
 // 2: code formats, launch shapes, memory spaces, prepared OpenCL programs (bundle.fbs).
-inline constexpr uint32_t kFormatVersion = 2;
+// 3: argument contracts and function tables (bundle.fbs).
+inline constexpr uint32_t kFormatVersion = 3;
 inline constexpr uint32_t kHeaderSize = 64;
 inline constexpr uint64_t kDataAlignment = 4096;   // data blob offset in the file
 inline constexpr uint64_t kSectionAlignment = 64;  // minimum section / buffer alignment

@@ -18,6 +18,7 @@ struct SectionData {
   uint32_t alignment = 64;  // raised to kSectionAlignment if smaller
   CodeFormat format = CodeFormat::None;  // Code sections
   uint32_t source_section = 0;           // OpenCLBinary
+  std::vector<Function> functions;       // MachineCode: sorted by offset, disjoint
 };
 
 struct BufferDesc {
@@ -40,12 +41,18 @@ struct TensorDesc {
   uint32_t buffer = 0;
 };
 
+struct ArgContractDesc {
+  ArgAccess access = ArgAccess::Read;
+  DType dtype = DType::F32;
+  uint64_t extent = 0;      // bytes
+};
+
 struct KernelDesc {
   std::string name;
   uint32_t section = 0;
-  uint64_t entry = 0;       // MachineCode
+  uint32_t function = 0;    // MachineCode: index into the section's functions
   std::string entry_name;   // OpenCLC
-  uint32_t num_args = 0;
+  std::vector<ArgContractDesc> args;  // output first
   uint64_t parallel_extent = 1;
   std::vector<uint64_t> global_size, local_size;
   uint64_t flops = 0;
@@ -81,6 +88,7 @@ struct BundleDesc {
   uint32_t arena_alignment = 64;
   uint64_t arena_lower_bound = 0;
   std::vector<uint32_t> reference_inputs, reference_outputs;
+  float reference_rtol = 0, reference_atol = 0;
   bool has_prepared = false;  // write `prepared` (edgert-prepare)
   PreparedDesc prepared;
 };
@@ -140,9 +148,10 @@ inline std::vector<uint8_t> serialize_bundle(const BundleDesc& desc) {
 
   std::vector<flatbuffers::Offset<Section>> sections;
   for (size_t i = 0; i < desc.sections.size(); ++i) {
-    sections.push_back(CreateSection(fbb, desc.sections[i].kind, section_offsets[i],
-                                     desc.sections[i].bytes.size(), section_alignments[i],
-                                     desc.sections[i].format, desc.sections[i].source_section));
+    const SectionData& s = desc.sections[i];
+    auto functions = s.functions.empty() ? 0 : fbb.CreateVectorOfStructs(s.functions);
+    sections.push_back(CreateSection(fbb, s.kind, section_offsets[i], s.bytes.size(),
+                                     section_alignments[i], s.format, s.source_section, functions));
   }
 
   std::vector<flatbuffers::Offset<Buffer>> buffers;
@@ -162,7 +171,11 @@ inline std::vector<uint8_t> serialize_bundle(const BundleDesc& desc) {
     auto entry_name = k.entry_name.empty() ? 0 : fbb.CreateString(k.entry_name);
     auto global_size = k.global_size.empty() ? 0 : fbb.CreateVector(k.global_size);
     auto local_size = k.local_size.empty() ? 0 : fbb.CreateVector(k.local_size);
-    kernels.push_back(CreateKernel(fbb, name, k.section, k.entry, entry_name, k.num_args,
+    std::vector<flatbuffers::Offset<ArgContract>> contracts;
+    for (const ArgContractDesc& a : k.args)
+      contracts.push_back(CreateArgContract(fbb, a.access, a.dtype, a.extent));
+    auto args = fbb.CreateVector(contracts);
+    kernels.push_back(CreateKernel(fbb, name, k.section, k.function, entry_name, args,
                                    k.parallel_extent, global_size, local_size, k.flops, k.bytes));
   }
 
@@ -184,7 +197,7 @@ inline std::vector<uint8_t> serialize_bundle(const BundleDesc& desc) {
       fbb.CreateVector(buffers), fbb.CreateVector(inputs), fbb.CreateVector(outputs),
       fbb.CreateVector(kernels), fbb.CreateVector(commands), desc.arena_size, desc.arena_alignment,
       desc.arena_lower_bound, fbb.CreateVector(desc.reference_inputs),
-      fbb.CreateVector(desc.reference_outputs), prepared);
+      fbb.CreateVector(desc.reference_outputs), prepared, desc.reference_rtol, desc.reference_atol);
   FinishBundleBuffer(fbb, root);
 
   const uint8_t* fb = fbb.GetBufferPointer();
@@ -260,6 +273,8 @@ inline BundleDesc desc_from_bundle(const Bundle* root, const uint8_t* data) {
     sd.alignment = s->alignment();
     sd.format = s->format();
     sd.source_section = s->source_section();
+    for (flatbuffers::uoffset_t f = 0; s->functions() && f < s->functions()->size(); ++f)
+      sd.functions.push_back(*s->functions()->Get(f));
     d.sections.push_back(std::move(sd));
   }
   for (flatbuffers::uoffset_t i = 0; root->buffers() && i < root->buffers()->size(); ++i) {
@@ -285,9 +300,12 @@ inline BundleDesc desc_from_bundle(const Bundle* root, const uint8_t* data) {
     KernelDesc kd;
     kd.name = string_of(k->name());
     kd.section = k->section();
-    kd.entry = k->entry();
+    kd.function = k->function();
     kd.entry_name = string_of(k->entry_name());
-    kd.num_args = k->num_args();
+    for (flatbuffers::uoffset_t a = 0; k->args() && a < k->args()->size(); ++a) {
+      const ArgContract* c = k->args()->Get(a);
+      kd.args.push_back(ArgContractDesc{c->access(), c->dtype(), c->extent()});
+    }
     kd.parallel_extent = k->parallel_extent();
     kd.global_size = vector_of(k->global_size());
     kd.local_size = vector_of(k->local_size());
@@ -304,6 +322,8 @@ inline BundleDesc desc_from_bundle(const Bundle* root, const uint8_t* data) {
   d.arena_lower_bound = root->arena_lower_bound();
   d.reference_inputs = vector_of(root->reference_inputs());
   d.reference_outputs = vector_of(root->reference_outputs());
+  d.reference_rtol = root->reference_rtol();
+  d.reference_atol = root->reference_atol();
   if (const PreparedFor* p = root->prepared()) {
     d.has_prepared = true;
     d.prepared = PreparedDesc{string_of(p->platform()), string_of(p->device()), string_of(p->driver())};

@@ -16,6 +16,23 @@ namespace edge::abi {
 // state and is position-independent: a copy into executable pages is all the loading it needs.
 using CpuKernelFn = void (*)(void* const* args, int32_t core_id, int32_t num_cores);
 
+// Every function of a MachineCode section starts at a multiple of this (Section.functions):
+// an entry point moved into the middle of an instruction is refused at open.
+inline constexpr uint64_t kFunctionAlignment = 16;
+
+// The contract compiled into the code. Called with num_cores == 0, a kernel does no work: it
+// stores at args[0] (a slot the port provides) the address of these 8-byte words inside
+// its own code section, and returns:
+//   { kContractMagic, n, then per argument: access | dtype << 8, extent in bytes }
+// with the meaning of bundle.fbs's ArgContract. The cpu port probes every kernel when it
+// creates a context and refuses a bundle whose Kernel.args say otherwise, so editing the
+// FlatBuffer cannot shorten the arguments a kernel reads or lend it smaller buffers than
+// its code touches; only changed code can (which signing covers).
+inline constexpr uint64_t kContractMagic = 0x3154434152544e43ull;  // "CNTRACT1"
+inline constexpr uint64_t contract_arg_word(uint32_t access, uint32_t dtype) {
+  return access | static_cast<uint64_t>(dtype) << 8;
+}
+
 // ---- OpenCLC / OpenCLBinary (opencl port) ----
 // Every kernel is an OpenCL C 1.2 function `__kernel void <Kernel.entry_name>(...)` whose
 // parameters are Command.args in order: a Global buffer is `__global T*` (`const` when read),

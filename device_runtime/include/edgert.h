@@ -108,6 +108,16 @@ int32_t edgert_bundle_find_input(const edgert_bundle* bundle, const char* name);
 int32_t edgert_bundle_find_output(const edgert_bundle* bundle, const char* name);
 size_t edgert_bundle_arena_size(const edgert_bundle* bundle);
 
+/* Reference data that `edgec compile --embed-reference` stored (edgert-run --self-test):
+ * for input `index` (is_output 0) a sample value, for output `index` (is_output 1) the value
+ * the model gives on those samples, each with that tensor's dtype, shape and size, in place
+ * in the bundle (no copy; valid until edgert_bundle_close). *out_rtol / *out_atol: an output
+ * element passes when |got - expected| <= atol + rtol * |expected|. A bundle without
+ * reference data (or an index out of range): EDGERT_ERROR_INVALID_ARGUMENT. */
+edgert_status edgert_bundle_reference(const edgert_bundle* bundle, int32_t is_output, int32_t index,
+                                      const void** out_data, size_t* out_size);
+edgert_status edgert_bundle_reference_tolerance(const edgert_bundle* bundle, double* out_rtol, double* out_atol);
+
 /* Allocates the arena, makes the code executable, resolves the command queue. */
 edgert_status edgert_context_create(const edgert_bundle* bundle, const edgert_context_options* options,
                                     edgert_context** out_context);

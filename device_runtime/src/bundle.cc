@@ -260,6 +260,37 @@ edgert_status edgert_bundle_command_info(const edgert_bundle* bundle, int32_t in
   return EDGERT_OK;
 }
 
+// The verifier checked that a bundle has reference data for every input and output or for
+// none, each of its tensor's dtype and shape inside a ReferenceIO section.
+edgert_status edgert_bundle_reference(const edgert_bundle* bundle, int32_t is_output, int32_t index,
+                                      const void** out_data, size_t* out_size) {
+  const flatbuffers::Vector<uint32_t>* list =
+      !bundle ? nullptr : is_output ? bundle->root->reference_outputs() : bundle->root->reference_inputs();
+  const uint32_t n = list ? list->size() : 0;
+  if (!out_data || !out_size || index < 0 || static_cast<uint32_t>(index) >= n)
+    return edgert::set_error(EDGERT_ERROR_INVALID_ARGUMENT,
+                             "edgert_bundle_reference: no reference %s %d (the bundle has %u; edgec "
+                             "--embed-reference stores them) or a null argument",
+                             is_output ? "output" : "input", index, n);
+  const edge::bundle::Buffer* b = bundle->root->buffers()->Get(list->Get(static_cast<uint32_t>(index)));
+  *out_data = bundle->data + bundle->root->sections()->Get(b->section())->offset() + b->offset();
+  *out_size = static_cast<size_t>(b->size());
+  return EDGERT_OK;
+}
+
+edgert_status edgert_bundle_reference_tolerance(const edgert_bundle* bundle, double* out_rtol, double* out_atol) {
+  const edge::bundle::Bundle* r = bundle ? bundle->root : nullptr;
+  if (!r || !out_rtol || !out_atol ||
+      ((!r->reference_inputs() || r->reference_inputs()->size() == 0) &&
+       (!r->reference_outputs() || r->reference_outputs()->size() == 0)))
+    return edgert::set_error(EDGERT_ERROR_INVALID_ARGUMENT,
+                             "edgert_bundle_reference_tolerance: no reference data in this bundle (compile it "
+                             "with edgec --embed-reference) or a null argument");
+  *out_rtol = r->reference_rtol();
+  *out_atol = r->reference_atol();
+  return EDGERT_OK;
+}
+
 const char* edgert_bundle_port(const edgert_bundle* bundle) {
   return bundle ? bundle->port->name : "";
 }

@@ -209,6 +209,31 @@ edgert_status check_target(const Bundle* b) {
 
 // ---- sections: ranges of the data blob ----
 
+// A MachineCode section's function table: sorted, disjoint, non-empty ranges inside the
+// section (entry points come only from here). Other formats have none.
+edgert_status check_functions(const Section* s, uint32_t i) {
+  const auto* fns = s->functions();
+  if (s->format() != CodeFormat::MachineCode) {
+    if (count(fns) != 0)
+      return EDGE_INVALID("section %u: a %s section has a function table", i, EnumNameCodeFormat(s->format()));
+    return EDGERT_OK;
+  }
+  if (misaligned(fns)) return EDGE_INVALID("section %u: functions vector is not 8-byte aligned", i);
+  uint64_t end = 0;  // of the previous function
+  for (uint32_t f = 0; f < count(fns); ++f) {
+    const edge::bundle::Function* fn = fns->Get(f);
+    if (fn->offset() % edge::abi::kFunctionAlignment != 0)
+      return EDGE_INVALID("section %u: function %u starts at %" PRIu64 ", not a multiple of %" PRIu64, i, f,
+                          fn->offset(), edge::abi::kFunctionAlignment);
+    if (fn->size() == 0 || !range_inside(fn->offset(), fn->size(), s->size()) || (f > 0 && fn->offset() < end))
+      return EDGE_INVALID("section %u: function %u [%" PRIu64 ", +%" PRIu64
+                          ") is empty, outside the section (%" PRIu64 " bytes) or not after function %u",
+                          i, f, fn->offset(), fn->size(), s->size(), f - 1);
+    end = fn->offset() + fn->size();
+  }
+  return EDGERT_OK;
+}
+
 edgert_status check_sections(const Bundle* b, const uint8_t* data, uint64_t data_size) {
   for (uint32_t i = 0; i < count(b->sections()); ++i) {
     const Section* s = b->sections()->Get(i);
@@ -243,6 +268,8 @@ edgert_status check_sections(const Bundle* b, const uint8_t* data, uint64_t data
                        "aligned to %u bytes)",
                        i, static_cast<const void*>(data + s->offset()), s->alignment(),
                        s->alignment());
+    edgert_status st = check_functions(s, i);
+    if (st != EDGERT_OK) return st;
   }
   return EDGERT_OK;
 }
@@ -416,10 +443,9 @@ edgert_status check_kernels(const Bundle* b) {
                           k->section());
     switch (s->format()) {
       case CodeFormat::MachineCode:
-        if (k->entry() >= s->size())
-          return EDGE_INVALID("kernel %u (%s): entry %" PRIu64 " outside its Code section (%" PRIu64
-                              " bytes)",
-                              i, name, k->entry(), s->size());
+        if (k->function() >= count(s->functions()))
+          return EDGE_INVALID("kernel %u (%s): function %u is not in section %u's function table (%u functions)",
+                              i, name, k->function(), k->section(), count(s->functions()));
         break;
       case CodeFormat::OpenCLC: {
         const flatbuffers::String* entry = k->entry_name();
@@ -431,6 +457,12 @@ edgert_status check_kernels(const Bundle* b) {
         return EDGE_INVALID("kernel %u (%s): section %u has format %s; kernels name a MachineCode "
                             "or OpenCLC section",
                             i, name, k->section(), EnumNameCodeFormat(s->format()));
+    }
+    for (uint32_t a = 0; a < count(k->args()); ++a) {
+      const ArgContract* c = k->args()->Get(a);
+      if (c->access() > ArgAccess::MAX || !valid_dtype(c->dtype()))
+        return EDGE_INVALID("kernel %u (%s): args[%u]: unknown access %u or dtype %u", i, name, a,
+                            static_cast<unsigned>(c->access()), static_cast<unsigned>(c->dtype()));
     }
     if (misaligned(k->global_size()) || misaligned(k->local_size()))
       return EDGE_INVALID("kernel %u (%s): global_size or local_size vector is not 8-byte aligned",
@@ -460,6 +492,43 @@ edgert_status check_writable(const Bundle* b, uint32_t cmd, uint32_t buffer) {
     return EDGE_INVALID("command %u writes buffer %u (%s), which is %s buffer", cmd, buffer,
                         buffer_name(buf),
                         buf->kind() == BufferKind::Weight ? "a Weight" : "an Input");
+  return EDGERT_OK;
+}
+
+// Whether command c writes its arg a: a Copy its destination, a Launch what its kernel's
+// contract says (kernel index and arg count checked before).
+bool writes_arg(const Bundle* b, const Command* c, uint32_t a) {
+  if (c->kind() == CommandKind::Copy) return a == 1;
+  return b->kernels()->Get(c->kernel())->args()->Get(a)->access() == ArgAccess::Write;
+}
+
+// A Launch's buffers against its kernel's argument contracts: as many as the contract
+// lists, each of the contract's dtype and at least its extent, written ones writable and
+// passed only once (a kernel that read the buffer it writes would see its own output).
+edgert_status check_launch_args(const Bundle* b, uint32_t i, const Command* c) {
+  const Kernel* k = b->kernels()->Get(c->kernel());
+  const uint32_t num_args = count(c->args());
+  if (num_args != count(k->args()))
+    return EDGE_INVALID("command %u: %u args, but kernel %u (%s) has %u argument contracts", i, num_args,
+                        c->kernel(), str(k->name()), count(k->args()));
+  for (uint32_t a = 0; a < num_args; ++a) {
+    const ArgContract* want = k->args()->Get(a);
+    const uint32_t id = c->args()->Get(a);
+    const Buffer* buf = b->buffers()->Get(id);
+    if (buf->dtype() != want->dtype() || buf->size() < want->extent())
+      return EDGE_INVALID("command %u: arg %u is buffer %u (%s, %s, %" PRIu64 " bytes), but kernel %u (%s) %s %s "
+                          "over %" PRIu64 " bytes",
+                          i, a, id, buffer_name(buf), EnumNameDType(buf->dtype()), buf->size(), c->kernel(),
+                          str(k->name()), want->access() == ArgAccess::Write ? "writes" : "reads",
+                          EnumNameDType(want->dtype()), want->extent());
+    if (want->access() != ArgAccess::Write) continue;
+    edgert_status st = check_writable(b, i, id);
+    if (st != EDGERT_OK) return st;
+    for (uint32_t o = 0; o < num_args; ++o)
+      if (o != a && c->args()->Get(o) == id)
+        return EDGE_INVALID("command %u: arg %u is buffer %u (%s), which arg %u writes", i, o, id,
+                            buffer_name(buf), a);
+  }
   return EDGERT_OK;
 }
 
@@ -582,15 +651,8 @@ edgert_status check_commands(const Bundle* b) {
         if (c->kernel() >= count(b->kernels()))
           return EDGE_INVALID("command %u: kernel %u out of range (%u kernels)", i, c->kernel(),
                               count(b->kernels()));
-        const Kernel* k = b->kernels()->Get(c->kernel());
-        if (num_args != k->num_args())
-          return EDGE_INVALID("command %u: %u args, but kernel %u (%s) takes %u", i, num_args,
-                              c->kernel(), str(k->name()), k->num_args());
-        // By convention the compiler passes the output first.
-        if (num_args > 0) {
-          edgert_status st = check_writable(b, i, c->args()->Get(0));
-          if (st != EDGERT_OK) return st;
-        }
+        edgert_status st = check_launch_args(b, i, c);
+        if (st != EDGERT_OK) return st;
         break;
       }
       case CommandKind::Copy: {
@@ -611,23 +673,22 @@ edgert_status check_commands(const Bundle* b) {
         return EDGE_INVALID("command %u: unknown kind %u", i, static_cast<unsigned>(c->kind()));
     }
     // Dataflow: an Arena or Output buffer is read only after some command wrote it (else a
-    // queue missing a command runs on stale bytes), and a kernel's output is not also its input.
+    // queue missing a command runs on stale bytes), and no buffer a kernel writes is also
+    // another of its args (check_launch_args). Reads before writes: a Copy may overlap.
     const bool copy = c->kind() == CommandKind::Copy;
-    const uint32_t out = copy ? 1 : 0, write_time = 2 * i + 1, read_time = copy ? 2 * i : write_time;
+    const uint32_t write_time = 2 * i + 1, read_time = copy ? 2 * i : write_time;
     for (uint32_t a = 0; a < num_args; ++a) {
+      if (writes_arg(b, c, a)) continue;
       const uint32_t id = c->args()->Get(a);
-      if (a == out) continue;
-      if (!copy && id == c->args()->Get(0))
-        return EDGE_INVALID("command %u: arg %u is buffer %u (%s), the output it writes (arg 0)", i,
-                            a, id, buffer_name(b->buffers()->Get(id)));
       const BufferKind kind = b->buffers()->Get(id)->kind();
       if ((kind == BufferKind::Arena || kind == BufferKind::Output) && life[id].first_write == 0)
         return EDGE_INVALID("command %u: arg %u reads buffer %u (%s) before any command writes it", i,
                             a, id, buffer_name(b->buffers()->Get(id)));
       life[id].last = read_time;  // times only grow
     }
-    if (out < num_args) {
-      const uint32_t id = c->args()->Get(out);
+    for (uint32_t a = 0; a < num_args; ++a) {
+      if (!writes_arg(b, c, a)) continue;
+      const uint32_t id = c->args()->Get(a);
       if (life[id].first_write == 0) life[id].first_write = write_time;
       life[id].last = write_time;
     }
@@ -641,16 +702,39 @@ edgert_status check_commands(const Bundle* b) {
   return check_arena_overlap(b, life);
 }
 
+// Reference data (edgec --embed-reference): none, or one buffer per input and per output
+// holding a value of exactly that tensor's dtype and shape, in a ReferenceIO section, at an
+// offset the element type can be read from (edgert_bundle_reference hands out pointers).
 edgert_status check_reference(const Bundle* b) {
-  const flatbuffers::Vector<uint32_t>* lists[2] = {b->reference_inputs(), b->reference_outputs()};
+  const uint32_t num_in = count(b->reference_inputs()), num_out = count(b->reference_outputs());
+  if (num_in == 0 && num_out == 0) return EDGERT_OK;
   for (int l = 0; l < 2; ++l) {
-    for (uint32_t i = 0; i < count(lists[l]); ++i) {
-      uint32_t idx = lists[l]->Get(i);
-      if (idx >= count(b->buffers()) || b->buffers()->Get(idx)->kind() != BufferKind::Weight)
-        return EDGE_INVALID("reference_%s %u: buffer %u is not a Weight buffer",
-                            l == 0 ? "inputs" : "outputs", i, idx);
+    const flatbuffers::Vector<uint32_t>* list = l == 0 ? b->reference_inputs() : b->reference_outputs();
+    const auto* tensors = l == 0 ? b->inputs() : b->outputs();
+    const char* what = l == 0 ? "input" : "output";
+    if (count(list) != count(tensors))
+      return EDGE_INVALID("reference_%ss has %u entries for %u %ss", what, count(list), count(tensors), what);
+    for (uint32_t i = 0; i < count(list); ++i) {
+      const uint32_t idx = list->Get(i);
+      const Buffer* buf = idx < count(b->buffers()) ? b->buffers()->Get(idx) : nullptr;
+      // check_buffers checked a Weight buffer's section index and range.
+      if (!buf || buf->kind() != BufferKind::Weight ||
+          b->sections()->Get(buf->section())->kind() != SectionKind::ReferenceIO ||
+          buf->offset() % dtype_size(static_cast<uint32_t>(buf->dtype())) != 0)
+        return EDGE_INVALID("reference_%ss %u: buffer %u is not a Weight buffer in a ReferenceIO section at a "
+                            "multiple of its element size", what, i, idx);
+      const TensorInfo* t = tensors->Get(i);
+      if (buf->dtype() != t->dtype() || !same_shape(buf->shape(), t->shape()) ||
+          buf->memory() != MemorySpace::Global)
+        return EDGE_INVALID("reference_%ss %u: buffer %u (%s) differs in dtype or shape from %s %u (%s)", what, i,
+                            idx, buffer_name(buf), what, i, str(t->name()));
     }
   }
+  // Negated comparisons: a NaN fails them too.
+  if (!(b->reference_rtol() >= 0 && b->reference_rtol() <= 1e30f) ||
+      !(b->reference_atol() >= 0 && b->reference_atol() <= 1e30f))
+    return EDGE_INVALID("reference_rtol %g / reference_atol %g: not finite and non-negative",
+                        static_cast<double>(b->reference_rtol()), static_cast<double>(b->reference_atol()));
   return EDGERT_OK;
 }
 

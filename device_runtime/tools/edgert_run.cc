@@ -1,7 +1,9 @@
-// edgert-run — runs a bundle once on .npy inputs and writes every output as .npy.
+// edgert-run — runs a bundle once on .npy inputs and writes every output as .npy; with
+// --self-test, on the bundle's reference inputs, comparing with its expected outputs.
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <set>
@@ -20,6 +22,7 @@ const char* kTool = "edgert-run";
 
 const char* kUsage =
     "usage: edgert-run BUNDLE --input NAME=FILE.npy ... --output-dir DIR [options]\n"
+    "       edgert-run BUNDLE --self-test [options]\n"
     "\n"
     "Runs the bundle on the given inputs and writes DIR/<output name>.npy for every\n"
     "output ('/' in names becomes '_'). Every input must be given, with exactly the\n"
@@ -28,6 +31,13 @@ const char* kUsage =
     "first free name with _1, _2, ... added (a_b_1.npy), in output order; a line on\n"
     "stderr names each such output and its file. BUNDLE and every FILE.npy must be\n"
     "regular files.\n"
+    "\n"
+    "--self-test runs the bundle on the sample inputs that edgec compile --embed-reference\n"
+    "stored in it (no --input) and compares every output with the expected value stored\n"
+    "with them: it prints each output's max abs and max relative error and the tolerance\n"
+    "(an element passes when |got - expected| <= atol + rtol * |expected|; integer and bool\n"
+    "outputs must be equal, NaN where NaN is expected) and exits 0 when all pass, 1 when one\n"
+    "fails or the bundle has no reference data.\n"
     "\n"
     "options:\n"
     "  --input NAME=FILE.npy  an input (repeat for each input)\n"
@@ -41,6 +51,7 @@ const char* kUsage =
     "  --repeat K             run K times and check that every run gives bit-identical\n"
     "                         outputs (1 to 10000000, default 1)\n"
     "  --print                print each output's dtype, shape and first values\n"
+    "  --self-test            check the outputs against the bundle's reference data (above)\n"
     "  --help                 this text\n";
 
 // mkdir -p.
@@ -91,6 +102,7 @@ struct Options : CommonOptions {
   std::string output_dir;
   long repeat = 1;
   bool print = false;
+  bool self_test = false;
 };
 
 // Returns -1 to go on, else the exit code.
@@ -107,13 +119,85 @@ int parse_args(int argc, char** argv, Options* o) {
       if (!parse_int_option("--repeat", value(), 1, kMaxRuns, &o->repeat, &error)) return fail(kTool, error);
     } else if (a == "--print") {
       o->print = true;
+    } else if (a == "--self-test") {
+      o->self_test = true;
     } else if (int r = parse_common_option(kTool, kUsage, argc, argv, &i, o); r != -1) {
       return r;
     }
   }
   if (o->bundle.empty()) return fail(kTool, "no bundle given (see --help)");
-  if (o->output_dir.empty() && !o->print) return fail(kTool, "no --output-dir given (see --help)");
+  if (o->self_test && !o->inputs.empty())
+    return fail(kTool, "--self-test runs on the bundle's own reference inputs: leave out --input");
+  if (o->output_dir.empty() && !o->print && !o->self_test) return fail(kTool, "no --output-dir given (see --help)");
   return -1;
+}
+
+// How far an output is from its expected value, element by element.
+struct Deviation {
+  double max_abs = 0, max_rel = 0;  // rel: over elements whose expected value is not 0
+  size_t failed = 0, worst = 0;     // elements out of tolerance; the one with the largest excess
+  double worst_excess = -1;
+};
+
+Deviation compare(edgert_dtype dtype, const void* got, const void* expected, size_t n, double rtol, double atol) {
+  const bool floating = dtype == EDGERT_F32 || dtype == EDGERT_F16 || dtype == EDGERT_F64;
+  const size_t width = edgert_dtype_size(dtype);
+  Deviation d;
+  for (size_t i = 0; i < n; ++i) {
+    const double g = element_value(dtype, got, i), e = element_value(dtype, expected, i);
+    double err = std::fabs(g - e), excess;
+    if (!floating) {  // exact: the bytes, so 64-bit integers past 2^53 are compared too
+      const bool same = std::memcmp(static_cast<const uint8_t*>(got) + i * width,
+                                    static_cast<const uint8_t*>(expected) + i * width, width) == 0;
+      excess = same ? 0 : err > 0 ? err : 1;
+      err = same ? 0 : excess;
+    } else if (std::isnan(g) || std::isnan(e) || std::isinf(g) || std::isinf(e)) {
+      const bool same = (std::isnan(g) && std::isnan(e)) || g == e;
+      err = same ? 0 : INFINITY;
+      excess = same ? 0 : INFINITY;
+    } else {
+      excess = err - (atol + rtol * std::fabs(e));
+    }
+    if (err > d.max_abs) d.max_abs = err;
+    if (e != 0 && !std::isnan(e) && err / std::fabs(e) > d.max_rel) d.max_rel = err / std::fabs(e);
+    if (excess > 0) {
+      ++d.failed;
+      if (excess > d.worst_excess) d.worst_excess = excess, d.worst = i;
+    }
+  }
+  return d;
+}
+
+// Prints one line per output; returns the exit code.
+int report_self_test(const edgert_bundle* bundle, const std::vector<edgert_tensor_info>& infos,
+                     const std::vector<AlignedBuffer>& outputs) {
+  double rtol = 0, atol = 0;
+  edgert_status st = edgert_bundle_reference_tolerance(bundle, &rtol, &atol);
+  if (st != EDGERT_OK) return fail(kTool, status_text(st));
+  std::string failed;
+  for (size_t i = 0; i < infos.size(); ++i) {
+    const edgert_tensor_info& info = infos[i];
+    const void* expected = nullptr;
+    size_t size = 0;
+    st = edgert_bundle_reference(bundle, 1, static_cast<int32_t>(i), &expected, &size);
+    if (st != EDGERT_OK) return fail(kTool, status_text(st));
+    const size_t n = info.size_bytes / edgert_dtype_size(info.dtype);
+    const Deviation d = compare(info.dtype, outputs[i].data(), expected, n, rtol, atol);
+    std::printf("self-test: %s %s: max abs error %.3g, max rel error %.3g (rtol %g, atol %g): ", info.name,
+                tensor_type(info.dtype, info.shape, info.rank).c_str(), d.max_abs, d.max_rel, rtol, atol);
+    if (d.failed == 0) {
+      std::printf("ok\n");
+      continue;
+    }
+    std::printf("FAILED, %zu of %zu elements out of tolerance; worst: element %zu is %s, expected %s\n", d.failed, n,
+                d.worst, element_text(info.dtype, outputs[i].data(), d.worst).c_str(),
+                element_text(info.dtype, expected, d.worst).c_str());
+    failed += (failed.empty() ? "'" : ", '") + std::string(info.name) + "'";
+  }
+  if (!failed.empty())
+    return fail(kTool, "self-test failed: output " + failed + " differs from the bundle's expected value");
+  std::printf("self-test passed: %zu of %zu outputs within tolerance\n", infos.size(), infos.size());
+  return 0;
 }
 
 int run(const Options& o) {
@@ -124,8 +208,19 @@ int run(const Options& o) {
   if (!open_with_inputs(o, &h, &inputs, &given, &error)) return fail(kTool, error);
   const int32_t num_inputs = edgert_bundle_input_count(h.bundle);
   edgert_status st = EDGERT_OK;
+  // --self-test: the bundle's reference inputs, bound in place (no copy). The verifier made
+  // sure a bundle has reference data for every input and output or none.
+  std::vector<const void*> reference(static_cast<size_t>(num_inputs));
+  std::vector<size_t> reference_size(static_cast<size_t>(num_inputs));
+  double rtol, atol;
+  if (o.self_test && edgert_bundle_reference_tolerance(h.bundle, &rtol, &atol) != EDGERT_OK)
+    return fail(kTool, "--self-test: " + o.bundle + " has no reference data (compile it with edgec compile --embed-reference)");
+  for (int32_t i = 0; o.self_test && i < num_inputs; ++i) {
+    st = edgert_bundle_reference(h.bundle, 0, i, &reference[i], &reference_size[i]);
+    if (st != EDGERT_OK) return fail(kTool, "--self-test: " + status_text(st));
+  }
   for (int32_t i = 0; i < num_inputs; ++i) {
-    if (given[i]) continue;
+    if (given[i] || o.self_test) continue;
     edgert_tensor_info info;
     edgert_bundle_input_info(h.bundle, i, &info);
     return fail(kTool, std::string("missing input '") + info.name + "' (expected " +
@@ -138,7 +233,8 @@ int run(const Options& o) {
   if (st != EDGERT_OK) return fail(kTool, "cannot create context: " + status_text(st));
   note_source_builds(h.context);
   for (int32_t i = 0; i < num_inputs; ++i) {
-    st = edgert_bind_input(h.context, i, inputs[i].data.data(), inputs[i].data.size());
+    st = o.self_test ? edgert_bind_input(h.context, i, reference[i], reference_size[i])
+                     : edgert_bind_input(h.context, i, inputs[i].data.data(), inputs[i].data.size());
     if (st != EDGERT_OK) return fail(kTool, "cannot bind input: " + status_text(st));
   }
 
@@ -193,7 +289,7 @@ int run(const Options& o) {
                   tensor_type(info.dtype, info.shape, info.rank).c_str(), values.c_str());
     }
   }
-  return 0;
+  return o.self_test ? report_self_test(h.bundle, infos, outputs) : 0;
 }
 
 }  // namespace

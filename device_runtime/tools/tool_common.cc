@@ -167,6 +167,24 @@ std::string element_text(edgert_dtype dtype, const void* data, size_t i) {
   return buf;
 }
 
+double element_value(edgert_dtype dtype, const void* data, size_t i) {
+  switch (dtype) {
+    case EDGERT_F32: return static_cast<double>(load<float>(data, i));
+    case EDGERT_F16: return static_cast<double>(half_to_float(load<uint16_t>(data, i)));
+    case EDGERT_F64: return load<double>(data, i);
+    case EDGERT_I8: return load<int8_t>(data, i);
+    case EDGERT_U8:
+    case EDGERT_BOOL: return load<uint8_t>(data, i);
+    case EDGERT_I16: return load<int16_t>(data, i);
+    case EDGERT_U16: return load<uint16_t>(data, i);
+    case EDGERT_I32: return load<int32_t>(data, i);
+    case EDGERT_U32: return load<uint32_t>(data, i);
+    case EDGERT_I64: return static_cast<double>(load<int64_t>(data, i));
+    case EDGERT_U64: return static_cast<double>(load<uint64_t>(data, i));
+    default: return 0;
+  }
+}
+
 bool read_hex_key_file(const std::string& path, size_t size, std::vector<uint8_t>* out, std::string* error) {
   AlignedBuffer file;
   if (!read_regular_file(path.c_str(), 8, &file, error)) return false;

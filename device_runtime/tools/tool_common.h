@@ -98,4 +98,7 @@ std::string input_names(const edgert_bundle* bundle);
 // Value `i` of a tensor as text (f16 converted to float).
 std::string element_text(edgert_dtype dtype, const void* data, size_t i);
 
+// Value `i` of a tensor as a double (f16 converted; 64-bit integers past 2^53 rounded).
+double element_value(edgert_dtype dtype, const void* data, size_t i);
+
 }  // namespace edgert_tools

@@ -46,6 +46,7 @@ std::vector<uint8_t> build_bundle(const BundleInputs& in) {
   code.format = static_cast<eb::CodeFormat>(in.code->format);
   code.bytes = in.code->bytes;
   code.alignment = in.code->alignment;
+  for (const CodeRange& f : in.code->functions) code.functions.push_back(eb::Function(f.offset, f.size));
   eb::SectionData weights;
   weights.kind = eb::SectionKind::Weights;
   weights.alignment = 64;
@@ -92,9 +93,11 @@ std::vector<uint8_t> build_bundle(const BundleInputs& in) {
     eb::KernelDesc kd;
     kd.name = ir.name;
     kd.section = kCodeSection;
-    if (!in.code->entry_offsets.empty()) kd.entry = in.code->entry_offsets[k];
+    if (!in.code->entry_functions.empty()) kd.function = in.code->entry_functions[k];
     if (!in.code->entry_names.empty()) kd.entry_name = in.code->entry_names[k];
-    kd.num_args = static_cast<uint32_t>(ir.args.size());
+    for (const ArgUse& u : arg_contracts(ir))
+      kd.args.push_back(eb::ArgContractDesc{u.written ? eb::ArgAccess::Write : eb::ArgAccess::Read,
+                                            static_cast<eb::DType>(u.dtype), u.extent_bytes});
     kd.parallel_extent = ir.launch.parallel_extent;
     kd.global_size = ir.launch.global_size;
     kd.local_size = ir.launch.local_size;
@@ -115,6 +118,32 @@ std::vector<uint8_t> build_bundle(const BundleInputs& in) {
       c.args = {static_cast<uint32_t>(s.copies[st.index].src), static_cast<uint32_t>(s.copies[st.index].dst)};
     }
     d.commands.push_back(std::move(c));
+  }
+  if (in.reference) {
+    // One more section, after the weights, with a Weight buffer per sample and expected value.
+    eb::SectionData section;
+    section.kind = eb::SectionKind::ReferenceIO;
+    auto add = [&](const HostTensor& t, const eb::TensorDesc& tensor, const char* what) {
+      eb::BufferDesc bd;
+      bd.name = std::string(what) + ":" + tensor.name;
+      bd.kind = eb::BufferKind::Weight;
+      bd.dtype = tensor.dtype;
+      bd.shape = tensor.shape;
+      bd.size = t.bytes.size();
+      bd.section = static_cast<uint32_t>(d.sections.size());
+      bd.offset = align_up(section.bytes.size(), 64);
+      section.bytes.resize(bd.offset, 0);
+      section.bytes.insert(section.bytes.end(), t.bytes.begin(), t.bytes.end());
+      d.buffers.push_back(std::move(bd));
+      return static_cast<uint32_t>(d.buffers.size() - 1);
+    };
+    for (size_t i = 0; i < d.inputs.size(); ++i)
+      d.reference_inputs.push_back(add(in.reference->inputs[i], d.inputs[i], "reference_input"));
+    for (size_t i = 0; i < d.outputs.size(); ++i)
+      d.reference_outputs.push_back(add(in.reference->outputs[i], d.outputs[i], "reference_output"));
+    d.sections.push_back(std::move(section));
+    d.reference_rtol = in.reference->rtol;
+    d.reference_atol = in.reference->atol;
   }
   d.arena_size = in.plan->arena_size;
   d.arena_alignment = static_cast<uint32_t>(in.arena_alignment);

@@ -6,6 +6,7 @@
 
 #include "codegen/backend.h"
 #include "codegen/target.h"
+#include "driver/reference.h"
 #include "memplan/memplan.h"
 #include "schedule/schedule.h"
 
@@ -20,6 +21,7 @@ struct BundleInputs {
   std::vector<int> arena_buffers;         // schedule buffer ids placed in the arena
   const MemoryPlan* plan;                 // offsets parallel to arena_buffers
   uint64_t arena_alignment;
+  const ReferenceData* reference = nullptr;  // --embed-reference: a ReferenceIO section
 };
 
 std::vector<uint8_t> build_bundle(const BundleInputs& in);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -46,6 +47,16 @@ const char* kUsage =
     "  --input-shape NAME=D0,D1,...  fix the shape of an input with symbolic dims\n"
     "  --const-input NAME=FILE.npy   freeze an input to a value (e.g. a shape or axes\n"
     "                           tensor); it is no longer an input of the bundle\n"
+    "  --embed-reference        store sample inputs and the expected outputs in the bundle\n"
+    "                           for edgert-run --self-test: inputs seeded random (floats\n"
+    "                           uniform in [-1, 1), integers 0..3, bools 0/1), outputs from\n"
+    "                           onnxruntime (python3 or $EDGE_PYTHON must import it)\n"
+    "  --reference-input NAME=FILE.npy   use this sample for input NAME instead\n"
+    "  --reference-output NAME=FILE.npy  expected value of output NAME (no onnxruntime\n"
+    "                           needed once every output has one)\n"
+    "  --reference-rtol X / --reference-atol X  self-test tolerance: |got - expected| <=\n"
+    "                           atol + rtol * |expected| (default 1e-3 / 1e-4; 1e-2 / 2e-2\n"
+    "                           when the model has fp16 values or the target computes in half)\n"
     "  -O0 / -O1 / -O2 / -O3    LLVM optimization level (default -O3)\n"
     "  --dump-kernels FILE      write the kernel IR (loop nests, index math)\n"
     "  --dump-llvm-ir FILE      write the optimized LLVM IR (CPU targets)\n"
@@ -75,10 +86,10 @@ edgec::Shape parse_dims(const std::string& s) {
   return dims;
 }
 
-edgec::HostTensor read_npy_tensor(const std::string& path) {
+edgec::HostTensor read_npy_tensor(const std::string& flag, const std::string& path) {
   edgert_tools::NpyArray a;
   std::string err;
-  if (!edgert_tools::read_npy(path.c_str(), &a, &err)) throw edgec::CompileError("--const-input: " + err);  // err names the file
+  if (!edgert_tools::read_npy(path.c_str(), &a, &err)) throw edgec::CompileError(flag + ": " + err);  // err names the file
   edgec::HostTensor t;
   t.dtype = static_cast<edgec::DType>(a.dtype);  // the two enums share their values
   t.shape = a.shape;
@@ -216,11 +227,22 @@ int cmd_compile(const std::vector<std::string>& args) {
       if (eq == std::string::npos) throw edgec::CompileError("--input-shape wants NAME=D0,D1,...");
       opt.input_shapes[v.substr(0, eq)] = parse_dims(v.substr(eq + 1));
     } else if (a.size() == 3 && a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3') opt.opt_level = a[2] - '0';
-    else if (a == "--const-input") {
+    else if (a == "--const-input" || a == "--reference-input" || a == "--reference-output") {
       std::string v = value();
       auto eq = v.find('=');
-      if (eq == std::string::npos) throw edgec::CompileError("--const-input wants NAME=FILE.npy");
-      opt.constant_inputs[v.substr(0, eq)] = read_npy_tensor(v.substr(eq + 1));
+      if (eq == std::string::npos) throw edgec::CompileError(a + " wants NAME=FILE.npy");
+      auto& values = a == "--const-input"       ? opt.constant_inputs
+                     : a == "--reference-input" ? opt.reference.inputs
+                                                : opt.reference.outputs;
+      values[v.substr(0, eq)] = read_npy_tensor(a, v.substr(eq + 1));
+    } else if (a == "--embed-reference") opt.reference.embed = true;
+    else if (a == "--reference-rtol" || a == "--reference-atol") {
+      std::string v = value();
+      char* end = nullptr;
+      double x = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end != '\0' || !(x >= 0 && x <= 1e30))
+        throw edgec::CompileError(a + " wants a non-negative number, not '" + v + "'");
+      (a == "--reference-rtol" ? opt.reference.rtol : opt.reference.atol) = x;
     } else if (a == "--dump-kernels") opt.dump_kernels = value();
     else if (a == "--dump-llvm-ir") opt.dump_llvm_ir = value();
     else if (a == "--dump-source") opt.dump_source = value();
@@ -232,6 +254,9 @@ int cmd_compile(const std::vector<std::string>& args) {
   }
   if (model.empty()) throw edgec::CompileError("compile: no model given (see edgec --help)");
   if (output.empty()) throw edgec::CompileError("compile: no output given (-o OUT.bundle)");
+  if (!opt.reference.embed && (!opt.reference.inputs.empty() || !opt.reference.outputs.empty() ||
+                               opt.reference.rtol >= 0 || opt.reference.atol >= 0))
+    throw edgec::CompileError("--reference-input/-output/-rtol/-atol need --embed-reference");
   if (!quiet) opt.progress = [](const std::string& line) { std::fprintf(stderr, "edgec: %s\n", line.c_str()); };
   opt.warn = [](const std::string& line) { std::fprintf(stderr, "edgec: warning: %s\n", line.c_str()); };
   edgec::CompileResult r = edgec::compile_onnx_file(model, opt);
@@ -268,6 +293,14 @@ std::string json_list(const V* v) {
   if (v)
     for (unsigned i = 0; i < v->size(); ++i) out += (i ? "," : "") + std::to_string(v->Get(i));
   return out + "]";
+}
+
+// A MachineCode kernel's entry offset, from its section's function table; 0 where the table
+// lacks it (inspect also shows bundles that the runtime here could not verify).
+uint64_t kernel_entry(const edge::bundle::Bundle* b, const edge::bundle::Kernel* k) {
+  if (!b->sections() || k->section() >= b->sections()->size()) return 0;
+  const auto* fns = b->sections()->Get(k->section())->functions();
+  return fns && k->function() < fns->size() ? fns->Get(k->function())->offset() : 0;
 }
 
 int cmd_inspect(const std::vector<std::string>& args) {
@@ -342,7 +375,8 @@ int cmd_inspect(const std::vector<std::string>& args) {
       auto* x = b->buffers()->Get(i);
       o << (i ? "," : "") << "{\"name\":" << json_str(x->name()) << ",\"kind\":\"" << eb::EnumNameBufferKind(x->kind())
         << "\",\"dtype\":\"" << eb::EnumNameDType(x->dtype()) << "\",\"shape\":" << json_list(x->shape())
-        << ",\"size\":" << x->size() << ",\"offset\":" << x->offset() << ",\"memory\":\""
+        << ",\"size\":" << x->size() << ",\"offset\":" << x->offset() << ",\"section\":" << x->section()
+        << ",\"memory\":\""
         << eb::EnumNameMemorySpace(x->memory()) << "\"";
       if (x->memory() == eb::MemorySpace::Image2D)
         o << ",\"image_width\":" << x->image_width() << ",\"image_height\":" << x->image_height();
@@ -351,11 +385,17 @@ int cmd_inspect(const std::vector<std::string>& args) {
     o << "],\"kernels\":[";
     for (unsigned i = 0; i < n(b->kernels()); ++i) {
       auto* k = b->kernels()->Get(i);
-      o << (i ? "," : "") << "{\"name\":" << json_str(k->name()) << ",\"entry\":" << k->entry()
-        << ",\"entry_name\":" << json_str(k->entry_name()) << ",\"global_size\":" << json_list(k->global_size())
-        << ",\"local_size\":" << json_list(k->local_size())
-        << ",\"num_args\":" << k->num_args() << ",\"parallel_extent\":" << k->parallel_extent()
-        << ",\"flops\":" << k->flops() << ",\"bytes\":" << k->bytes() << "}";
+      o << (i ? "," : "") << "{\"name\":" << json_str(k->name()) << ",\"function\":" << k->function()
+        << ",\"entry\":" << kernel_entry(b, k) << ",\"entry_name\":" << json_str(k->entry_name())
+        << ",\"global_size\":" << json_list(k->global_size()) << ",\"local_size\":" << json_list(k->local_size())
+        << ",\"args\":[";
+      for (unsigned a = 0; a < n(k->args()); ++a) {
+        auto* c = k->args()->Get(a);
+        o << (a ? "," : "") << "{\"access\":\"" << eb::EnumNameArgAccess(c->access()) << "\",\"dtype\":\""
+          << eb::EnumNameDType(c->dtype()) << "\",\"extent\":" << c->extent() << "}";
+      }
+      o << "],\"parallel_extent\":" << k->parallel_extent() << ",\"flops\":" << k->flops()
+        << ",\"bytes\":" << k->bytes() << "}";
     }
     o << "],\"commands\":[";
     for (unsigned i = 0; i < n(b->commands()); ++i) {
@@ -375,7 +415,12 @@ int cmd_inspect(const std::vector<std::string>& args) {
       o << (i ? "," : "") << "{\"name\":" << json_str(t->name()) << ",\"dtype\":\"" << eb::EnumNameDType(t->dtype())
         << "\",\"shape\":" << json_list(t->shape()) << "}";
     }
-    o << "]}";
+    o << "]";
+    if (n(b->reference_inputs()) + n(b->reference_outputs()))
+      o << ",\"reference\":{\"inputs\":" << json_list(b->reference_inputs())
+        << ",\"outputs\":" << json_list(b->reference_outputs()) << ",\"rtol\":" << b->reference_rtol()
+        << ",\"atol\":" << b->reference_atol() << "}";
+    o << "}";
     std::printf("%s\n", o.str().c_str());
     return 0;
   }
@@ -415,6 +460,9 @@ int cmd_inspect(const std::vector<std::string>& args) {
     auto* t = b->outputs()->Get(i);
     std::printf("  %s %s%s\n", str(t->name()).c_str(), eb::EnumNameDType(t->dtype()), shape(t->shape()).c_str());
   }
+  if (n(b->reference_inputs()) + n(b->reference_outputs()))
+    std::printf("reference data: %u inputs, %u expected outputs (rtol %g, atol %g; edgert-run --self-test)\n",
+                n(b->reference_inputs()), n(b->reference_outputs()), b->reference_rtol(), b->reference_atol());
   std::printf("buffers:\n");
   for (unsigned i = 0; i < n(b->buffers()); ++i) {
     auto* x = b->buffers()->Get(i);
@@ -436,7 +484,7 @@ int cmd_inspect(const std::vector<std::string>& args) {
     std::string launch = n(k->global_size()) ? "global " + dims(k->global_size()) + " local " + dims(k->local_size())
                                              : "parallel " + std::to_string(k->parallel_extent());
     std::printf("  #%-4u %-40s entry %8llu args %u %s flops %llu\n", i, str(k->name()).c_str(),
-                (unsigned long long)k->entry(), k->num_args(), launch.c_str(), (unsigned long long)k->flops());
+                (unsigned long long)kernel_entry(b, k), n(k->args()), launch.c_str(), (unsigned long long)k->flops());
   }
   std::printf("commands: %u\n", n(b->commands()));
   return 0;

@@ -29,13 +29,19 @@ struct ImageLayout {
   uint64_t bytes = 0;               // width * height * 4 * element size
 };
 
+// One function of a MachineCode section (the bundle's function table).
+struct CodeRange {
+  uint64_t offset = 0, size = 0;
+};
+
 // One Code section: its format (edge::bundle::CodeFormat), bytes and how to find each
 // kernel in it, in the order of the kernels given to generate().
 struct GeneratedCode {
   int format = 0;                         // edge::bundle::CodeFormat value
   uint32_t alignment = 64;                // of the section in the bundle
   std::vector<uint8_t> bytes;
-  std::vector<uint64_t> entry_offsets;    // MachineCode: entry point offsets
+  std::vector<CodeRange> functions;       // MachineCode: every function, sorted, disjoint
+  std::vector<uint32_t> entry_functions;  // MachineCode: each kernel's index in `functions`
   std::vector<std::string> entry_names;   // OpenCLC: __kernel function names
   std::vector<std::string> required_features;  // beyond the target's (e.g. cl_khr_fp64)
   std::map<int, ImageLayout> images;      // schedule buffer id -> image (IMAGE mode)

@@ -1,5 +1,6 @@
 #include "codegen/kernel_ir.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <set>
@@ -386,6 +387,29 @@ std::vector<const Value*> reduce_body_loads(const KernelIR& k) {
   };
   collect(k.reduce_body);
   return loads;
+}
+
+std::vector<int64_t> arg_reach(const KernelIR& k) {
+  std::vector<int64_t> reach(k.args.size(), 0);
+  if (!k.args.empty()) reach[0] = output_index(k).max() + 1;
+  for (const auto& v : k.values) {
+    if (v->kind != Value::Kind::Load) continue;
+    int64_t last = v->index.max();
+    if (v->dynamic) last += (v->dynamic_extent - 1) * std::max<int64_t>(v->dynamic_stride, 0);
+    reach[v->arg] = std::max(reach[v->arg], last + 1);
+  }
+  // A guarded load reads element 0 where its guards fail: the guards only lower the bound,
+  // which the interval of the bare index overstates at padded borders.
+  for (size_t a = 0; a < reach.size(); ++a) reach[a] = std::clamp<int64_t>(reach[a], 0, k.args[a].numel);
+  return reach;
+}
+
+std::vector<ArgUse> arg_contracts(const KernelIR& k) {
+  const std::vector<int64_t> reach = arg_reach(k);
+  std::vector<ArgUse> uses;
+  for (size_t a = 0; a < k.args.size(); ++a)
+    uses.push_back(ArgUse{a == 0, k.args[a].dtype, static_cast<uint64_t>(reach[a]) * dtype_size(k.args[a].dtype)});
+  return uses;
 }
 
 bool index_math_fits_32_bits(const KernelIR& k) {

@@ -111,6 +111,19 @@ std::optional<int64_t> load_affine_coef(const Value* load, int var);
 // The loads of the reduce body (none without a reduce), each once, in first-use order.
 std::vector<const Value*> reduce_body_loads(const KernelIR& k);
 
+// Elements from the start of each argument's buffer that the kernel may touch: one past the
+// furthest element a load, or for args[0] the store, reaches, at most the buffer's numel.
+std::vector<int64_t> arg_reach(const KernelIR& k);
+
+// The argument contracts: what the bundle's Kernel.args say and the code itself reports
+// (schema/kernel_abi.h). args[0] is written, the others read, each over arg_reach.
+struct ArgUse {
+  bool written;
+  DType dtype;            // storage dtype
+  uint64_t extent_bytes;
+};
+std::vector<ArgUse> arg_contracts(const KernelIR& k);
+
 // Every index and guard bound of the kernel fits in int32 with headroom for lane offsets:
 // back ends may do its index math in 32 bits.
 bool index_math_fits_32_bits(const KernelIR& k);

@@ -15,11 +15,14 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <mutex>
 
 #include "codegen/llvm_emit.h"
+#include "kernel_abi.h"
 
 namespace edgec {
 
@@ -226,17 +229,31 @@ CodeBlob link_flat(const std::vector<uint8_t>& elf_object, const std::vector<std
                        s + addend, name);
     }
   }
+  // The function table: every function's [offset, offset + size) in the blob (aliases of
+  // one address counted once). The runtime takes entry points only from it.
   std::map<std::string, uint64_t> symbols;
+  std::map<uint64_t, uint64_t> function_size;  // offset -> size
   for (const llvm::object::SymbolRef& sym : obj->symbols()) {
     auto type = take(sym.getType(), "symbol type");
     if (type != llvm::object::SymbolRef::ST_Function) continue;
     std::string name;
-    symbols[take(sym.getName(), "symbol name").str()] = static_cast<uint64_t>(symbol_address(sym, name));
+    const uint64_t offset = static_cast<uint64_t>(symbol_address(sym, name));
+    symbols[name] = offset;
+    uint64_t& size = function_size[offset];
+    size = std::max<uint64_t>(size, llvm::object::ELFSymbolRef(sym).getSize());
+  }
+  for (const auto& [offset, size] : function_size) {
+    if (!blob.functions.empty() && blob.functions.back().offset + blob.functions.back().size > offset)
+      throw CompileError("internal: functions overlap at offset " + std::to_string(offset) + " of the code");
+    if (size == 0 || offset + size > blob.bytes.size())
+      throw CompileError("internal: function at offset " + std::to_string(offset) + " has a bad size");
+    blob.functions.push_back(CodeRange{offset, size});
   }
   for (const std::string& e : entry_symbols) {
     auto it = symbols.find(e);
     if (it == symbols.end()) throw CompileError("kernel object lacks entry point '" + e + "'");
     blob.entry_offsets.push_back(it->second);
+    blob.entry_functions.push_back(static_cast<uint32_t>(std::distance(function_size.begin(), function_size.find(it->second))));
   }
   return blob;
 }
@@ -274,6 +291,8 @@ class LlvmCpuBackend : public Backend {
     llvm::raw_string_ostream vos(verify_errors);
     if (llvm::verifyModule(module, &vos)) throw CompileError("internal: generated LLVM IR is invalid: " + vos.str());
     optimize(module, *tm, options.opt_level);
+    for (llvm::Function& f : module)  // the runtime takes entry points only at this alignment
+      if (!f.isDeclaration()) f.setAlignment(llvm::Align(edge::abi::kFunctionAlignment));
     if (!options.dump_llvm_ir.empty()) {
       std::error_code ec;
       llvm::raw_fd_ostream out(options.dump_llvm_ir, ec, llvm::sys::fs::OF_Text);
@@ -285,7 +304,8 @@ class LlvmCpuBackend : public Backend {
     code.format = 1;        // edge::bundle::CodeFormat::MachineCode
     code.alignment = 4096;  // loaded page-aligned (aarch64 ADRP is page-relative)
     code.bytes = std::move(blob.bytes);
-    code.entry_offsets = std::move(blob.entry_offsets);
+    code.functions = std::move(blob.functions);
+    code.entry_functions = std::move(blob.entry_functions);
     return code;
   }
 

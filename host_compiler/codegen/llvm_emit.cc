@@ -36,6 +36,9 @@
 
 #include "codegen/llvm_emit.h"
 
+#include "bundle_generated.h"
+#include "kernel_abi.h"
+
 namespace edgec {
 
 namespace {
@@ -60,6 +63,28 @@ class Emitter {
     b_.setFastMathFlags(fmf);
   }
 
+  // num_cores == 0: store the address of the kernel's contract at args[0] and return
+  // (schema/kernel_abi.h); the port checks it against the bundle's Kernel.args.
+  void emit_contract_probe(llvm::Value* args, llvm::Value* cores) {
+    std::vector<uint64_t> words = {edge::abi::kContractMagic, k_.args.size()};
+    for (const ArgUse& u : arg_contracts(k_)) {
+      const auto access = u.written ? edge::bundle::ArgAccess::Write : edge::bundle::ArgAccess::Read;
+      words.push_back(edge::abi::contract_arg_word(static_cast<uint32_t>(access), static_cast<uint32_t>(u.dtype)));
+      words.push_back(u.extent_bytes);
+    }
+    auto* init = llvm::ConstantDataArray::get(ctx_, words);
+    auto* table = new llvm::GlobalVariable(m_, init->getType(), /*isConstant=*/true,
+                                           llvm::GlobalValue::PrivateLinkage, init, k_.name + ".contract");
+    table->setAlignment(llvm::Align(8));
+    auto* probe = llvm::BasicBlock::Create(ctx_, "probe", fn_);
+    auto* work = llvm::BasicBlock::Create(ctx_, "work", fn_);
+    b_.CreateCondBr(b_.CreateICmpEQ(cores, b_.getInt32(0)), probe, work);
+    b_.SetInsertPoint(probe);
+    b_.CreateStore(table, args);
+    b_.CreateRetVoid();
+    b_.SetInsertPoint(work);
+  }
+
   void emit() {
     auto* ptr = llvm::PointerType::get(ctx_, 0);
     auto* i32 = llvm::Type::getInt32Ty(ctx_);
@@ -74,6 +99,7 @@ class Emitter {
     llvm::Argument* args = fn_->getArg(0);
     llvm::Argument* core = fn_->getArg(1);
     llvm::Argument* cores = fn_->getArg(2);
+    emit_contract_probe(args, cores);
     // Every argument is a distinct buffer: the memory planner never lets a kernel's
     // output overlap what it reads. Tell LLVM so it can vectorize freely.
     llvm::MDBuilder mdb(ctx_);
@@ -1005,6 +1031,11 @@ class Emitter {
       case Value::Kind::Load: return load(v);
       case Value::Kind::Alu: break;
     }
+    if (const Value* x = sigmoid_argument(v)) {
+      LV* arg = value(x);
+      if (arg->getType()->getScalarType()->isFloatTy())
+        return b_.CreateFDiv(f32(1.0), b_.CreateFAdd(f32(1.0), exp_in_sigmoid(arg)));
+    }
     std::vector<LV*> s;
     for (const Value* x : v->srcs) s.push_back(value(x));
     DType in = v->srcs.empty() ? v->dtype : v->srcs[0]->dtype;
@@ -1144,8 +1175,36 @@ class Emitter {
     return b_.CreateBitCast(bits, f32t());
   }
 
-  LV* exp(LV* x) {
-    // e^x = 2^n * e^r with n = round(x / ln2), |r| <= ln2/2; Cody-Waite split of ln2.
+  // x when v is 1 / (1 + e^x) (Sigmoid, and SiLU's second factor), else null.
+  static const Value* sigmoid_argument(const Value* v) {
+    if (v->op != Op::Recip || v->dtype != DType::F32) return nullptr;
+    const Value* sum = v->srcs[0];
+    if (sum->kind != Value::Kind::Alu || sum->op != Op::Add) return nullptr;
+    for (int i = 0; i < 2; ++i) {
+      const Value* one = sum->srcs[i];
+      const Value* e = sum->srcs[1 - i];
+      if (one->kind == Value::Kind::Const && one->constant == 1.0 && e->kind == Value::Kind::Alu && e->op == Op::Exp)
+        return e->srcs[0];
+    }
+    return nullptr;
+  }
+
+  // e^x where only 1 / (1 + e^x) is wanted: beyond the clamps that is 1 or 0 either way, so
+  // this drops exp's two-step scaling near overflow (n = 128 gives inf: 1/(1+inf) = 0 where
+  // the exact value is below 4e-39) and its underflow and NaN selects (a NaN x makes n and
+  // p NaN, and the product NaN); 2^n by a float add instead of a conversion. Equal to exp()
+  // for x in [-87.3, 88.3]. SiLU's epilogue is a large part of EfficientNet's time.
+  LV* exp_in_sigmoid(LV* x) {
+    auto [n, p] = exp_reduced(x);
+    // n + 1.5 * 2^23 + 127 holds n + 127 in its low mantissa bits: shifted into the exponent
+    // field they are 2^n (n in [-126, 128]).
+    LV* biased = b_.CreateBitCast(b_.CreateFAdd(n, f32(12582912.0 + 127.0)), i32t());
+    return b_.CreateFMul(p, b_.CreateBitCast(b_.CreateShl(biased, 23), f32t()));
+  }
+
+  // e^x = 2^n * p: x clamped to [-87.34, 88.8], n = round(x / ln2) and p = e^r for
+  // r = x - n ln2 (Cody-Waite split of ln2, |r| <= ln2/2). Returns {n, p}.
+  std::pair<LV*, LV*> exp_reduced(LV* x) {
     LV* xc = b_.CreateSelect(b_.CreateFCmpOGT(x, f32(88.8)), f32(88.8), x);
     xc = b_.CreateSelect(b_.CreateFCmpOLT(xc, f32(-87.33654)), f32(-87.33654), xc);
     LV* n = intrinsic(llvm::Intrinsic::roundeven, b_.CreateFMul(xc, f32(1.44269504088896341)));
@@ -1153,6 +1212,11 @@ class Emitter {
     r = b_.CreateFSub(r, b_.CreateFMul(n, f32(-2.12194440e-4)));
     LV* p = poly(r, {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2, 1.6666665459E-1, 5.0000001201E-1});
     p = b_.CreateFAdd(b_.CreateFAdd(b_.CreateFMul(p, b_.CreateFMul(r, r)), r), f32(1.0));
+    return {n, p};
+  }
+
+  LV* exp(LV* x) {
+    auto [n, p] = exp_reduced(x);
     // n can be 128 near the overflow threshold: scale in two steps.
     LV* n1 = b_.CreateSelect(b_.CreateFCmpOGT(n, f32(127.0)), f32(127.0), n);
     LV* y = b_.CreateFMul(p, exp2i(n1));

@@ -81,6 +81,21 @@ CompileResult compile_onnx_file(const std::string& model_path, const CompileOpti
   progress("planned arena: " + std::to_string(plan.arena_size) + " bytes (lower bound " +
            std::to_string(plan.lower_bound) + ")");
 
+  ReferenceData reference;
+  if (options.reference.embed) {
+    auto specs = [&](const std::vector<int>& ids) {
+      std::vector<TensorSpec> out;
+      for (int b : ids) out.push_back({schedule.buffers[b].name, schedule.buffers[b].dtype, schedule.buffers[b].shape});
+      return out;
+    };
+    bool fp16 = target.half_arithmetic;
+    for (const ScheduledBuffer& b : schedule.buffers) fp16 = fp16 || b.dtype == DType::F16;
+    reference = make_reference(model_path, specs(schedule.inputs), specs(schedule.outputs), options.constant_inputs,
+                               fp16, options.reference);
+    progress("reference data: " + std::to_string(reference.inputs.size()) + " inputs, " +
+             std::to_string(reference.outputs.size()) + " expected outputs");
+  }
+
   BundleInputs in;
   in.source_model = std::filesystem::path(model_path).filename().string();
   in.schedule = &schedule;
@@ -90,6 +105,7 @@ CompileResult compile_onnx_file(const std::string& model_path, const CompileOpti
   in.arena_buffers = arena_buffers;
   in.plan = &plan;
   in.arena_alignment = static_cast<uint64_t>(target.arena_alignment);
+  if (options.reference.embed) in.reference = &reference;
   CompileResult r;
   r.bundle = build_bundle(in);
   r.num_kernels = kernels.size();

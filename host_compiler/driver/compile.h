@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/reference.h"
 #include "graph/graph.h"
 
 namespace edgec {
@@ -15,6 +16,7 @@ struct CompileOptions {
   int opt_level = 3;
   std::map<std::string, Shape> input_shapes;   // overrides for symbolic input dims
   std::map<std::string, HostTensor> constant_inputs;  // inputs frozen to these values
+  ReferenceOptions reference;                  // --embed-reference and its values
   std::string dump_kernels;                    // write the kernel IR here
   std::string dump_llvm_ir;                    // write the optimized LLVM IR here
   std::string dump_source;                     // OpenCL targets: write the OpenCL C here

@@ -302,6 +302,38 @@ def integer_division_edges():
 
 
 @suite.case
+def sigmoid_and_silu_at_the_extremes():
+    # Sigmoid's exp has its own range handling (llvm_emit.cc exp_in_sigmoid): at and past
+    # the clamps, infinities and NaN, in vectors and the scalar tail, alone, as SiLU
+    # x * sigmoid(x) and in a Swish with a slope. The reference is numpy in float64:
+    # onnxruntime's own approximation returns 0 already for sigmoid(-20) = 2.06e-9.
+    edges = [-np.inf, -1e30, -1e4, -100.0, -89.0, -88.8, -88.7, -88.4, -88.3, -87.5, -87.34, -87.3, -50.0,
+             -20.0, -1.0, -1e-8, 0.0, 1e-8, 1.0, 20.0, 50.0, 87.3, 87.34, 87.5, 88.3, 88.4, 88.7, 88.8, 89.0,
+             100.0, 1e4, 1e30, np.inf, np.nan, -0.0, 3.0, -3.0]
+    k = np.float32(1.702)
+    nodes = [h.make_node("Sigmoid", ["x"], ["s"]), h.make_node("Mul", ["x", "s"], ["silu"]),
+             h.make_node("Mul", ["x", "k"], ["kx"]), h.make_node("Sigmoid", ["kx"], ["ks"]),
+             h.make_node("Mul", ["x", "ks"], ["swish"])]
+    for x in (np.array(edges, dtype=np.float32), randn(3, 40, 17, scale=30.0)):  # + many vectors, a ragged tail
+        m = model(nodes, {"x": x}, ["s", "silu", "swish"], inits=[("k", np.array([k]))])
+        _count[0] += 1
+        got = lib.compile_and_run(m, {"x": x}, WORK, name=f"m{_count[0]}")
+        x64 = x.astype(np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            s64 = 1.0 / (1.0 + np.exp(-x64))
+            ks64 = 1.0 / (1.0 + np.exp(-(x * k).astype(np.float64)))
+            want = {"s": s64, "silu": x64 * s64, "swish": x64 * ks64}
+        for name, w in want.items():
+            g = got[name].astype(np.float64)
+            # a few float32 ulps; a sigmoid below 1.2e-38 (denormal) may be flushed to 0
+            with np.errstate(invalid="ignore"):
+                tiny = 1.2e-38 * np.maximum(1.0, np.abs(np.nan_to_num(x64)))
+                ok = np.isclose(g, w, rtol=3e-7, atol=tiny, equal_nan=True) | (g == w)
+            bad = np.flatnonzero(~ok)
+            assert bad.size == 0, f"{name}: x={x.ravel()[bad[:5]]}: got {g.ravel()[bad[:5]]}, want {w.ravel()[bad[:5]]}"
+
+
+@suite.case
 def conv_chains_with_padding_at_every_width():
     """Chains of convs whose intermediates the CPU targets store channels-last and tile in
     registers: a 3-channel stem, depthwise, 2-channel grouped and channel-multiplier convs (border outputs

@@ -33,6 +33,7 @@ BundleDesc everything_bundle() {
   code.format = CodeFormat::OpenCLC;
   code.bytes = {'_', '_', 'k', 'e', 'r', 'n', 'e', 'l'};
   code.alignment = 4096;
+  code.functions = {Function(0, 4), Function(4, 4)};  // (a MachineCode section's, in reality)
   SectionData binary;
   binary.kind = SectionKind::Code;
   binary.format = CodeFormat::OpenCLBinary;
@@ -55,9 +56,9 @@ BundleDesc everything_bundle() {
   KernelDesc k;
   k.name = "k0";
   k.section = 1;
-  k.entry = 3;
+  k.function = 3;
   k.entry_name = "k0_entry";
-  k.num_args = 2;
+  k.args = {ArgContractDesc{ArgAccess::Write, DType::F16, 32}, ArgContractDesc{ArgAccess::Read, DType::F32, 12}};
   k.parallel_extent = 7;
   k.global_size = {64, 8};
   k.local_size = {16, 2};
@@ -70,6 +71,8 @@ BundleDesc everything_bundle() {
   d.arena_lower_bound = 100;
   d.reference_inputs = {6};
   d.reference_outputs = {3};
+  d.reference_rtol = 0.25f;
+  d.reference_atol = 0.5f;
   d.has_prepared = true;
   d.prepared = PreparedDesc{"Portable Computing Language OpenCL 3.0 PoCL", "pthread-cpu", "3.1"};
   return d;
@@ -101,6 +104,11 @@ TEST_CASE("bundle writer: desc_from_bundle reads back every field") {
     CHECK(back.sections[i].bytes == d.sections[i].bytes);
     CHECK(back.sections[i].format == d.sections[i].format);
     CHECK(back.sections[i].source_section == d.sections[i].source_section);
+    REQUIRE(back.sections[i].functions.size() == d.sections[i].functions.size());
+    for (size_t f = 0; f < d.sections[i].functions.size(); ++f) {
+      CHECK(back.sections[i].functions[f].offset() == d.sections[i].functions[f].offset());
+      CHECK(back.sections[i].functions[f].size() == d.sections[i].functions[f].size());
+    }
     CHECK(back.sections[i].alignment == (d.sections[i].alignment < 64 ? 64 : d.sections[i].alignment));
   }
   REQUIRE(back.buffers.size() == d.buffers.size());
@@ -127,9 +135,15 @@ TEST_CASE("bundle writer: desc_from_bundle reads back every field") {
   const KernelDesc& k = back.kernels[0];
   CHECK(k.name == "k0");
   CHECK(k.section == 1);
-  CHECK(k.entry == 3);
+  CHECK(k.function == 3);
   CHECK(k.entry_name == "k0_entry");
-  CHECK(k.num_args == 2);
+  REQUIRE(k.args.size() == 2);
+  CHECK(k.args[0].access == ArgAccess::Write);
+  CHECK(k.args[0].dtype == DType::F16);
+  CHECK(k.args[0].extent == 32);
+  CHECK(k.args[1].access == ArgAccess::Read);
+  CHECK(k.args[1].dtype == DType::F32);
+  CHECK(k.args[1].extent == 12);
   CHECK(k.parallel_extent == 7);
   CHECK(k.global_size == std::vector<uint64_t>{64, 8});
   CHECK(k.local_size == std::vector<uint64_t>{16, 2});
@@ -143,6 +157,8 @@ TEST_CASE("bundle writer: desc_from_bundle reads back every field") {
   CHECK(back.arena_lower_bound == 100);
   CHECK(back.reference_inputs == std::vector<uint32_t>{6});
   CHECK(back.reference_outputs == std::vector<uint32_t>{3});
+  CHECK(back.reference_rtol == 0.25f);
+  CHECK(back.reference_atol == 0.5f);
   CHECK(back.has_prepared);
   CHECK(back.prepared.platform == d.prepared.platform);
   CHECK(back.prepared.device == "pthread-cpu");

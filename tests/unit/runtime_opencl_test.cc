@@ -54,7 +54,7 @@ KernelDesc kernel(const char* name, uint32_t num_args, uint64_t global, uint64_t
   k.name = name;
   k.entry_name = name;
   k.section = 1;
-  k.num_args = num_args;
+  k.args = f32_contracts(num_args, 0);
   k.global_size = {global};
   if (local) k.local_size = {local};
   return k;

@@ -194,24 +194,62 @@ TEST_CASE("run: machine-code kernel computes y = x + w, bit-identical every run"
   CHECK(std::memcmp(first, y2, 16) == 0);
 }
 
+TEST_CASE("trust: the contract compiled into the code overrules a consistent lie in Kernel.args") {
+  // Each lie passes the verifier (commands agree with Kernel.args); the code's own contract
+  // (schema/kernel_abi.h), probed at context creation, refuses it before anything runs.
+  BundleDesc d = add_bundle();
+  d.kernels[0].args.resize(2);  // "takes 2 args": the code would read a third past the table
+  d.commands[0].args.resize(2);
+  {
+    Opened o(d);
+    REQUIRE(o.status == EDGERT_OK);
+    Context c(o.bundle);
+    CHECK(c.status == EDGERT_ERROR_INVALID_BUNDLE);
+    CHECK(contains(edgert_last_error(), "kernel 0 (add4): its code does not report a contract for the 2 args"));
+  }
+  d = add_bundle();
+  d.kernels[0].args[2].extent = 4;  // would let a 4-byte buffer stand in for the 16 it reads
+  {
+    Opened o(d);
+    REQUIRE(o.status == EDGERT_OK);
+    Context c(o.bundle);
+    CHECK(c.status == EDGERT_ERROR_INVALID_BUNDLE);
+    CHECK(contains(edgert_last_error(), "Kernel.args[2] (Read F32 over 4 bytes) differs from the contract compiled into its code"));
+  }
+  d = add_bundle();
+  d.kernels[0].args[0].access = ArgAccess::Read;  // the output called read-only
+  d.commands.insert(d.commands.begin(), command(CommandKind::Copy, {0, 2}));  // so tmp is written first
+  {
+    Opened o(d);
+    REQUIRE(o.status == EDGERT_OK);
+    Context c(o.bundle);
+    CHECK(c.status == EDGERT_ERROR_INVALID_BUNDLE);
+    CHECK(contains(edgert_last_error(), "Kernel.args[0] (Read F32"));
+  }
+}
+
 TEST_CASE("run: kernels get core 0 of 1 and weights in place from the bundle") {
   // Kernel 0 writes {core_id, num_cores}; kernel 1 writes its args[1] pointer (the weight).
   BundleDesc d = copy_bundle();
   SectionData code;
   code.kind = SectionKind::Code;
   code.format = CodeFormat::MachineCode;
-  code.bytes = cores_code();
-  const std::vector<uint8_t> ptr = where_code();
-  code.bytes.insert(code.bytes.end(), ptr.begin(), ptr.end());
-  d.sections.push_back(code);
   KernelDesc cores;
   cores.name = "cores";
   cores.section = 1;
-  cores.num_args = 1;
+  cores.args = {ArgContractDesc{ArgAccess::Write, DType::I32, 8}};
   KernelDesc where = cores;
   where.name = "where";
-  where.entry = cores_code().size();
-  where.num_args = 2;
+  where.function = 1;
+  where.args = {ArgContractDesc{ArgAccess::Write, DType::U32, 8}, ArgContractDesc{ArgAccess::Read, DType::F32, 0}};
+  uint64_t cores_size = 0, where_size = 0;
+  code.bytes = with_contract(cores_code(), cores.args, &cores_size);
+  code.bytes.resize((code.bytes.size() + 15) / 16 * 16, 0);  // functions start 16-aligned
+  const uint64_t where_at = code.bytes.size();
+  const std::vector<uint8_t> ptr = with_contract(where_code(), where.args, &where_size);
+  code.bytes.insert(code.bytes.end(), ptr.begin(), ptr.end());
+  code.functions = {Function(0, cores_size), Function(where_at, where_size)};
+  d.sections.push_back(code);
   d.kernels = {cores, where};
   d.buffers.push_back(buffer("ids", BufferKind::Output, {2}, 0, 0, 2));
   d.buffers[5].dtype = DType::I32;

@@ -7,6 +7,7 @@
 
 #include "bundle_writer.h"
 #include "edgert.h"
+#include "kernel_abi.h"
 
 namespace rt_test {
 
@@ -53,6 +54,14 @@ inline CommandDesc command(CommandKind kind, std::vector<uint32_t> args, uint32_
 inline const std::vector<float>& weight_values() {
   static const std::vector<float> w = {10.0f, 20.0f, 30.0f, 40.0f};
   return w;
+}
+
+// Argument contracts of a kernel taking `n` F32 buffers, the first written, each over
+// `extent` bytes (the compiler's convention: output first).
+inline std::vector<ArgContractDesc> f32_contracts(uint32_t n, uint64_t extent = 16) {
+  std::vector<ArgContractDesc> args(n, ArgContractDesc{ArgAccess::Read, DType::F32, extent});
+  if (n) args[0].access = ArgAccess::Write;
+  return args;
 }
 
 // Runs on every CPU: input x f32[4] -> arena tmp -> output y (two Copy commands), and
@@ -146,6 +155,46 @@ inline std::vector<uint8_t> where_code() {
 #endif
 }
 
+// A hand-assembled kernel as edgec lays one out (schema/kernel_abi.h): a prologue that,
+// probed with num_cores == 0, stores the address of `contract`'s words at args[0] and
+// returns; then `body`; then the words, 8-byte aligned. `code_size` gets the size of the
+// function (prologue + body), the table following it.
+inline std::vector<uint8_t> with_contract(const std::vector<uint8_t>& body,
+                                          const std::vector<ArgContractDesc>& contract,
+                                          uint64_t* code_size = nullptr) {
+  std::vector<uint64_t> table_words = {edge::abi::kContractMagic, contract.size()};
+  for (const ArgContractDesc& a : contract) {
+    table_words.push_back(edge::abi::contract_arg_word(static_cast<uint32_t>(a.access), static_cast<uint32_t>(a.dtype)));
+    table_words.push_back(a.extent);
+  }
+#if defined(__x86_64__)
+  std::vector<uint8_t> code = {0x85, 0xd2,                          // test edx, edx
+                               0x75, 0x0b,                          // jnz body
+                               0x48, 0x8d, 0x05, 0, 0, 0, 0,        // lea rax, [rip + table]
+                               0x48, 0x89, 0x07,                    // mov [rdi], rax
+                               0xc3};                               // ret
+  code.insert(code.end(), body.begin(), body.end());
+  if (code_size) *code_size = code.size();
+  code.resize((code.size() + 7) / 8 * 8, 0xcc);
+  const uint32_t disp = static_cast<uint32_t>(code.size() - 11);  // from the end of the lea
+  std::memcpy(code.data() + 7, &disp, 4);
+#else
+  std::vector<uint8_t> code = words({0x35000082,    // cbnz w2, body (+16)
+                                     0,             // adr x3, table (below)
+                                     0xf9000003,    // str x3, [x0]
+                                     0xd65f03c0});  // ret
+  code.insert(code.end(), body.begin(), body.end());
+  if (code_size) *code_size = code.size();
+  code.resize((code.size() + 7) / 8 * 8, 0);
+  const uint32_t rel = static_cast<uint32_t>(code.size() - 4);  // from the adr
+  const uint32_t adr = 0x10000003u | (rel & 3u) << 29 | ((rel >> 2) & 0x7ffffu) << 5;
+  std::memcpy(code.data() + 4, &adr, 4);
+#endif
+  const std::vector<uint8_t> table = bytes_of(table_words);
+  code.insert(code.end(), table.begin(), table.end());
+  return code;
+}
+
 // 16 bytes that trap if executed (int3 / brk #0): put before a kernel so its entry
 // offset matters.
 inline std::vector<uint8_t> trap_padding() {
@@ -168,14 +217,16 @@ inline BundleDesc add_bundle() {
   code.kind = SectionKind::Code;
   code.format = CodeFormat::MachineCode;
   code.bytes = trap_padding();
-  std::vector<uint8_t> add = add4_code();
-  code.bytes.insert(code.bytes.end(), add.begin(), add.end());
-  d.sections.push_back(code);
   KernelDesc k;
   k.name = "add4";
   k.section = 1;
-  k.entry = 16;
-  k.num_args = 3;
+  k.function = 0;
+  k.args = f32_contracts(3);
+  uint64_t add_size = 0;
+  std::vector<uint8_t> add = with_contract(add4_code(), k.args, &add_size);
+  code.bytes.insert(code.bytes.end(), add.begin(), add.end());
+  code.functions = {Function(16, add_size)};
+  d.sections.push_back(code);
   k.parallel_extent = 4;
   d.kernels = {k};
   d.commands = {command(CommandKind::Launch, {2, 0, 3}, 0), command(CommandKind::Copy, {2, 1}),

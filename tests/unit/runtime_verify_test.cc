@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <string>
 #include <thread>
 
@@ -51,7 +52,105 @@ void expect_error(const BundleDesc& d, edgert_status status, std::vector<const c
   for (const char* n : needles) CHECK(contains(msg, n));
 }
 
+// copy_bundle with reference data (edgec --embed-reference): a ReferenceIO section (1)
+// with a sample of x and the expected y and w_out, buffers 5, 6, 7 at offsets 0, 64, 128.
+BundleDesc reference_bundle() {
+  BundleDesc d = copy_bundle();
+  SectionData ref;
+  ref.kind = SectionKind::ReferenceIO;
+  ref.bytes.resize(128 + 16, 0);
+  const std::vector<float> x = {1, -2, 3, -4};
+  std::memcpy(ref.bytes.data(), x.data(), 16);
+  std::memcpy(ref.bytes.data() + 64, x.data(), 16);
+  std::memcpy(ref.bytes.data() + 128, weight_values().data(), 16);
+  d.sections.push_back(ref);
+  d.buffers.push_back(buffer("reference_input:x", BufferKind::Weight, {4}, 0, 1));
+  d.buffers.push_back(buffer("reference_output:y", BufferKind::Weight, {4}, 64, 1));
+  d.buffers.push_back(buffer("reference_output:w_out", BufferKind::Weight, {4}, 128, 1));
+  d.reference_inputs = {5};
+  d.reference_outputs = {6, 7};
+  d.reference_rtol = 1e-3f;
+  d.reference_atol = 1e-4f;
+  return d;
+}
+
 }  // namespace
+
+TEST_CASE("reference data: reached in place; every mismatch with the model's tensors refused") {
+  {
+    const BundleDesc d = reference_bundle();
+    Opened o(d);
+    REQUIRE(o.status == EDGERT_OK);
+    const void* data = nullptr;
+    size_t size = 0;
+    REQUIRE(edgert_bundle_reference(o.bundle, 1, 1, &data, &size) == EDGERT_OK);
+    CHECK(size == 16);
+    CHECK(std::memcmp(data, weight_values().data(), 16) == 0);
+    // In place: inside the bundle's memory, not a copy.
+    CHECK(static_cast<const uint8_t*>(data) >= o.memory.data());
+    CHECK(static_cast<const uint8_t*>(data) + size <= o.memory.data() + o.memory.size());
+    REQUIRE(edgert_bundle_reference(o.bundle, 0, 0, &data, &size) == EDGERT_OK);
+    CHECK(static_cast<const float*>(data)[1] == -2.0f);
+    CHECK(edgert_bundle_reference(o.bundle, 0, 1, &data, &size) == EDGERT_ERROR_INVALID_ARGUMENT);
+    CHECK(contains(edgert_last_error(), "no reference input 1 (the bundle has 1"));
+    CHECK(edgert_bundle_reference(o.bundle, 1, -1, &data, &size) == EDGERT_ERROR_INVALID_ARGUMENT);
+    double rtol = 0, atol = 0;
+    REQUIRE(edgert_bundle_reference_tolerance(o.bundle, &rtol, &atol) == EDGERT_OK);
+    CHECK(rtol == doctest::Approx(1e-3));
+    CHECK(atol == doctest::Approx(1e-4));
+  }
+  {
+    Opened o(copy_bundle());  // no reference data
+    REQUIRE(o.status == EDGERT_OK);
+    const void* data = nullptr;
+    size_t size = 0;
+    double rtol = 0, atol = 0;
+    CHECK(edgert_bundle_reference(o.bundle, 0, 0, &data, &size) == EDGERT_ERROR_INVALID_ARGUMENT);
+    CHECK(contains(edgert_last_error(), "no reference input 0 (the bundle has 0"));
+    CHECK(edgert_bundle_reference_tolerance(o.bundle, &rtol, &atol) == EDGERT_ERROR_INVALID_ARGUMENT);
+    CHECK(contains(edgert_last_error(), "--embed-reference"));
+  }
+  BundleDesc d = reference_bundle();
+  d.reference_outputs = {6};  // one of two outputs
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"reference_outputs has 1 entries for 2 outputs"});
+  d = reference_bundle();
+  d.reference_inputs = {};
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"reference_inputs has 0 entries for 1 inputs"});
+  d = copy_bundle();
+  d.reference_outputs = {2};  // only outputs, and an arena buffer
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"reference_inputs has 0 entries"});
+  d = reference_bundle();
+  d.reference_outputs = {6, 2};
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"reference_outputs 1", "buffer 2", "not a Weight buffer"});
+  d = reference_bundle();
+  d.reference_outputs = {6, 99};
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"reference_outputs 1", "buffer 99"});
+  d = reference_bundle();
+  d.reference_inputs = {3};  // the model's weight w, in the Weights section
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"reference_inputs 0", "buffer 3", "ReferenceIO section"});
+  d = reference_bundle();
+  d.buffers[6].dtype = DType::I32;
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE,
+               {"reference_outputs 0", "reference_output:y", "dtype or shape", "output 0 (y)"});
+  d = reference_bundle();
+  d.buffers[7] = buffer("reference_output:w_out", BufferKind::Weight, {2, 2}, 128, 1);
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"reference_outputs 1", "dtype or shape", "output 1 (w_out)"});
+  d = reference_bundle();
+  d.buffers[5].offset = 2;  // a float at a 2-byte offset
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"reference_inputs 0", "buffer 5", "element size"});
+  d = reference_bundle();
+  d.buffers[6].offset = 132;  // past the end of the section
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"buffer 6 (reference_output:y)", "exceeds section 1"});
+  d = reference_bundle();
+  d.reference_rtol = -1;
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"reference_rtol"});
+  d = reference_bundle();
+  d.reference_atol = std::numeric_limits<float>::quiet_NaN();
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"reference_atol"});
+  d = reference_bundle();
+  d.reference_atol = std::numeric_limits<float>::infinity();
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"reference_atol"});
+}
 
 TEST_CASE("writer: layout, alignment, hash and determinism") {
   BundleDesc d = copy_bundle();
@@ -165,12 +264,13 @@ TEST_CASE("open: header checks name the field") {
   CHECK(open_with([](BundleHeader* h) { h->magic[0] = 'X'; }) == EDGERT_ERROR_INVALID_BUNDLE);
   CHECK(contains(edgert_last_error(), "bad magic"));
   // A bundle from an older edgec: rebuild it; from a newer one: update the runtime.
-  CHECK(open_with([](BundleHeader* h) { h->format_version = 1; }) == EDGERT_ERROR_UNSUPPORTED);
-  CHECK(contains(edgert_last_error(), "format version 1"));
+  static_assert(kFormatVersion == 3, "update the version numbers below");
+  CHECK(open_with([](BundleHeader* h) { h->format_version = 2; }) == EDGERT_ERROR_UNSUPPORTED);
   CHECK(contains(edgert_last_error(), "format version 2"));
-  CHECK(contains(edgert_last_error(), "rebuild it with this edgec"));
-  CHECK(open_with([](BundleHeader* h) { h->format_version = 3; }) == EDGERT_ERROR_UNSUPPORTED);
   CHECK(contains(edgert_last_error(), "format version 3"));
+  CHECK(contains(edgert_last_error(), "rebuild it with this edgec"));
+  CHECK(open_with([](BundleHeader* h) { h->format_version = 4; }) == EDGERT_ERROR_UNSUPPORTED);
+  CHECK(contains(edgert_last_error(), "format version 4"));
   CHECK(contains(edgert_last_error(), "newer"));
   CHECK(open_with([](BundleHeader* h) { h->header_size = 32; }) == EDGERT_ERROR_INVALID_BUNDLE);
   CHECK(contains(edgert_last_error(), "header_size"));
@@ -360,19 +460,21 @@ TEST_CASE("open: inputs and outputs") {
   expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"buffer 0 (x)", "overflowing"});
 }
 
-// copy_bundle plus a Code section of 8 `ret` bytes and kernel 0 "k" taking 2 args; the
-// queue is Launch k(tmp, x), Copy tmp -> y, Copy w -> w_out. Opened, never run.
+// copy_bundle plus a Code section of 32 `ret` bytes (4-byte functions at 0 and 16) and kernel 0 "k"
+// (function 0) writing 16 bytes of F32 and reading 16; the queue is Launch k(tmp, x),
+// Copy tmp -> y, Copy w -> w_out. Opened, never run.
 BundleDesc kernel_bundle() {
   BundleDesc d = copy_bundle();
   SectionData code;
   code.kind = SectionKind::Code;
   code.format = CodeFormat::MachineCode;
-  code.bytes.assign(8, 0xc3);
+  code.bytes.assign(32, 0xc3);
+  code.functions = {Function(0, 4), Function(16, 4)};
   d.sections.push_back(code);
   KernelDesc k;
   k.name = "k";
   k.section = 1;
-  k.num_args = 2;
+  k.args = f32_contracts(2);
   d.kernels = {k};
   d.commands = {command(CommandKind::Launch, {2, 0}, 0), command(CommandKind::Copy, {2, 1}),
                 command(CommandKind::Copy, {3, 4})};
@@ -402,9 +504,6 @@ TEST_CASE("open: commands and kernels") {
   d = copy_bundle();
   d.commands[1] = command(CommandKind::Launch, {2}, 0);  // no kernels at all
   expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"command 1", "kernel 0 out of range"});
-  d = copy_bundle();
-  d.reference_outputs = {2};
-  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"reference_outputs 0", "buffer 2"});
 
   // Kernels: one Code section with 8 bytes of ret.
   d = kernel_bundle();
@@ -414,7 +513,32 @@ TEST_CASE("open: commands and kernels") {
   }
   BundleDesc e = d;
   e.commands[0].args = {2};
-  expect_error(e, EDGERT_ERROR_INVALID_BUNDLE, {"command 0", "1 args", "kernel 0 (k) takes 2"});
+  expect_error(e, EDGERT_ERROR_INVALID_BUNDLE, {"command 0", "1 args", "kernel 0 (k) has 2 argument contracts"});
+  e = d;
+  e.kernels[0].args.resize(1);  // a contract shortened with its commands' args
+  e.commands[0].args = {2};
+  {
+    Opened o(e);  // consistent, and one buffer fewer is passed: the code reads no more
+    CHECK(o.status == EDGERT_OK);
+  }
+  e = d;
+  e.kernels[0].args[1].dtype = DType::I32;
+  expect_error(e, EDGERT_ERROR_INVALID_BUNDLE, {"command 0", "arg 1 is buffer 0 (x, F32, 16 bytes)", "reads I32"});
+  e = d;
+  e.kernels[0].args[1].extent = 17;
+  expect_error(e, EDGERT_ERROR_INVALID_BUNDLE, {"command 0", "arg 1 is buffer 0 (x", "over 17 bytes"});
+  e = d;
+  e.kernels[0].args[0].extent = 64;  // writes past tmp
+  expect_error(e, EDGERT_ERROR_INVALID_BUNDLE, {"arg 0 is buffer 2 (tmp", "writes F32 over 64 bytes"});
+  e = d;
+  e.kernels[0].args[1].access = ArgAccess::Write;  // the code writes x, the caller's input
+  expect_error(e, EDGERT_ERROR_INVALID_BUNDLE, {"command 0", "buffer 0 (x)", "Input"});
+  e = d;
+  e.kernels[0].args[1].access = static_cast<ArgAccess>(5);
+  expect_error(e, EDGERT_ERROR_INVALID_BUNDLE, {"kernel 0 (k)", "args[1]: unknown access 5"});
+  e = d;
+  e.commands[0].args = {2, 2};  // the output passed as an input too
+  expect_error(e, EDGERT_ERROR_INVALID_BUNDLE, {"command 0", "arg 1 is buffer 2 (tmp), which arg 0 writes"});
   e = d;
   e.commands[0].args = {3, 0};
   expect_error(e, EDGERT_ERROR_INVALID_BUNDLE, {"command 0", "buffer 3 (w)", "Weight"});
@@ -427,9 +551,25 @@ TEST_CASE("open: commands and kernels") {
   e = d;
   e.kernels[0].section = 0;
   expect_error(e, EDGERT_ERROR_INVALID_BUNDLE, {"kernel 0 (k)", "not a Code section"});
+  // Entry points only from the function table, which must be sorted, disjoint and inside.
   e = d;
-  e.kernels[0].entry = 8;
-  expect_error(e, EDGERT_ERROR_INVALID_BUNDLE, {"kernel 0 (k)", "entry 8"});
+  e.kernels[0].function = 2;
+  expect_error(e, EDGERT_ERROR_INVALID_BUNDLE, {"kernel 0 (k)", "function 2 is not in section 1's function table"});
+  e = d;
+  e.sections[1].functions = {Function(0, 17), Function(16, 4)};
+  expect_error(e, EDGERT_ERROR_INVALID_BUNDLE, {"section 1: function 1 [16, +4)", "not after function 0"});
+  e = d;
+  e.sections[1].functions = {Function(16, 17)};
+  expect_error(e, EDGERT_ERROR_INVALID_BUNDLE, {"section 1: function 0 [16, +17)", "outside the section (32 bytes)"});
+  e = d;
+  e.sections[1].functions = {Function(16, 0)};
+  expect_error(e, EDGERT_ERROR_INVALID_BUNDLE, {"section 1: function 0 [16, +0)", "empty"});
+  e = d;
+  e.sections[1].functions = {Function(1, 3), Function(16, 4)};  // an entry moved by a byte
+  expect_error(e, EDGERT_ERROR_INVALID_BUNDLE, {"section 1: function 0 starts at 1, not a multiple of 16"});
+  e = d;
+  e.sections[0].functions = {Function(0, 4)};  // on the Weights section
+  expect_error(e, EDGERT_ERROR_INVALID_BUNDLE, {"section 0: a None section has a function table"});
   e = d;
   e.buffers[3].section = 1;  // a weight inside the Code section
   expect_error(e, EDGERT_ERROR_INVALID_BUNDLE, {"buffer 3 (w)", "not a Weights"});
@@ -603,7 +743,7 @@ TEST_CASE("trust: outputs are written, and arena buffers written before they are
   // A kernel's input is never its output; a read before the write is caught the same way.
   d = kernel_bundle();
   d.commands.insert(d.commands.begin() + 1, command(CommandKind::Launch, {2, 2}, 0));  // tmp = k(tmp)
-  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"command 1", "arg 1 is buffer 2 (tmp), the output it writes"});
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"command 1", "arg 1 is buffer 2 (tmp), which arg 0 writes"});
   d = kernel_bundle();
   d.commands.insert(d.commands.begin(), command(CommandKind::Launch, {1, 2}, 0));
   expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"command 0", "arg 1 reads buffer 2 (tmp) before"});
@@ -664,6 +804,7 @@ TEST_CASE("trust: the arena overlap check agrees with comparing every pair") {
   int refused = 0;
   for (int iter = 0; iter < 400; ++iter) {
     BundleDesc d = kernel_bundle();
+    d.kernels[0].args = f32_contracts(2, 4);  // the smallest t has one element
     constexpr uint32_t kFirst = 5, kNum = 40;
     d.buffers.erase(d.buffers.begin() + 2);  // tmp: replaced by t0..t39 below
     d.buffers.insert(d.buffers.begin() + 2, buffer("unused", BufferKind::Arena, {4}, 0));

@@ -1,0 +1,160 @@
+// bundle_lie.cc — test tool: rewrites a real bundle with one lie in its metadata and a valid
+// content hash (serialize_bundle recomputes it), as someone who can edit the file but not
+// the code would. tests/e2e/test_bundle_lies.py runs edgert-run on each and expects a refusal.
+//
+//   edge-bundle-lie IN.bundle OUT.bundle LIE      (LIE: one of the names in kLies below)
+//
+// Exit 0: written; 2: usage; 3: the bundle offers no place for this lie (e.g. no arena buffer).
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "bundle_writer.h"
+
+namespace {
+
+using namespace edge::bundle;
+
+constexpr const char* kLies[] = {
+    "resize-buffer",   // an arena buffer a kernel reads shrunk to one element at the arena's end
+    "swap-arg",        // a kernel's input replaced by the smallest weight of its dtype
+    "forge-extent",    // swap-arg with Kernel.args' extent lowered to match the smaller buffer
+    "shorten-args",    // a kernel's last argument dropped from Kernel.args and from its commands
+    "move-entry",      // a kernel's function table entry moved one byte into its code
+    "bad-function",    // a kernel naming a function past the section's table
+    "drop-command",    // the queue without its last command
+    "overlap-buffers"  // a kernel's arena output placed on the arena input it reads
+};
+
+// The first Launch command with an arg (index >= 1, read) for which `pick` holds.
+template <typename Pick>
+bool find_read_arg(const BundleDesc& d, Pick pick, size_t* cmd, size_t* arg) {
+  for (size_t c = 0; c < d.commands.size(); ++c) {
+    if (d.commands[c].kind != CommandKind::Launch) continue;
+    for (size_t a = 1; a < d.commands[c].args.size(); ++a)
+      if (pick(d.commands[c], d.buffers[d.commands[c].args[a]])) {
+        *cmd = c;
+        *arg = a;
+        return true;
+      }
+  }
+  return false;
+}
+
+// The smallest weight of `dtype` that `c` does not already pass (always readable), or -1.
+long smallest_other(const BundleDesc& d, const CommandDesc& c, DType dtype) {
+  long best = -1;
+  for (size_t i = 0; i < d.buffers.size(); ++i) {
+    bool passed = false;
+    for (uint32_t a : c.args) passed |= a == i;
+    if (passed || d.buffers[i].kind != BufferKind::Weight || d.buffers[i].dtype != dtype || d.buffers[i].size == 0)
+      continue;
+    if (best < 0 || d.buffers[i].size < d.buffers[static_cast<size_t>(best)].size) best = static_cast<long>(i);
+  }
+  return best;
+}
+
+bool apply(BundleDesc& d, const std::string& lie) {
+  size_t c = 0, a = 0;
+  if (lie == "resize-buffer") {
+    if (!find_read_arg(d, [](const CommandDesc&, const BufferDesc& b) { return b.kind == BufferKind::Arena && b.shape.size() > 0 && b.size > 64; }, &c, &a))
+      return false;
+    BufferDesc& b = d.buffers[d.commands[c].args[a]];
+    int64_t numel = 1;
+    for (int64_t s : b.shape) numel *= s;
+    const uint64_t element = b.size / static_cast<uint64_t>(numel);
+    b.shape = {1};
+    b.size = element;
+    b.offset = (d.arena_size - element) / d.arena_alignment * d.arena_alignment;
+    return true;
+  }
+  if (lie == "swap-arg" || lie == "forge-extent") {
+    long small = -1;
+    if (!find_read_arg(d, [&](const CommandDesc& cmd, const BufferDesc& b) {
+          small = smallest_other(d, cmd, b.dtype);
+          return small >= 0 && d.buffers[static_cast<size_t>(small)].size < b.size;
+        }, &c, &a))
+      return false;
+    d.commands[c].args[a] = static_cast<uint32_t>(small);
+    if (lie == "forge-extent") {
+      KernelDesc& k = d.kernels[d.commands[c].kernel];
+      k.args[a].extent = std::min(k.args[a].extent, d.buffers[static_cast<size_t>(small)].size);
+    }
+    return true;
+  }
+  if (lie == "shorten-args") {
+    for (size_t k = 0; k < d.kernels.size(); ++k) {
+      if (d.kernels[k].args.size() < 2) continue;
+      d.kernels[k].args.pop_back();
+      for (CommandDesc& cmd : d.commands)
+        if (cmd.kind == CommandKind::Launch && cmd.kernel == k) cmd.args.pop_back();
+      return true;
+    }
+    return false;
+  }
+  if (lie == "move-entry" || lie == "bad-function") {
+    if (d.kernels.empty() || d.sections[d.kernels[0].section].functions.empty()) return false;
+    std::vector<Function>& fns = d.sections[d.kernels[0].section].functions;
+    if (lie == "bad-function") {
+      d.kernels[0].function = static_cast<uint32_t>(fns.size());
+      return true;
+    }
+    Function& f = fns[d.kernels[0].function];
+    f = Function(f.offset() + 1, f.size() - 1);
+    return true;
+  }
+  if (lie == "drop-command") {
+    if (d.commands.empty()) return false;
+    d.commands.pop_back();
+    return true;
+  }
+  if (lie == "overlap-buffers") {
+    if (!find_read_arg(d, [](const CommandDesc& cmd, const BufferDesc& b) {
+          return b.kind == BufferKind::Arena && cmd.args.size() > 0;
+        }, &c, &a))
+      return false;
+    for (size_t k = c; k < d.commands.size(); ++k) {  // a kernel writing an arena buffer from one
+      const CommandDesc& cmd = d.commands[k];
+      if (cmd.kind != CommandKind::Launch) continue;
+      for (size_t i = 1; i < cmd.args.size(); ++i)
+        if (d.buffers[cmd.args[i]].kind == BufferKind::Arena && d.buffers[cmd.args[0]].kind == BufferKind::Arena) {
+          d.buffers[cmd.args[0]].offset = d.buffers[cmd.args[i]].offset;
+          return true;
+        }
+    }
+    return false;
+  }
+  return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 4 || std::strcmp(argv[1], "--help") == 0) {
+    std::fprintf(stderr, "usage: edge-bundle-lie IN.bundle OUT.bundle LIE\nLIE:");
+    for (const char* l : kLies) std::fprintf(stderr, " %s", l);
+    std::fprintf(stderr, "\n");
+    return 2;
+  }
+  std::ifstream in(argv[1], std::ios::binary);
+  std::vector<uint8_t> file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  BundleHeader h;
+  if (file.size() < sizeof h) {
+    std::fprintf(stderr, "%s: not a bundle\n", argv[1]);
+    return 2;
+  }
+  std::memcpy(&h, file.data(), sizeof h);
+  // Our own compiler's output, verified by the test before: read it without re-checking.
+  BundleDesc d = desc_from_bundle(GetBundle(file.data() + h.fb_offset), file.data() + h.data_offset);
+  if (!apply(d, argv[3])) {
+    std::fprintf(stderr, "%s: no place for the lie %s (or unknown lie)\n", argv[1], argv[3]);
+    return 3;
+  }
+  const std::vector<uint8_t> out = serialize_bundle(d);
+  std::ofstream o(argv[2], std::ios::binary | std::ios::trunc);
+  o.write(reinterpret_cast<const char*>(out.data()), static_cast<std::streamsize>(out.size()));
+  return o ? 0 : 1;
+}
