@@ -31,7 +31,8 @@ static_assert(sizeof(BundleHeader) == kHeaderSize, "header must be 64 bytes");
 
 // 64-bit FNV-1a over 8-byte words (bytes for the tail): fast enough to check a
 // 50 MB bundle at open, and stable across hosts. Not cryptographic: it catches
-// truncation and corruption, not tampering.
+// truncation and corruption, not tampering (that is what a signature is for:
+// bundle_signature.h).
 inline uint64_t content_hash_update(uint64_t h, const void* data, size_t size) {
   const uint64_t prime = 0x100000001b3ull;
   const unsigned char* p = static_cast<const unsigned char*>(data);

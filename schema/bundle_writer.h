@@ -119,7 +119,8 @@ inline std::vector<flatbuffers::Offset<TensorInfo>> write_tensors(
 // The complete file: 64-byte BundleHeader, the FlatBuffer (identifier "EDGB") at offset 64,
 // zero padding, then the data blob at a multiple of kDataAlignment holding the sections in
 // order, each at a blob offset that is a multiple of max(alignment, 64); zero padding between
-// them. The file ends with the last section. Deterministic: the same desc gives the same bytes.
+// them. The file ends with the last section (edgec sign may append a signature trailer:
+// bundle_signature.h). Deterministic: the same desc gives the same bytes.
 inline std::vector<uint8_t> serialize_bundle(const BundleDesc& desc) {
   // Lay out the data blob first: Section.offset goes into the FlatBuffer.
   std::vector<uint64_t> section_offsets;

@@ -63,11 +63,40 @@ const char* edgert_status_name(edgert_status status);
 size_t edgert_dtype_size(edgert_dtype dtype);
 const char* edgert_dtype_name(edgert_dtype dtype);
 
-/* Maps and verifies a bundle file (header, FlatBuffer, content hash, every offset). */
+/* How a bundle is opened (edgert_bundle_open_with_options). Zero-initialized: the defaults. */
+#define EDGERT_ED25519_PUBLIC_KEY_SIZE 32
+/* flags: use the file's pages in place instead of a private copy. Only for files nothing can
+ * change while they are open (a read-only or dm-verity partition, an fs-verity file): a
+ * write to the file reaches the running bundle unverified, and truncating or replacing it in
+ * place (`cp` over it) kills the process with SIGBUS. */
+#define EDGERT_OPEN_MAP_IN_PLACE 1u
+typedef struct edgert_open_options {
+  uint32_t flags; /* EDGERT_OPEN_*; other bits are refused (EDGERT_ERROR_INVALID_ARGUMENT) */
+  /* Signed mode when num_trusted_keys > 0: the bundle must carry an Ed25519 signature
+   * (edgec sign) by one of these keys, checked before anything else of it is read; unsigned,
+   * differently signed or changed bundles are refused with EDGERT_ERROR_INVALID_BUNDLE. A
+   * runtime built without signature support (CMake EDGE_SIGNATURES=OFF) refuses signed mode
+   * with EDGERT_ERROR_UNSUPPORTED. num_trusted_keys * 32 bytes; read only during the open. */
+  const uint8_t* trusted_public_keys;
+  size_t num_trusted_keys;
+} edgert_open_options;
+
+/* Reads and verifies a bundle file (header, FlatBuffer, content hash, every offset) with
+ * default options: into private memory, so later changes to the file do not reach it. */
 edgert_status edgert_bundle_open(const char* path, edgert_bundle** out_bundle);
+/* Same, with options (null: the defaults). */
+edgert_status edgert_bundle_open_with_options(const char* path, const edgert_open_options* options,
+                                              edgert_bundle** out_bundle);
 /* Same, over memory the caller keeps alive and unchanged until edgert_bundle_close.
  * The memory must be 64-byte aligned (page-aligned for sections aligned beyond 64). */
 edgert_status edgert_bundle_open_memory(const void* data, size_t size, edgert_bundle** out_bundle);
+/* Same, with options (null: the defaults; EDGERT_OPEN_MAP_IN_PLACE does not apply: caller
+ * memory is always used in place). */
+edgert_status edgert_bundle_open_memory_with_options(const void* data, size_t size,
+                                                     const edgert_open_options* options,
+                                                     edgert_bundle** out_bundle);
+/* Whether this runtime was built with signature checking (EDGE_SIGNATURES): 1 or 0. */
+int32_t edgert_signatures_supported(void);
 void edgert_bundle_close(edgert_bundle* bundle);
 
 int32_t edgert_bundle_input_count(const edgert_bundle* bundle);

@@ -1,5 +1,6 @@
-// bundle.cc — opening a bundle (mmap or caller memory), verification, and the queries on
-// inputs and outputs. Everything read here was checked by verify_bundle at open.
+// bundle.cc — opening a bundle (private copy, mapping or caller memory), its signature check
+// and verification, and the queries on inputs and outputs. Everything read here was checked
+// by verify_bundle at open.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -17,12 +18,26 @@ namespace {
 
 using edge::bundle::TensorInfo;
 
-edgert_status open_verified(const uint8_t* file, size_t size, bool owns_mapping,
-                            edgert_bundle** out) {
+// Signed mode first (nothing of the bundle is parsed before its signature holds), then the
+// verifier; the bundle object refers to `file` from here on.
+edgert_status open_verified(const uint8_t* file, size_t size, const edgert_open_options* options,
+                            bool owns_mapping, edgert_bundle** out) {
+  if (options && (options->flags & ~EDGERT_OPEN_MAP_IN_PLACE) != 0)
+    return edgert::set_error(EDGERT_ERROR_INVALID_ARGUMENT, "edgert_open_options: unknown flags 0x%x",
+                             options->flags & ~EDGERT_OPEN_MAP_IN_PLACE);
+  const bool signed_mode = options && options->num_trusted_keys > 0;
+  if (signed_mode && !options->trusted_public_keys)
+    return edgert::set_error(EDGERT_ERROR_INVALID_ARGUMENT,
+                             "edgert_open_options: num_trusted_keys %zu but trusted_public_keys is null",
+                             options->num_trusted_keys);
+  edgert_status st = EDGERT_OK;
+  if (signed_mode &&
+      (st = edgert::check_signature(file, size, options->trusted_public_keys, options->num_trusted_keys)) != EDGERT_OK)
+    return st;
   const edge::bundle::Bundle* root = nullptr;
   const uint8_t* data = nullptr;
   size_t data_size = 0;
-  edgert_status st = edgert::verify_bundle(file, size, &root, &data, &data_size);
+  st = edgert::verify_bundle(file, size, signed_mode, &root, &data, &data_size);
   if (st != EDGERT_OK) return st;
   // calloc + placement new rather than operator new: the runtime needs only libc.
   void* mem = std::calloc(1, sizeof(edgert_bundle));
@@ -36,6 +51,38 @@ edgert_status open_verified(const uint8_t* file, size_t size, bool owns_mapping,
   b->data_size = data_size;
   b->port = edgert::find_port(root->target()->port()->c_str());  // verified: present
   *out = b;
+  return EDGERT_OK;
+}
+
+// The file's bytes in fresh anonymous pages, read once and then made read-only: what is
+// verified is what runs, whatever happens to the file afterwards (MAP_PRIVATE alone does not
+// give that on Linux: pages not yet written by us still follow the file, and a truncated
+// file faults with SIGBUS). Page-aligned like a mapping, for sections aligned up to a page.
+edgert_status private_copy(int fd, size_t size, const char* path, void** out) {
+  void* mem = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED)
+    return edgert::set_error(EDGERT_ERROR_OUT_OF_MEMORY, "out of memory copying %s (%zu bytes)", path, size);
+#ifdef MADV_HUGEPAGE
+  // Filling fresh pages is most of the copy's cost: 2 MB pages where the kernel has them
+  // (transparent huge pages in "madvise" mode) take a fault per 2 MB instead of per 4 KB.
+  madvise(mem, size, MADV_HUGEPAGE);
+#endif
+  for (size_t done = 0; done < size;) {
+    const ssize_t n = pread(fd, static_cast<uint8_t*>(mem) + done, size - done, static_cast<off_t>(done));
+    if (n > 0) {
+      done += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    const int err = errno;
+    munmap(mem, size);
+    if (n == 0)  // shrank while we read it
+      return edgert::set_error(EDGERT_ERROR_IO, "%s shrank to %zu bytes while being read (was %zu)", path,
+                               done, size);
+    return edgert::set_error(EDGERT_ERROR_IO, "cannot read %s: %s", path, std::strerror(err));
+  }
+  mprotect(mem, size, PROT_READ);  // like the mapping it replaces: nothing writes through
+  *out = mem;
   return EDGERT_OK;
 }
 
@@ -79,6 +126,11 @@ int32_t find_tensor(const edgert_bundle* bundle, const char* name, bool input) {
 extern "C" {
 
 edgert_status edgert_bundle_open(const char* path, edgert_bundle** out_bundle) {
+  return edgert_bundle_open_with_options(path, nullptr, out_bundle);
+}
+
+edgert_status edgert_bundle_open_with_options(const char* path, const edgert_open_options* options,
+                                              edgert_bundle** out_bundle) {
   if (!path || !out_bundle)
     return edgert::set_error(EDGERT_ERROR_INVALID_ARGUMENT, "edgert_bundle_open: null argument");
   *out_bundle = nullptr;
@@ -102,18 +154,31 @@ edgert_status edgert_bundle_open(const char* path, edgert_bundle** out_bundle) {
     close(fd);
     return edgert::set_error(EDGERT_ERROR_INVALID_BUNDLE, "%s is empty (0 bytes)", path);
   }
-  // Read-only and private: weights are used in place and nothing can write through.
-  void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  int err = errno;
-  close(fd);  // the mapping keeps the file alive
-  if (map == MAP_FAILED)
-    return edgert::set_error(EDGERT_ERROR_IO, "cannot mmap %s: %s", path, std::strerror(err));
-  edgert_status status = open_verified(static_cast<const uint8_t*>(map), size, true, out_bundle);
+  void* map = nullptr;
+  edgert_status status = EDGERT_OK;
+  if (options && (options->flags & EDGERT_OPEN_MAP_IN_PLACE)) {
+    // Read-only and private: weights are used in place and nothing can write through, but
+    // the pages are the file's (see EDGERT_OPEN_MAP_IN_PLACE in edgert.h).
+    map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED)
+      status = edgert::set_error(EDGERT_ERROR_IO, "cannot mmap %s: %s", path, std::strerror(errno));
+  } else {
+    status = private_copy(fd, size, path, &map);
+  }
+  close(fd);  // a mapping keeps the file alive; a copy does not need it
+  if (status != EDGERT_OK) return status;
+  status = open_verified(static_cast<const uint8_t*>(map), size, options, true, out_bundle);
   if (status != EDGERT_OK) munmap(map, size);
   return status;
 }
 
 edgert_status edgert_bundle_open_memory(const void* data, size_t size, edgert_bundle** out_bundle) {
+  return edgert_bundle_open_memory_with_options(data, size, nullptr, out_bundle);
+}
+
+edgert_status edgert_bundle_open_memory_with_options(const void* data, size_t size,
+                                                     const edgert_open_options* options,
+                                                     edgert_bundle** out_bundle) {
   if (!data || !out_bundle)
     return edgert::set_error(EDGERT_ERROR_INVALID_ARGUMENT,
                              "edgert_bundle_open_memory: null argument");
@@ -123,8 +188,10 @@ edgert_status edgert_bundle_open_memory(const void* data, size_t size, edgert_bu
   if (reinterpret_cast<uintptr_t>(data) % 8 != 0)
     return edgert::set_error(EDGERT_ERROR_INVALID_ARGUMENT,
                              "bundle memory at %p is not aligned (use 64-byte alignment)", data);
-  return open_verified(static_cast<const uint8_t*>(data), size, false, out_bundle);
+  return open_verified(static_cast<const uint8_t*>(data), size, options, false, out_bundle);
 }
+
+int32_t edgert_signatures_supported(void) { return edgert::signatures_supported() ? 1 : 0; }
 
 void edgert_bundle_close(edgert_bundle* bundle) {
   if (!bundle) return;

@@ -21,10 +21,19 @@ edgert_status set_error(edgert_status status, const char* format, ...)
 size_t dtype_size(uint32_t dtype);
 
 // Checks everything in a bundle the runtime will later use without checking again
-// (verify.cc). On success *out_root is the verified FlatBuffer root.
-edgert_status verify_bundle(const uint8_t* file, size_t file_size,
+// (verify.cc). On success *out_root is the verified FlatBuffer root. `signature_checked`:
+// check_signature passed, whose digest covers every byte the content hash does (and the
+// header), so the content hash is not computed again.
+edgert_status verify_bundle(const uint8_t* file, size_t file_size, bool signature_checked,
                             const edge::bundle::Bundle** out_root, const uint8_t** out_data,
                             size_t* out_data_size);
+
+// Signed mode (signature.cc): the file ends in a signature trailer by one of the
+// `num_keys` 32-byte public keys at `keys`, over every byte before it. Reads nothing but the
+// trailer and the digest's bytes. EDGERT_ERROR_UNSUPPORTED in a runtime built without
+// EDGE_SIGNATURES.
+edgert_status check_signature(const uint8_t* file, size_t file_size, const uint8_t* keys, size_t num_keys);
+bool signatures_supported();
 
 // "AArch64 (cpu generic, features neon,dotprod)": what a bundle was compiled for, for
 // messages; returns buf.
@@ -40,9 +49,9 @@ inline const char* buffer_name(const edge::bundle::Buffer* b) {
 
 // An open, verified bundle. Immutable after open, so several contexts may share it.
 struct edgert_bundle {
-  const uint8_t* file = nullptr;  // the whole file (mapping or caller memory)
+  const uint8_t* file = nullptr;  // the whole file (private copy, mapping or caller memory)
   size_t file_size = 0;
-  bool owns_mapping = false;  // munmap on close (edgert_bundle_open)
+  bool owns_mapping = false;  // munmap on close (edgert_bundle_open: a copy or a mapping)
   const edge::bundle::Bundle* root = nullptr;
   const uint8_t* data = nullptr;  // data blob: sections live here
   size_t data_size = 0;

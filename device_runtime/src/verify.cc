@@ -9,6 +9,8 @@
 #include <utility>
 
 #include "bundle_header.h"
+#define EDGE_SIGNATURE_LAYOUT_ONLY
+#include "bundle_signature.h"
 #include "internal.h"
 #include "kernel_abi.h"
 #include "port.h"
@@ -116,7 +118,7 @@ void sort_indices(uint32_t* a, uint32_t n, Less less, const void* ctx) {
 
 // ---- file layout: header, FlatBuffer range, data blob range, padding, hash ----
 
-edgert_status check_header(const uint8_t* file, size_t file_size, BundleHeader* h) {
+edgert_status check_header(const uint8_t* file, size_t file_size, bool signature_checked, BundleHeader* h) {
   if (file_size < kHeaderSize)
     return EDGE_INVALID("file is %zu bytes, smaller than the %u-byte header (truncated?)",
                         file_size, kHeaderSize);
@@ -148,15 +150,20 @@ edgert_status check_header(const uint8_t* file, size_t file_size, BundleHeader* 
   if (h->data_offset < h->fb_offset + h->fb_size)
     return EDGE_INVALID("data_offset %" PRIu64 " overlaps the FlatBuffer (ends at %" PRIu64 ")",
                         h->data_offset, h->fb_offset + h->fb_size);
-  // Exact size: catches truncation at any length and anything appended.
-  if (!range_inside(h->data_offset, h->data_size, file_size) ||
-      h->data_offset + h->data_size != file_size)
+  // Exact size: catches truncation at any length and anything appended, but for one
+  // signature trailer (bundle_signature.h; checked by check_signature in signed mode, else
+  // only its size and magic: an unsigned runtime ignores signatures, as a runtime built
+  // without them would).
+  const bool sized = range_inside(h->data_offset, h->data_size, file_size);
+  const uint64_t data_end = h->data_offset + h->data_size;
+  if (!sized || (data_end != file_size && !looks_like_trailer(file + data_end, file_size - data_end)))
     return EDGE_INVALID("file size %zu does not match the header (data blob [%" PRIu64 ", +%" PRIu64
-                        ")); truncated or corrupted",
-                        file_size, h->data_offset, h->data_size);
+                        "), then nothing or a %zu-byte signature trailer); truncated or corrupted",
+                        file_size, h->data_offset, h->data_size, kSignatureTrailerSize);
   // The padding is not hashed; requiring zeros means no byte of the file goes unchecked.
   for (uint64_t i = h->fb_offset + h->fb_size; i < h->data_offset; ++i)
     if (file[i] != 0) return EDGE_INVALID("padding byte at file offset %" PRIu64 " is not zero", i);
+  if (signature_checked) return EDGERT_OK;
   uint64_t hash = content_hash_update(kContentHashSeed, file + h->fb_offset, h->fb_size);
   hash = content_hash_update(hash, file + h->data_offset, h->data_size);
   if (hash != h->content_hash)
@@ -735,10 +742,10 @@ edgert_status check_reference(const Bundle* b) {
 
 }  // namespace
 
-edgert_status verify_bundle(const uint8_t* file, size_t file_size, const Bundle** out_root,
-                            const uint8_t** out_data, size_t* out_data_size) {
+edgert_status verify_bundle(const uint8_t* file, size_t file_size, bool signature_checked,
+                            const Bundle** out_root, const uint8_t** out_data, size_t* out_data_size) {
   BundleHeader h;
-  edgert_status st = check_header(file, file_size, &h);
+  edgert_status st = check_header(file, file_size, signature_checked, &h);
   if (st != EDGERT_OK) return st;
   const Bundle* root = nullptr;
   if ((st = check_flatbuffer(file + h.fb_offset, h.fb_size, &root)) != EDGERT_OK) return st;

@@ -29,9 +29,12 @@ const char* kUsage =
     "                         EDGERT_OPENCL_DEVICE overrides it)\n"
     "  --require-prepared     refuse an OpenCL bundle that edgert-prepare did not prepare for\n"
     "                         this device (default: build its programs from source, and say so)\n"
+    EDGERT_TOOLS_OPEN_USAGE
     "  --warmup W             untimed runs first (0 to 10000000, default 5)\n"
     "  --iters K              timed runs (1 to 10000000, default 50)\n"
     "  --input NAME=FILE.npy  use this input instead of generated values\n"
+    "  --open-iters K         also open and close the bundle K more times (same options) and\n"
+    "                         report the median open time (0 to 10000000, default 0)\n"
     "  --json                 print one JSON object instead of text\n"
     "  --profile              then time every command of the queue over K more runs and\n"
     "                         list the kernels by time, with their GFLOP/s\n"
@@ -39,6 +42,7 @@ const char* kUsage =
 
 struct Options : CommonOptions {
   long warmup = 5, iters = 50;
+  long open_iters = 0;
   bool json = false;
   bool profile = false;
 };
@@ -53,6 +57,8 @@ int parse_args(int argc, char** argv, Options* o) {
     } else if (a == "--iters") {
       // Bounded: one timing is kept per timed run.
       if (!parse_int_option("--iters", value(), 1, kMaxRuns, &o->iters, &error)) return fail(kTool, error);
+    } else if (a == "--open-iters") {
+      if (!parse_int_option("--open-iters", value(), 0, kMaxRuns, &o->open_iters, &error)) return fail(kTool, error);
     } else if (a == "--json") {
       o->json = true;
     } else if (a == "--profile") {
@@ -123,12 +129,35 @@ std::string json_escape(const std::string& s) {
   return out;
 }
 
+double median_of(double* v, size_t n) {
+  std::sort(v, v + n);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Median milliseconds of `count` edgert_bundle_open_with_options + close of the bundle (the
+// file read, signature check and verification: what a process pays at start), -1 on failure.
+double median_open_ms(const Options& o, long count) {
+  if (count == 0) return 0;
+  std::vector<double> ms;
+  const edgert_open_options options = open_options(o);
+  for (long i = 0; i < count; ++i) {
+    edgert_bundle* b = nullptr;
+    const auto t0 = std::chrono::steady_clock::now();
+    const edgert_status st = edgert_bundle_open_with_options(o.bundle.c_str(), &options, &b);
+    const auto t1 = std::chrono::steady_clock::now();
+    edgert_bundle_close(b);
+    if (st != EDGERT_OK) return -1;
+    ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  return median_of(ms.data(), ms.size());
+}
+
 int bench(const Options& o) {
   Session h;
   std::vector<NpyArray> inputs;
   std::vector<bool> given;
   std::string error;
-  if (!open_with_inputs(o.bundle, o.inputs, &h, &inputs, &given, &error)) return fail(kTool, error);
+  if (!open_with_inputs(o, &h, &inputs, &given, &error)) return fail(kTool, error);
   const int32_t num_inputs = edgert_bundle_input_count(h.bundle);
   edgert_status st = EDGERT_OK;
 
@@ -178,14 +207,15 @@ int bench(const Options& o) {
     ms[static_cast<size_t>(i)] = std::chrono::duration<double, std::milli>(t1 - t0).count();
   }
 
-  std::sort(ms, ms + n);
-  const double median = n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
+  const double median = median_of(ms, n);
   const size_t p90_rank = (n * 9 + 9) / 10;  // nearest rank: ceil(0.9 n)
   const double p90 = ms[p90_rank - 1];
   double mean = 0;
   for (size_t i = 0; i < n; ++i) mean += ms[i];
   mean /= static_cast<double>(n);
   const size_t arena = edgert_bundle_arena_size(h.bundle);
+  const double open_ms = median_open_ms(o, o.open_iters);
+  if (open_ms < 0) return fail(kTool, "--open-iters: cannot open bundle again: " + std::string(edgert_last_error()));
 
   // Per-command times, summed over separate runs so the timed ones above stay clean.
   const int32_t num_commands = edgert_bundle_command_count(h.bundle);
@@ -226,11 +256,11 @@ int bench(const Options& o) {
         "\"arena_bytes\": %zu, \"min_ms\": %.6f, \"median_ms\": %.6f, \"mean_ms\": %.6f, "
         "\"p90_ms\": %.6f, \"max_ms\": %.6f, \"port\": \"%s\", \"device\": \"%s\", "
         "\"programs_built\": %d, \"programs_loaded\": %d, \"buffer_bytes\": %llu, "
-        "\"image_bytes\": %llu%s}\n",
+        "\"image_bytes\": %llu, \"open_iters\": %ld, \"open_median_ms\": %.6f%s}\n",
         json_escape(o.bundle).c_str(), o.threads, o.warmup, o.iters, arena, ms[0], median,
         mean, p90, ms[n - 1], json_escape(stats.port).c_str(), json_escape(stats.device).c_str(),
         stats.programs_built, stats.programs_loaded, static_cast<unsigned long long>(stats.buffer_bytes),
-        static_cast<unsigned long long>(stats.image_bytes), profile.c_str());
+        static_cast<unsigned long long>(stats.image_bytes), o.open_iters, open_ms, profile.c_str());
   } else {
     std::printf("bundle:  %s\nthreads: %ld  warmup: %ld  iters: %ld  arena: %zu bytes\n",
                 o.bundle.c_str(), o.threads, o.warmup, o.iters, arena);
@@ -241,6 +271,7 @@ int bench(const Options& o) {
                 static_cast<unsigned long long>(stats.image_bytes));
     std::printf("latency (ms): min %.6f  median %.6f  mean %.6f  p90 %.6f  max %.6f\n", ms[0],
                 median, mean, p90, ms[n - 1]);
+    if (o.open_iters > 0) std::printf("open (ms): median %.6f over %ld opens\n", open_ms, o.open_iters);
     if (o.profile) {
       std::printf("\nprofile (mean over %ld runs, %.3f ms in all), slowest first:\n", o.iters, profiled_total);
       std::printf("  %4s %9s %6s %9s  %s\n", "#", "ms", "%", "GFLOP/s", "command");

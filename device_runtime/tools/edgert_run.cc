@@ -47,6 +47,7 @@ const char* kUsage =
     "                         EDGERT_OPENCL_DEVICE overrides it)\n"
     "  --require-prepared     refuse an OpenCL bundle that edgert-prepare did not prepare for\n"
     "                         this device (default: build its programs from source, and say so)\n"
+    EDGERT_TOOLS_OPEN_USAGE
     "  --repeat K             run K times and check that every run gives bit-identical\n"
     "                         outputs (1 to 10000000, default 1)\n"
     "  --print                print each output's dtype, shape and first values\n"
@@ -204,7 +205,7 @@ int run(const Options& o) {
   std::vector<NpyArray> inputs;
   std::vector<bool> given;
   std::string error;
-  if (!open_with_inputs(o.bundle, o.inputs, &h, &inputs, &given, &error)) return fail(kTool, error);
+  if (!open_with_inputs(o, &h, &inputs, &given, &error)) return fail(kTool, error);
   const int32_t num_inputs = edgert_bundle_input_count(h.bundle);
   edgert_status st = EDGERT_OK;
   // --self-test: the bundle's reference inputs, bound in place (no copy). The verifier made

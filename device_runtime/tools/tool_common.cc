@@ -1,6 +1,7 @@
 // tool_common.cc — shared helpers of the edgert command-line tools.
 #include "tool_common.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cinttypes>
 #include <climits>
@@ -184,15 +185,50 @@ double element_value(edgert_dtype dtype, const void* data, size_t i) {
   }
 }
 
-bool open_with_inputs(const std::string& path, const std::vector<std::string>& specs, Session* session,
-                      std::vector<NpyArray>* inputs, std::vector<bool>* given, std::string* error) {
+bool read_hex_key_file(const std::string& path, size_t size, std::vector<uint8_t>* out, std::string* error) {
+  AlignedBuffer file;
+  if (!read_regular_file(path.c_str(), 8, &file, error)) return false;
+  const char* text = reinterpret_cast<const char*>(file.data());
+  size_t n = file.size();
+  while (n > 0 && std::isspace(static_cast<unsigned char>(text[n - 1]))) --n;
+  auto nibble = [](char c) {
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+  };
+  bool ok = n == 2 * size;
+  std::vector<uint8_t> bytes(size);
+  for (size_t i = 0; ok && i < size; ++i) {
+    const int hi = nibble(text[2 * i]), lo = nibble(text[2 * i + 1]);
+    ok = hi >= 0 && lo >= 0;
+    bytes[i] = static_cast<uint8_t>(hi * 16 + lo);
+  }
+  if (!ok) {
+    *error = path + " is not a key file (" + std::to_string(2 * size) + " hex digits, as edgec keygen writes)";
+    return false;
+  }
+  out->insert(out->end(), bytes.begin(), bytes.end());
+  return true;
+}
+
+edgert_open_options open_options(const CommonOptions& o) {
+  edgert_open_options options{};
+  options.flags = o.map_in_place ? EDGERT_OPEN_MAP_IN_PLACE : 0u;
+  options.trusted_public_keys = o.trusted_keys.data();
+  options.num_trusted_keys = o.trusted_keys.size() / EDGERT_ED25519_PUBLIC_KEY_SIZE;
+  return options;
+}
+
+bool open_with_inputs(const CommonOptions& o, Session* session, std::vector<NpyArray>* inputs,
+                      std::vector<bool>* given, std::string* error) {
+  const std::string& path = o.bundle;
+  const std::vector<std::string>& specs = o.inputs;
   // edgert_bundle_open would block on a FIFO (open waits for a writer): refuse it first.
   std::string why;
   if (!check_regular_file(path.c_str(), &why)) {
     *error = "cannot open bundle " + why;
     return false;
   }
-  edgert_status st = edgert_bundle_open(path.c_str(), &session->bundle);
+  const edgert_open_options options = open_options(o);
+  edgert_status st = edgert_bundle_open_with_options(path.c_str(), &options, &session->bundle);
   if (st != EDGERT_OK) {
     *error = "cannot open bundle " + path + ": " + status_text(st);
     return false;
@@ -250,6 +286,18 @@ int parse_common_option(const char* tool, const char* usage, int argc, char** ar
   }
   if (a == "--require-prepared") {
     o->require_prepared = true;
+    return -1;
+  }
+  if (a == "--map-in-place") {
+    o->map_in_place = true;
+    return -1;
+  }
+  if (a == "--trusted-key") {
+    const char* v = value();
+    if (!v) return fail(tool, "--trusted-key needs a public key file (edgec keygen's KEYBASE.pub)");
+    std::string error;
+    if (!read_hex_key_file(v, EDGERT_ED25519_PUBLIC_KEY_SIZE, &o->trusted_keys, &error))
+      return fail(tool, "--trusted-key: " + error);
     return -1;
   }
   if (!a.empty() && a[0] == '-') return fail(tool, "unknown option " + a + " (see --help)");

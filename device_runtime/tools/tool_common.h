@@ -16,10 +16,27 @@ struct CommonOptions {
   long threads = 1;
   long device = 0;                // --device N: OpenCL device index
   bool require_prepared = false;  // --require-prepared: no OpenCL builds from source
+  std::vector<uint8_t> trusted_keys;  // --trusted-key FILE.pub, 32 bytes each: signed mode
+  bool map_in_place = false;          // --map-in-place: EDGERT_OPEN_MAP_IN_PLACE
 };
 
+// The usage lines of the options parse_common_option handles for opening a bundle.
+#define EDGERT_TOOLS_OPEN_USAGE                                                                  \
+  "  --trusted-key FILE.pub  signed mode: refuse the bundle unless it is signed (edgec sign) by\n" \
+  "                         this key (repeat for several keys)\n"                                 \
+  "  --map-in-place         use the file's pages instead of a private copy (faster open; only\n" \
+  "                         for files nothing can change while open, e.g. a read-only or\n"     \
+  "                         dm-verity partition)\n"
+
+// Reads a key file written by `edgec keygen`: `size` bytes as hex digits, then optional
+// whitespace. False with *error naming the file on anything else.
+bool read_hex_key_file(const std::string& path, size_t size, std::vector<uint8_t>* out, std::string* error);
+
+// The open options the shared flags ask for; points into `o`.
+edgert_open_options open_options(const CommonOptions& o);
+
 // Parses argv[*i] as a shared option (--help, --input, --threads, --device,
-// --require-prepared) or the bundle path;
+// --require-prepared, --trusted-key, --map-in-place) or the bundle path;
 // *i advances past an option's value. Call it after the tool's own options: anything
 // else starting with '-' is an unknown option. Returns -1 to go on, else the exit code.
 int parse_common_option(const char* tool, const char* usage, int argc, char** argv, int* i, CommonOptions* o);
@@ -45,10 +62,10 @@ struct Session {
   }
 };
 
-// Opens `path` into session->bundle and loads the --input specs; on failure returns false
-// with *error set ("cannot open bundle ...", or load_input's message).
-bool open_with_inputs(const std::string& path, const std::vector<std::string>& specs, Session* session,
-                      std::vector<NpyArray>* inputs, std::vector<bool>* given, std::string* error);
+// Opens o.bundle into session->bundle (with open_options(o)) and loads the --input specs;
+// on failure returns false with *error set ("cannot open bundle ...", or load_input's message).
+bool open_with_inputs(const CommonOptions& o, Session* session, std::vector<NpyArray>* inputs,
+                      std::vector<bool>* given, std::string* error);
 
 // Prints "<tool>: <message>" to stderr and returns 1 (the tools' exit code on error).
 int fail(const char* tool, const std::string& message);

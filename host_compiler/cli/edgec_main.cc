@@ -1,7 +1,10 @@
 // edgec — the host compiler's command line.
 //   edgec compile MODEL.onnx -o OUT.bundle [--target T] [...]
 //   edgec inspect BUNDLE [--json]
+//   edgec keygen -o KEYBASE;  edgec sign BUNDLE --key KEYBASE.key [-o OUT]
+#include <fcntl.h>
 #include <pthread.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -14,11 +17,16 @@
 
 #include "bundle_generated.h"
 #include "bundle_header.h"
+#if !EDGE_SIGNATURES
+#define EDGE_SIGNATURE_LAYOUT_ONLY
+#endif
+#include "bundle_signature.h"
 #include "codegen/target.h"
 #include "driver/compile.h"
 #include "bundle/bundle_builder.h"
 #include "edgert.h"
 #include "npy.h"
+#include "tool_common.h"
 
 namespace {
 
@@ -28,6 +36,8 @@ const char* kUsage =
     "usage:\n"
     "  edgec compile MODEL.onnx -o OUT.bundle [options]\n"
     "  edgec inspect BUNDLE [--json]\n"
+    "  edgec keygen -o KEYBASE\n"
+    "  edgec sign BUNDLE --key KEYBASE.key [-o OUT]\n"
     "  edgec --help | --version\n"
     "\n"
     "compile options:\n"
@@ -51,10 +61,17 @@ const char* kUsage =
     "  --dump-kernels FILE      write the kernel IR (loop nests, index math)\n"
     "  --dump-llvm-ir FILE      write the optimized LLVM IR (CPU targets)\n"
     "  --dump-source FILE       write the generated OpenCL C program (OpenCL targets)\n"
+    "  --sign KEYBASE.key       sign the bundle (as edgec sign does)\n"
     "  -q, --quiet              no progress output\n"
     "\n"
     "inspect prints kernels, buffers, the arena plan and sections of a bundle;\n"
-    "--json prints the same as one JSON object.\n";
+    "--json prints the same as one JSON object.\n"
+    "\n"
+    "keygen writes a new Ed25519 key pair: KEYBASE.key (secret, mode 0600; never\n"
+    "overwritten) and KEYBASE.pub (for edgert-run --trusted-key), each one line of hex.\n"
+    "sign appends an Ed25519 signature to a verified bundle (replacing an old one), in\n"
+    "place or into OUT, written atomically; edgert refuses it in signed mode once any byte\n"
+    "changes. Needs a build with EDGE_SIGNATURES (libsodium).\n";
 
 int fail(const std::string& msg) {
   std::fprintf(stderr, "edgec: error: %s\n", msg.c_str());
@@ -80,9 +97,121 @@ edgec::HostTensor read_npy_tensor(const std::string& flag, const std::string& pa
   return t;
 }
 
+std::string hex(const uint8_t* p, size_t n) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < n; ++i) out += {digits[p[i] >> 4], digits[p[i] & 15]};
+  return out;
+}
+
+// The public key of the bundle's signature trailer, "" when it has none. `bytes` passed the
+// runtime's verifier (or its target check only), whose header check allows exactly that.
+std::string signer_of(const uint8_t* bytes, size_t size) {
+  namespace eb = edge::bundle;
+  eb::BundleHeader h;
+  std::memcpy(&h, bytes, sizeof h);
+  const uint64_t end = h.data_offset + h.data_size;
+  if (end == size || !eb::looks_like_trailer(bytes + end, size - end)) return "";
+  return hex(bytes + end + sizeof(eb::kSignatureMagic), eb::kPublicKeySize);
+}
+
+#if EDGE_SIGNATURES
+void init_sodium() {
+  if (sodium_init() < 0) throw edgec::CompileError("libsodium failed to initialize");
+}
+
+// Writes `text` to a new file `path` (never over an existing one) with `mode`.
+void write_new_file(const std::string& path, const std::string& text, mode_t mode) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  if (fd < 0)
+    throw edgec::CompileError("cannot create " + path + ": " + std::strerror(errno) +
+                              (errno == EEXIST ? " (keygen never overwrites a key)" : ""));
+  const bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  if (close(fd) != 0 || !ok) {
+    unlink(path.c_str());
+    throw edgec::CompileError("cannot write " + path);
+  }
+}
+
+// The bundle with its signature trailer (an old one replaced) by the key in `key_path`.
+std::vector<uint8_t> signed_bundle(std::vector<uint8_t> bytes, const std::string& key_path) {
+  namespace eb = edge::bundle;
+  init_sodium();
+  std::vector<uint8_t> seed;
+  std::string error;
+  if (!edgert_tools::read_hex_key_file(key_path, eb::kSecretSeedSize, &seed, &error)) throw edgec::CompileError(error);
+  if (!signer_of(bytes.data(), bytes.size()).empty()) bytes.resize(bytes.size() - eb::kSignatureTrailerSize);
+  const bool ok = eb::append_signature(&bytes, seed.data());
+  sodium_memzero(seed.data(), seed.size());
+  if (!ok) throw edgec::CompileError("libsodium failed to sign");
+  return bytes;
+}
+#else
+[[noreturn]] void no_signatures() {
+  throw edgec::CompileError("this edgec was built without signature support (CMake EDGE_SIGNATURES=OFF; needs libsodium)");
+}
+std::vector<uint8_t> signed_bundle(std::vector<uint8_t>, const std::string&) { no_signatures(); }
+#endif
+
+int cmd_keygen(const std::vector<std::string>& args) {
+  std::string base;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if ((args[i] == "-o" || args[i] == "--output") && i + 1 < args.size()) base = args[++i];
+    else throw edgec::CompileError("keygen: unexpected argument " + args[i] + " (usage: edgec keygen -o KEYBASE)");
+  }
+  if (base.empty()) throw edgec::CompileError("keygen: no -o KEYBASE given");
+#if EDGE_SIGNATURES
+  init_sodium();
+  uint8_t seed[edge::bundle::kSecretSeedSize], pk[crypto_sign_PUBLICKEYBYTES], sk[crypto_sign_SECRETKEYBYTES];
+  randombytes_buf(seed, sizeof seed);
+  crypto_sign_seed_keypair(pk, sk, seed);
+  sodium_memzero(sk, sizeof sk);
+  std::string secret = hex(seed, sizeof seed) + "\n";
+  sodium_memzero(seed, sizeof seed);
+  write_new_file(base + ".pub", hex(pk, sizeof pk) + "\n", 0644);
+  write_new_file(base + ".key", secret, 0600);
+  sodium_memzero(secret.data(), secret.size());
+  std::printf("wrote %s.key (secret) and %s.pub (public key %s)\n", base.c_str(), base.c_str(),
+              hex(pk, sizeof pk).c_str());
+  return 0;
+#else
+  no_signatures();
+#endif
+}
+
+int cmd_sign(const std::vector<std::string>& args) {
+  std::string path, key, output;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if ((a == "--key" || a == "-o" || a == "--output") && i + 1 < args.size()) (a == "--key" ? key : output) = args[++i];
+    else if (!a.empty() && a[0] != '-' && path.empty()) path = a;
+    else throw edgec::CompileError("sign: unexpected argument " + a + " (usage: edgec sign BUNDLE --key KEYBASE.key [-o OUT])");
+  }
+  if (path.empty() || key.empty()) throw edgec::CompileError("sign: usage: edgec sign BUNDLE --key KEYBASE.key [-o OUT]");
+  if (output.empty()) output = path;
+  edgert_tools::AlignedBuffer file;
+  std::string error;
+  if (!edgert_tools::read_regular_file(path.c_str(), 4096, &file, &error)) throw edgec::CompileError(error);
+  // Only what the runtime accepts gets signed (a bundle for another machine is accepted as
+  // inspect accepts it: its target is not this one's business).
+  edgert_bundle* verified = nullptr;
+  const edgert_status status = edgert_bundle_open_memory(file.data(), file.size(), &verified);
+  edgert_bundle_close(verified);
+  if (status != EDGERT_OK && status != EDGERT_ERROR_UNSUPPORTED) throw edgec::CompileError(path + ": " + edgert_last_error());
+  // UNSUPPORTED for the format version comes before the layout checks signer_of relies on.
+  edge::bundle::BundleHeader h;
+  std::memcpy(&h, file.data(), sizeof h);  // status OK or UNSUPPORTED: the header is there
+  if (h.format_version != edge::bundle::kFormatVersion) throw edgec::CompileError(path + ": " + edgert_last_error());
+  std::vector<uint8_t> bytes(file.data(), file.data() + file.size());
+  bytes = signed_bundle(std::move(bytes), key);
+  edgec::write_file_atomically(output, bytes);
+  std::printf("signed %s -> %s (key %s)\n", path.c_str(), output.c_str(), signer_of(bytes.data(), bytes.size()).c_str());
+  return 0;
+}
+
 int cmd_compile(const std::vector<std::string>& args) {
   edgec::CompileOptions opt;
-  std::string model, output;
+  std::string model, output, sign_key;
   bool quiet = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -117,6 +246,7 @@ int cmd_compile(const std::vector<std::string>& args) {
     } else if (a == "--dump-kernels") opt.dump_kernels = value();
     else if (a == "--dump-llvm-ir") opt.dump_llvm_ir = value();
     else if (a == "--dump-source") opt.dump_source = value();
+    else if (a == "--sign") sign_key = value();
     else if (a == "-q" || a == "--quiet") quiet = true;
     else if (!a.empty() && a[0] == '-') throw edgec::CompileError("unknown option " + a + " (see edgec --help)");
     else if (model.empty()) model = a;
@@ -130,6 +260,7 @@ int cmd_compile(const std::vector<std::string>& args) {
   if (!quiet) opt.progress = [](const std::string& line) { std::fprintf(stderr, "edgec: %s\n", line.c_str()); };
   opt.warn = [](const std::string& line) { std::fprintf(stderr, "edgec: warning: %s\n", line.c_str()); };
   edgec::CompileResult r = edgec::compile_onnx_file(model, opt);
+  if (!sign_key.empty()) r.bundle = signed_bundle(std::move(r.bundle), sign_key);
   edgec::write_file_atomically(output, r.bundle);
   std::printf("compiled %s -> %s (target %s)\n", model.c_str(), output.c_str(), opt.target.c_str());
   std::printf("  kernels: %zu\n", r.num_kernels);
@@ -228,6 +359,8 @@ int cmd_inspect(const std::vector<std::string>& args) {
       << ",\"arena_size\":" << b->arena_size() << ",\"arena_lower_bound\":" << b->arena_lower_bound()
       << ",\"arena_alignment\":" << b->arena_alignment() << ",\"content_hash\":\"" << std::hex << h.content_hash
       << std::dec << "\"";
+    const std::string signer = signer_of(bytes, size);
+    o << ",\"signed_by\":" << (signer.empty() ? "null" : "\"" + signer + "\"");
     if (auto* p = b->prepared())
       o << ",\"prepared\":{\"platform\":" << json_str(p->platform()) << ",\"device\":" << json_str(p->device())
         << ",\"driver\":" << json_str(p->driver()) << "}";
@@ -304,6 +437,8 @@ int cmd_inspect(const std::vector<std::string>& args) {
     features += (i ? "," : "") + str(b->target()->features()->Get(i));
   std::printf("target: %s cpu=%s port=%s features=%s\n", eb::EnumNameArch(b->target()->arch()),
               str(b->target()->cpu()).c_str(), str(b->target()->port()).c_str(), features.c_str());
+  const std::string signer = signer_of(bytes, size);
+  std::printf("signature: %s\n", signer.empty() ? "none" : ("Ed25519 by key " + signer + " (edgert --trusted-key checks it)").c_str());
   if (auto* p = b->prepared())
     std::printf("prepared for: %s / %s / driver %s\n", str(p->platform()).c_str(), str(p->device()).c_str(),
                 str(p->driver()).c_str());
@@ -383,6 +518,8 @@ int edgec_main(int argc, char** argv) {
   try {
     if (cmd == "compile") return cmd_compile(args);
     if (cmd == "inspect") return cmd_inspect(args);
+    if (cmd == "keygen") return cmd_keygen(args);
+    if (cmd == "sign") return cmd_sign(args);
     return fail("unknown command '" + cmd + "' (see edgec --help)");
   } catch (const edgec::CompileError& e) {
     return fail(e.what());

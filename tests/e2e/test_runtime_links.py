@@ -6,7 +6,8 @@ library in the build (lib*.a / lib*.so under device_runtime/ and ports/):
   - shared objects / executables: DT_NEEDED (readelf -d) and the resolved closure (ldd)
   - all files: symbol names (nm; nm -D for dynamic symbols) containing "llvm" or "protobuf"
   - DT_NEEDED stays within libc, libm, libpthread, libdl, librt, libstdc++, libgcc_s,
-    ld-linux and (optional) libmimalloc
+    ld-linux and (optional) libmimalloc, and libsodium only in a build with EDGE_SIGNATURES=ON
+    (bundle signatures; a build without them must not need it)
 The same detector must flag edgec and libedgec_core.a, which do use LLVM and protobuf;
 that proves the check can fail."""
 import os
@@ -22,6 +23,14 @@ suite = lib.Suite("test_runtime_links")
 FORBIDDEN = re.compile(r"llvm|protobuf", re.IGNORECASE)
 ALLOWED_NEEDED = re.compile(
     r"^(libc|libm|libpthread|libdl|librt|libstdc\+\+|libgcc_s|libmimalloc|ld-linux[-\w]*|libatomic)\.so[.\d]*$")
+
+
+SODIUM_NEEDED = re.compile(r"^libsodium\.so[.\d]*$")
+
+
+def signatures_enabled() -> bool:
+    cache = lib.build_dir() / "CMakeCache.txt"
+    return cache.is_file() and "EDGE_SIGNATURES:BOOL=ON" in cache.read_text()
 
 
 def is_elf(path: Path) -> bool:
@@ -115,9 +124,11 @@ def runtime_needed_libraries_minimal():
             continue
         libs = needed(f)
         print(f"    {f.name}: NEEDED {libs}")
-        extra = [n for n in libs if not ALLOWED_NEEDED.match(n)]
+        extra = [n for n in libs if not ALLOWED_NEEDED.match(n)
+                 and not (signatures_enabled() and SODIUM_NEEDED.match(n))]
         if extra:
             bad[f.name] = extra
+    print(f"    EDGE_SIGNATURES: {'ON (libsodium allowed)' if signatures_enabled() else 'OFF'}")
     assert not bad, f"runtime binaries need libraries beyond libc/pthreads/libstdc++/mimalloc: {bad}"
 
 
