@@ -15,9 +15,17 @@
 #include <new>
 #include <string>
 
+#include <google/protobuf/stubs/logging.h>
+
 #include "codegen/kernel_ir.h"
 #include "frontend/onnx_importer.h"
 #include "schedule/schedule.h"
+
+// protobuf logs every string field with bad UTF-8 that it parses: thousands of lines a second.
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  google::protobuf::SetLogHandler(nullptr);
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
