@@ -104,6 +104,15 @@ def fuzz_findings():
               [vi("y", TP.FLOAT, [2, 3])])
     matches_onnxruntime("unused_input", m, {"x": np.arange(6, dtype=np.float32).reshape(2, 3),
                                             "r": np.array(0.5, np.float32)})
+    # A reshape of a tensor without elements (GroupNormalization over a zero-size dim): the
+    # kernel IR divided by the zero dim, and edgec died of SIGFPE (onnxruntime refuses the
+    # model: its GroupNormalization function reshapes to a fixed size).
+    m = model([h.make_node("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=2)],
+              [vi("x", TP.FLOAT, [3, 4, 0, 2]), vi("s", TP.FLOAT, [4]), vi("b", TP.FLOAT, [4])],
+              [vi("y", TP.FLOAT, [3, 4, 0, 2])], opset=21)
+    out = lib.compile_and_run(m, {"x": np.zeros((3, 4, 0, 2), np.float32), "s": np.ones(4, np.float32),
+                                  "b": np.zeros(4, np.float32)}, WORK, name="reshape_of_nothing")
+    assert out["y"].shape == (3, 4, 0, 2), out["y"].shape
 
 
 @suite.case
