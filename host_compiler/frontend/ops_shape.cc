@@ -213,6 +213,9 @@ Outs lower_split(OpContext& ctx) {
   auto sizes = ctx.ints_from_input_or_attr(1, "split", 13);
   if (!sizes) {  // equal parts (the last one smaller when they do not divide)
     int64_t parts = ctx.attr_int("num_outputs", int64_t(ctx.num_outputs()));
+    if (parts < 1 || parts != int64_t(ctx.num_outputs()))
+      ctx.fail("num_outputs " + std::to_string(parts) + " does not match the node's " +
+               std::to_string(ctx.num_outputs()) + " outputs");
     int64_t chunk = (dim + parts - 1) / parts;
     sizes.emplace();
     for (int64_t p = 0, left = dim; p < parts; ++p, left -= chunk) sizes->push_back(std::clamp(left, int64_t(0), chunk));

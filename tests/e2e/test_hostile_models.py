@@ -99,6 +99,9 @@ def fuzz_findings():
         attrs = {"kernel_shape": [3, 3], **attrs}
         refused(f"maxpool_{name}", model([h.make_node("MaxPool", ["x"], ["y"], name="pool", **attrs)], x,
                                          [vi("y", TP.FLOAT, None)]), ["pool", "MaxPool", "must be in"])
+    refused("split_num_outputs_0", model([h.make_node("Split", ["x"], ["y"], name="cut", axis=1, num_outputs=0)],
+                                         [vi("x", TP.FLOAT, [2, 8])], [vi("y", TP.FLOAT, None)], opset=18),
+            ["cut", "Split", "num_outputs 0"])
     # A graph input that no output uses (Dropout's ratio in inference): it still gets a buffer.
     m = model([h.make_node("Dropout", ["x", "r"], ["y"])], [vi("x", TP.FLOAT, [2, 3]), vi("r", TP.FLOAT, [])],
               [vi("y", TP.FLOAT, [2, 3])])
