@@ -33,7 +33,8 @@ Outs lower_reshape(OpContext& ctx) {
     } else if (d < 0) {
       ctx.fail("invalid dim in shape " + shape_str(target));
     }
-    known *= d;
+    if (__builtin_mul_overflow(known, d, &known))
+      ctx.fail("shape " + shape_str(target) + " has more than 2^63 elements");
     shape.push_back(d);
   }
   if (infer >= 0) {
