@@ -22,7 +22,7 @@ done
 APT_PACKAGES=(build-essential cmake llvm-19-dev clang-19 lld-19 libflatbuffers-dev flatbuffers-compiler
               doctest-dev libmimalloc-dev libsodium-dev libprotobuf-dev protobuf-compiler binutils file
               g++-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user
-              opencl-headers ocl-icd-libopencl1 ocl-icd-opencl-dev pocl-opencl-icd mesa-opencl-icd clinfo)
+              libclang-rt-19-dev opencl-headers ocl-icd-libopencl1 ocl-icd-opencl-dev pocl-opencl-icd mesa-opencl-icd clinfo)
 if [[ $WITH_TORCHVISION == 1 ]]; then APT_PACKAGES+=(python3-torchvision); fi
 
 missing=()

@@ -4,16 +4,33 @@
 # The aarch64 suite runs too: scripts/build_aarch64.sh cross-builds the runtime into
 # $BUILD_DIR/aarch64 and the aarch64_* ctest tests run it under qemu-aarch64.
 #   extra arguments go to ctest (e.g. -R e2e_ or -j2)
-#   EDGE_AARCH64=0  x86-64 only (no cross build, no aarch64_* tests)
+# The sanitizer builds too: scripts/build_sanitizers.sh builds the runtime with ASan+UBSan
+# (and the libFuzzer targets) and with TSan into $BUILD_DIR/sanitizers; the asan_*, tsan_* and
+# fuzz_* ctest tests run them (the fuzzers for $EDGE_FUZZ_SECONDS each, default 60).
+#   EDGE_AARCH64=0     x86-64 only (no cross build, no aarch64_* tests)
+#   EDGE_SANITIZERS=0  no sanitizer builds, no asan_* / tsan_* / fuzz_* tests
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 BUILD_DIR=${BUILD_DIR:-build}
+args=()
 if [[ ${EDGE_AARCH64:-1} != 0 ]]; then
   AARCH64_BUILD_DIR=$(realpath -m "${AARCH64_BUILD_DIR:-$BUILD_DIR/aarch64}")
-  ./scripts/build.sh -DEDGE_AARCH64_BUILD_DIR="$AARCH64_BUILD_DIR"
-  EDGE_SKIP_SETUP=1 AARCH64_BUILD_DIR=$AARCH64_BUILD_DIR ./scripts/build_aarch64.sh
+  args+=(-DEDGE_AARCH64_BUILD_DIR="$AARCH64_BUILD_DIR")
 else
-  ./scripts/build.sh -DEDGE_AARCH64_BUILD_DIR=
+  args+=(-DEDGE_AARCH64_BUILD_DIR=)
+fi
+if [[ ${EDGE_SANITIZERS:-1} != 0 ]]; then
+  SANITIZER_BUILD_DIR=$(realpath -m "${SANITIZER_BUILD_DIR:-$BUILD_DIR/sanitizers}")
+  args+=(-DEDGE_SANITIZER_BUILD_DIR="$SANITIZER_BUILD_DIR")
+else
+  args+=(-DEDGE_SANITIZER_BUILD_DIR=)
+fi
+./scripts/build.sh "${args[@]}"
+if [[ ${EDGE_AARCH64:-1} != 0 ]]; then
+  EDGE_SKIP_SETUP=1 AARCH64_BUILD_DIR=$AARCH64_BUILD_DIR ./scripts/build_aarch64.sh
+fi
+if [[ ${EDGE_SANITIZERS:-1} != 0 ]]; then
+  EDGE_SKIP_SETUP=1 SANITIZER_BUILD_DIR=$SANITIZER_BUILD_DIR ./scripts/build_sanitizers.sh
 fi
 ctest --test-dir "$BUILD_DIR" --output-on-failure --no-tests=error "$@"

@@ -31,6 +31,8 @@ std::vector<Index> source_index(const Node* n, const std::vector<Index>& idx, st
   std::vector<Index> src(in.size());
   switch (n->op) {
     case Op::Reshape: {
+      // A source without elements is never read (and its zero dims would divide by zero).
+      if (std::find(in.begin(), in.end(), 0) != in.end()) break;
       Index flat = flat_index(idx, n->shape);
       auto strides = row_major_strides(in);
       for (size_t d = 0; d < in.size(); ++d) {

@@ -34,6 +34,14 @@ WindowSpec window_spec(const OpContext& ctx, const Shape& x_shape, std::vector<i
   std::vector<int64_t> pads = ctx.attr_ints("pads", std::vector<int64_t>(2 * k, 0));
   if (w.stride.size() != k || w.dilation.size() != k || pads.size() != 2 * k)
     ctx.fail("strides / dilations / pads do not match the " + std::to_string(k) + "-D kernel");
+  // Bounded so that the window arithmetic below neither divides by zero nor overflows.
+  constexpr int64_t kMaxWindowValue = int64_t{1} << 31;
+  for (size_t i = 0; i < k; ++i)
+    if (w.kernel[i] < 1 || w.stride[i] < 1 || w.dilation[i] < 1 || w.kernel[i] >= kMaxWindowValue ||
+        w.stride[i] >= kMaxWindowValue || w.dilation[i] >= kMaxWindowValue)
+      ctx.fail("kernel_shape, strides and dilations must be in [1, 2^31)");
+  for (int64_t p : pads)
+    if (p < 0 || p >= kMaxWindowValue) ctx.fail("pads must be in [0, 2^31)");
   w.pad_lo.assign(pads.begin(), pads.begin() + k);
   w.pad_hi.assign(pads.begin() + k, pads.end());
   std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");

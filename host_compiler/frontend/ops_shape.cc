@@ -33,7 +33,8 @@ Outs lower_reshape(OpContext& ctx) {
     } else if (d < 0) {
       ctx.fail("invalid dim in shape " + shape_str(target));
     }
-    known *= d;
+    if (__builtin_mul_overflow(known, d, &known))
+      ctx.fail("shape " + shape_str(target) + " has more than 2^63 elements");
     shape.push_back(d);
   }
   if (infer >= 0) {
@@ -213,6 +214,9 @@ Outs lower_split(OpContext& ctx) {
   auto sizes = ctx.ints_from_input_or_attr(1, "split", 13);
   if (!sizes) {  // equal parts (the last one smaller when they do not divide)
     int64_t parts = ctx.attr_int("num_outputs", int64_t(ctx.num_outputs()));
+    if (parts < 1 || parts != int64_t(ctx.num_outputs()))
+      ctx.fail("num_outputs " + std::to_string(parts) + " does not match the node's " +
+               std::to_string(ctx.num_outputs()) + " outputs");
     int64_t chunk = (dim + parts - 1) / parts;
     sizes.emplace();
     for (int64_t p = 0, left = dim; p < parts; ++p, left -= chunk) sizes->push_back(std::clamp(left, int64_t(0), chunk));

@@ -35,6 +35,8 @@ class Scheduler {
   explicit Scheduler(const Graph& g) : graph_(g), live_(g.live_nodes()) {
     int max_id = 0;
     for (const Node* n : live_) max_id = std::max(max_id, n->id);
+    // A graph input that no output depends on is not live, but still gets a buffer.
+    for (const GraphInput& in : g.inputs()) max_id = std::max(max_id, in.node->id);
     realized_.assign(max_id + 1, false);
     uses_.assign(max_id + 1, 0);
     consumer_.assign(max_id + 1, nullptr);

@@ -4,7 +4,8 @@
 Refused with an error naming the node (or the graph rule) and exit code 1, never a crash,
 a hang or an allocation failure: graphs that break ONNX's single-definition rules, an empty
 file, an operator set from the future, shapes past the size limit (Range to 2^60, Resize by
-1e9, OneHot of depth 2^40, Expand to 2^80 elements).
+1e9, OneHot of depth 2^40, Expand to 2^80 elements), pooling windows with zero or huge strides,
+kernels or dilations or negative pads (found by tests/fuzz/fuzz_onnx).
 Compiled and run, matching onnxruntime: zero-size reductions (MatMul with K = 0, a Conv
 with no input channels), a chain of 4,000 elementwise ops and a Sum of 2,000 inputs (deep
 recursion in the compiler), Slice with a step of INT64_MIN, and models from the wild that
@@ -85,6 +86,36 @@ def shapes_past_the_size_limit_fail_fast_naming_the_node():
     ]
     for name, nodes, inputs, inits, opset, words in cases:
         refused(name, model(nodes, inputs, [vi("y", TP.FLOAT, None)], inits, opset), words + ["more than"], timeout=60)
+
+
+@suite.case
+def fuzz_findings():
+    """What fuzz_onnx found (tests/fuzz/regressions/onnx), checked on the release edgec."""
+    x = [vi("x", TP.FLOAT, [1, 1, 8, 8])]
+    for name, attrs in [("stride_0", dict(strides=[2, 0], auto_pad="SAME_UPPER")),
+                        ("kernel_0", dict(kernel_shape=[0, 3])), ("dilation_0", dict(dilations=[1, 0])),
+                        ("stride_2_62", dict(strides=[1, 1 << 62], auto_pad="SAME_LOWER")),
+                        ("negative_pad", dict(pads=[0, 0, -1, 0]))]:
+        attrs = {"kernel_shape": [3, 3], **attrs}
+        refused(f"maxpool_{name}", model([h.make_node("MaxPool", ["x"], ["y"], name="pool", **attrs)], x,
+                                         [vi("y", TP.FLOAT, None)]), ["pool", "MaxPool", "must be in"])
+    refused("split_num_outputs_0", model([h.make_node("Split", ["x"], ["y"], name="cut", axis=1, num_outputs=0)],
+                                         [vi("x", TP.FLOAT, [2, 8])], [vi("y", TP.FLOAT, None)], opset=18),
+            ["cut", "Split", "num_outputs 0"])
+    # A graph input that no output uses (Dropout's ratio in inference): it still gets a buffer.
+    m = model([h.make_node("Dropout", ["x", "r"], ["y"])], [vi("x", TP.FLOAT, [2, 3]), vi("r", TP.FLOAT, [])],
+              [vi("y", TP.FLOAT, [2, 3])])
+    matches_onnxruntime("unused_input", m, {"x": np.arange(6, dtype=np.float32).reshape(2, 3),
+                                            "r": np.array(0.5, np.float32)})
+    # A reshape of a tensor without elements (GroupNormalization over a zero-size dim): the
+    # kernel IR divided by the zero dim, and edgec died of SIGFPE (onnxruntime refuses the
+    # model: its GroupNormalization function reshapes to a fixed size).
+    m = model([h.make_node("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=2)],
+              [vi("x", TP.FLOAT, [3, 4, 0, 2]), vi("s", TP.FLOAT, [4]), vi("b", TP.FLOAT, [4])],
+              [vi("y", TP.FLOAT, [3, 4, 0, 2])], opset=21)
+    out = lib.compile_and_run(m, {"x": np.zeros((3, 4, 0, 2), np.float32), "s": np.ones(4, np.float32),
+                                  "b": np.zeros(4, np.float32)}, WORK, name="reshape_of_nothing")
+    assert out["y"].shape == (3, 4, 0, 2), out["y"].shape
 
 
 @suite.case

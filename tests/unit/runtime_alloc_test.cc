@@ -27,7 +27,13 @@
 #include "runtime_alloc_counter.h"
 #include "runtime_test_util.h"
 
-#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+// GCC defines __SANITIZE_*__; clang (scripts/build_sanitizers.sh) answers __has_feature.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define EDGE_SANITIZED 1
+#endif
+#endif
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__) && !defined(EDGE_SANITIZED)
 #define EDGE_COUNT_ALLOCATIONS 1
 #include <execinfo.h>
 #include <link.h>
