@@ -5,6 +5,8 @@
 #                              its unit tests and the libFuzzer targets (tests/fuzz/), all with
 #                              fuzzer coverage (-fsanitize=fuzzer-no-link)
 #   $SANITIZER_BUILD_DIR/tsan  TSan: the runtime, its tools and its unit tests
+#   $SANITIZER_BUILD_DIR/guard ASan + UBSan with -DEDGERT_CPU_GUARD_PAGES: edgert-run and
+#                              edgert-bench, every buffer ending at an inaccessible page
 # Only the cpu port: the OpenCL drivers are not built with sanitizers and the fuzzers should
 # not reach into them. The compiler (LLVM) is not built here: fuzz_onnx compiles the
 # importer's sources itself, without LLVM.
@@ -35,3 +37,6 @@ common="-fno-omit-frame-pointer -fno-sanitize-recover=all -fno-sanitize=function
 build asan "-fsanitize=address,undefined -fsanitize=fuzzer-no-link $common" \
       "edgert_unit_tests edgert-run edgert-bench fuzz_bundle fuzz_onnx" -DEDGE_BUILD_FUZZERS=ON
 build tsan "-fsanitize=thread $common" "edgert_unit_tests edgert-run edgert-bench"
+# ASan + guard pages (ports/cpu/cpu_context.cc): the kernels are machine code that ASan never
+# instrumented; every buffer ending at an inaccessible page is what checks their accesses.
+build guard "-fsanitize=address,undefined -DEDGERT_CPU_GUARD_PAGES $common" "edgert-run edgert-bench"

@@ -3,7 +3,11 @@
 // Each input is taken as a bundle. When it has a plausible header, the content hash is
 // recomputed and stored (in a copy), so that mutations reach the verifier's semantic checks
 // instead of stopping at the hash. An input that opens is queried (inputs, outputs,
-// commands) and gets a cpu context (the fuzz build has only the cpu port).
+// commands) and gets a cpu context (the fuzz build has only the cpu port) when its code could
+// be probed safely: creating a context calls each kernel's entry once to read the contract
+// compiled into it (schema/kernel_abi.h), so the Code sections must equal a seed's and every
+// kernel's entry must be one of that seed's kernel entries (the rest of the FlatBuffer,
+// Kernel.args included, may be mutated: the probe's comparison is fuzzed).
 //
 // Running it is another matter: a bundle's code section is machine code that the runtime
 // executes as is, and its kernels trust the buffer sizes they were compiled for. A mutated
@@ -12,6 +16,7 @@
 // verifier). So edgert_run is called only when the FlatBuffer and every Code section are
 // byte-identical to one of the seeds in $EDGE_FUZZ_SEEDS (the weights may differ): that
 // covers binding and replay without executing mutated code.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -32,7 +37,8 @@ namespace eb = edge::bundle;
 // What must equal a seed's for a mutated bundle to be run: its FlatBuffer and code bytes.
 struct Trusted {
   std::vector<uint8_t> flatbuffer;
-  std::vector<uint8_t> code;  // the Code sections, concatenated in section order
+  std::vector<uint8_t> code;     // the Code sections, concatenated in section order
+  std::vector<uint64_t> entries; // kernel_entries()
 };
 std::vector<Trusted> g_trusted;
 
@@ -54,6 +60,30 @@ std::vector<uint8_t> code_bytes(const uint8_t* p, const eb::BundleHeader& h) {
     code.insert(code.end(), b, b + s->size());
   }
   return code;
+}
+
+// The MachineCode kernels' entry points of a verified bundle as sorted section << 48 | offset.
+std::vector<uint64_t> kernel_entries(const uint8_t* p, const eb::BundleHeader& h) {
+  std::vector<uint64_t> entries;
+  const eb::Bundle* b = eb::GetBundle(p + h.fb_offset);
+  for (uint32_t i = 0; b->kernels() && i < b->kernels()->size(); ++i) {
+    const eb::Kernel* k = b->kernels()->Get(i);
+    const eb::Section* s = b->sections()->Get(k->section());
+    if (s->format() == eb::CodeFormat::MachineCode)
+      entries.push_back(uint64_t{k->section()} << 48 | s->functions()->Get(k->function())->offset());
+  }
+  std::sort(entries.begin(), entries.end());
+  entries.erase(std::unique(entries.begin(), entries.end()), entries.end());
+  return entries;
+}
+
+// Whether creating a context only probes real kernel entries of a seed's code.
+bool may_probe(const uint8_t* p, const eb::BundleHeader& h) {
+  const std::vector<uint64_t> entries = kernel_entries(p, h);
+  for (const Trusted& t : g_trusted)
+    if (t.code == code_bytes(p, h) && std::includes(t.entries.begin(), t.entries.end(), entries.begin(), entries.end()))
+      return true;
+  return false;
 }
 
 bool trusted(const uint8_t* p, const eb::BundleHeader& h) {
@@ -109,7 +139,7 @@ void exercise(const uint8_t* p, size_t size, bool may_run) {
   edgert_context_options options{};
   options.num_threads = may_run ? 2 : 1;  // the worker pool too, where the replay runs
   edgert_context* ctx = nullptr;
-  if (edgert_context_create(bundle, &options, &ctx) == EDGERT_OK) {
+  if ((may_run || may_probe(p, h)) && edgert_context_create(bundle, &options, &ctx) == EDGERT_OK) {
     if (may_run) {
       bool bound = true;
       for (int32_t i = 0; i < n_in; ++i)
@@ -153,7 +183,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     if (edgert_bundle_open_memory(copy.p, bytes.size(), &bundle) != EDGERT_OK) continue;
     edgert_bundle_close(bundle);
     g_trusted.push_back({std::vector<uint8_t>(copy.p + h.fb_offset, copy.p + h.fb_offset + h.fb_size),
-                         code_bytes(copy.p, h)});
+                         code_bytes(copy.p, h), kernel_entries(copy.p, h)});
   }
   closedir(d);
   return 0;
