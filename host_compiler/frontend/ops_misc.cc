@@ -303,7 +303,13 @@ Outs lower_tfidf_vectorizer(OpContext& ctx) {
                        pool = ctx.attr_ints("pool_int64s");
   std::vector<float> weights = ctx.attr_floats("weights");
   if (indexes.empty()) ctx.fail("ngram_indexes is required");
+  for (int64_t i : indexes)  // output columns: a negative one would write before the map below
+    if (i < 0 || i >= kMaxTensorElements) ctx.fail("ngram_indexes must be in [0, 2^32)");
   int64_t out_size = *std::max_element(indexes.begin(), indexes.end()) + 1;
+  // As onnxruntime: no n-gram longer than ngram_counts lists (max_gram_length 2^62 sized a
+  // table, found by fuzz_onnx); a skip longer than a row skips past it (bounded before use).
+  if (max_n > int64_t(counts.size())) ctx.fail("max_gram_length must be at most the number of ngram_counts");
+  max_skip = std::clamp<int64_t>(max_skip, 0, c);
   if (!weights.empty() && int64_t(weights.size()) < out_size) ctx.fail("weights must have one entry per output");
   // Pool n-grams by length: (global ordinal, values).
   std::vector<std::vector<std::pair<int64_t, std::vector<int64_t>>>> by_len(size_t(std::max<int64_t>(max_n, 0) + 1));
@@ -339,7 +345,7 @@ Outs lower_tfidf_vectorizer(OpContext& ctx) {
       cnt = cnt ? g.binary(Op::Add, cnt, sum) : sum;
     }
     if (!cnt) continue;
-    std::vector<double> map(size_t(gn * out_size), 0.0);
+    std::vector<double> map(size_t(checked_numel({gn, out_size}, "TfIdfVectorizer's n-gram to output map")), 0.0);
     for (int64_t k = 0; k < gn; ++k) map[size_t(k * out_size + indexes[size_t(grams[size_t(k)].first)])] = 1.0;
     Node* cols = matmul(g, cnt, g.weight(HostTensor::from_doubles(DType::F32, {gn, out_size}, map)));
     y = y ? g.binary(Op::Add, y, cols) : cols;

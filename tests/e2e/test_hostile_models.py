@@ -102,6 +102,21 @@ def fuzz_findings():
     refused("split_num_outputs_0", model([h.make_node("Split", ["x"], ["y"], name="cut", axis=1, num_outputs=0)],
                                          [vi("x", TP.FLOAT, [2, 8])], [vi("y", TP.FLOAT, None)], opset=18),
             ["cut", "Split", "num_outputs 0"])
+    # TfIdfVectorizer: a negative output index wrote before the n-gram map; a max_gram_length of
+    # 2^62 sized a table by it (fuzz_onnx: tfidf_vectorizer_huge_gram_map.onnx): both refused, as
+    # by onnxruntime. A skip count past the row length runs (edgec bounds it by the row; 2^62,
+    # which edgec takes, keeps onnxruntime busy for minutes, so the reference uses 100).
+    tokens = [vi("x", TP.INT64, [2, 6])]
+
+    def tfidf(indexes, longest, skip):
+        return model([h.make_node("TfIdfVectorizer", ["x"], ["y"], name="tfidf", mode="TF", min_gram_length=1,
+                                  max_gram_length=longest, max_skip_count=skip, ngram_counts=[0, 2],
+                                  ngram_indexes=indexes, pool_int64s=[2, 3, 5, 4])],
+                     tokens, [vi("y", TP.FLOAT, None)], opset=9)
+    refused("tfidf_negative_index", tfidf([-5, 0, 1], 2, 0), ["tfidf", "TfIdfVectorizer", "ngram_indexes"])
+    refused("tfidf_gram_length_2_62", tfidf([0, 1, 2], 1 << 62, 0), ["tfidf", "TfIdfVectorizer", "max_gram_length"])
+    feeds = {"x": np.array([[2, 3, 5, 4, 2, 3], [5, 4, 4, 2, 3, 3]], dtype=np.int64)}
+    matches_onnxruntime("tfidf_skip_past_the_row", tfidf([0, 1, 2], 2, 100), feeds)
     # A graph input that no output uses (Dropout's ratio in inference): it still gets a buffer.
     m = model([h.make_node("Dropout", ["x", "r"], ["y"])], [vi("x", TP.FLOAT, [2, 3]), vi("r", TP.FLOAT, [])],
               [vi("y", TP.FLOAT, [2, 3])])
