@@ -503,8 +503,8 @@ bool writes_arg(const Bundle* b, const Command* c, uint32_t a) {
 }
 
 // A Launch's buffers against its kernel's argument contracts: as many as the contract
-// lists, each of the contract's dtype and at least its extent, written ones writable and
-// passed only once (a kernel that read the buffer it writes would see its own output).
+// lists, each of the contract's dtype and at least its extent, written ones writable (that
+// they are passed only once is checked with the dataflow, in linear time).
 edgert_status check_launch_args(const Bundle* b, uint32_t i, const Command* c) {
   const Kernel* k = b->kernels()->Get(c->kernel());
   const uint32_t num_args = count(c->args());
@@ -524,10 +524,6 @@ edgert_status check_launch_args(const Bundle* b, uint32_t i, const Command* c) {
     if (want->access() != ArgAccess::Write) continue;
     edgert_status st = check_writable(b, i, id);
     if (st != EDGERT_OK) return st;
-    for (uint32_t o = 0; o < num_args; ++o)
-      if (o != a && c->args()->Get(o) == id)
-        return EDGE_INVALID("command %u: arg %u is buffer %u (%s), which arg %u writes", i, o, id,
-                            buffer_name(buf), a);
   }
   return EDGERT_OK;
 }
@@ -539,6 +535,8 @@ edgert_status check_launch_args(const Bundle* b, uint32_t i, const Command* c) {
 struct Life {
   uint32_t first_write;  // time of the first write, 0 if none
   uint32_t last;         // time of the last read or write
+  uint32_t written_by;   // 1 + the Launch command that last wrote it (aliasing check)
+  uint32_t written_arg;  // and as which arg
 };
 
 // Counts of live buffers by offset rank (a Fenwick tree): finds the live neighbours in memory
@@ -677,6 +675,16 @@ edgert_status check_commands(const Bundle* b) {
     // another of its args (check_launch_args). Reads before writes: a Copy may overlap.
     const bool copy = c->kind() == CommandKind::Copy;
     const uint32_t write_time = 2 * i + 1, read_time = copy ? 2 * i : write_time;
+    // A buffer a kernel writes is none of its other args (it would read its own output).
+    for (uint32_t pass = 0; !copy && pass < 2; ++pass)  // the written args, then the read ones
+      for (uint32_t a = 0; a < num_args; ++a) {
+        if (writes_arg(b, c, a) != (pass == 0)) continue;
+        Life& l = life[c->args()->Get(a)];
+        if (l.written_by == i + 1)
+          return EDGE_INVALID("command %u: arg %u is buffer %u (%s), which arg %u writes", i, a,
+                              c->args()->Get(a), buffer_name(b->buffers()->Get(c->args()->Get(a))), l.written_arg);
+        if (pass == 0) l = Life{l.first_write, l.last, i + 1, a};
+      }
     for (uint32_t a = 0; a < num_args; ++a) {
       if (writes_arg(b, c, a)) continue;
       const uint32_t id = c->args()->Get(a);

@@ -540,6 +540,10 @@ TEST_CASE("open: commands and kernels") {
   e.commands[0].args = {2, 2};  // the output passed as an input too
   expect_error(e, EDGERT_ERROR_INVALID_BUNDLE, {"command 0", "arg 1 is buffer 2 (tmp), which arg 0 writes"});
   e = d;
+  e.kernels[0].args[1].access = ArgAccess::Write;  // two written args, one buffer
+  e.commands[0].args = {2, 2};
+  expect_error(e, EDGERT_ERROR_INVALID_BUNDLE, {"command 0", "arg 1 is buffer 2 (tmp), which arg 0 writes"});
+  e = d;
   e.commands[0].args = {3, 0};
   expect_error(e, EDGERT_ERROR_INVALID_BUNDLE, {"command 0", "buffer 3 (w)", "Weight"});
   e = d;
