@@ -391,7 +391,7 @@ std::vector<const Value*> reduce_body_loads(const KernelIR& k) {
   return loads;
 }
 
-std::vector<int64_t> arg_reach(const KernelIR& k) {
+static std::vector<int64_t> arg_reach(const KernelIR& k) {
   std::vector<int64_t> reach(k.args.size(), 0);
   if (!k.args.empty()) reach[0] = output_index(k).max() + 1;
   for (const auto& v : k.values) {

@@ -111,12 +111,10 @@ std::optional<int64_t> load_affine_coef(const Value* load, int var);
 // The loads of the reduce body (none without a reduce), each once, in first-use order.
 std::vector<const Value*> reduce_body_loads(const KernelIR& k);
 
-// Elements from the start of each argument's buffer that the kernel may touch: one past the
-// furthest element a load, or for args[0] the store, reaches, at most the buffer's numel.
-std::vector<int64_t> arg_reach(const KernelIR& k);
-
 // The argument contracts: what the bundle's Kernel.args say and the code itself reports
-// (schema/kernel_abi.h). args[0] is written, the others read, each over arg_reach.
+// (schema/kernel_abi.h). args[0] is written, the others read, each over the bytes from the
+// buffer's start that the kernel may touch (one past the furthest element a load, or the
+// store, reaches; at most the buffer).
 struct ArgUse {
   bool written;
   DType dtype;            // storage dtype

@@ -197,35 +197,24 @@ TEST_CASE("run: machine-code kernel computes y = x + w, bit-identical every run"
 TEST_CASE("trust: the contract compiled into the code overrules a consistent lie in Kernel.args") {
   // Each lie passes the verifier (commands agree with Kernel.args); the code's own contract
   // (schema/kernel_abi.h), probed at context creation, refuses it before anything runs.
+  auto refused_at_context = [](const BundleDesc& d, const char* message) {
+    Opened o(d);
+    REQUIRE(o.status == EDGERT_OK);
+    Context c(o.bundle);
+    CHECK(c.status == EDGERT_ERROR_INVALID_BUNDLE);
+    CHECK(contains(edgert_last_error(), message));
+  };
   BundleDesc d = add_bundle();
   d.kernels[0].args.resize(2);  // "takes 2 args": the code would read a third past the table
   d.commands[0].args.resize(2);
-  {
-    Opened o(d);
-    REQUIRE(o.status == EDGERT_OK);
-    Context c(o.bundle);
-    CHECK(c.status == EDGERT_ERROR_INVALID_BUNDLE);
-    CHECK(contains(edgert_last_error(), "kernel 0 (add4): its code does not report a contract for the 2 args"));
-  }
+  refused_at_context(d, "kernel 0 (add4): its code does not report a contract for the 2 args");
   d = add_bundle();
   d.kernels[0].args[2].extent = 4;  // would let a 4-byte buffer stand in for the 16 it reads
-  {
-    Opened o(d);
-    REQUIRE(o.status == EDGERT_OK);
-    Context c(o.bundle);
-    CHECK(c.status == EDGERT_ERROR_INVALID_BUNDLE);
-    CHECK(contains(edgert_last_error(), "Kernel.args[2] (Read F32 over 4 bytes) differs from the contract compiled into its code"));
-  }
+  refused_at_context(d, "Kernel.args[2] (Read F32 over 4 bytes) differs from the contract compiled into its code");
   d = add_bundle();
   d.kernels[0].args[0].access = ArgAccess::Read;  // the output called read-only
   d.commands.insert(d.commands.begin(), command(CommandKind::Copy, {0, 2}));  // so tmp is written first
-  {
-    Opened o(d);
-    REQUIRE(o.status == EDGERT_OK);
-    Context c(o.bundle);
-    CHECK(c.status == EDGERT_ERROR_INVALID_BUNDLE);
-    CHECK(contains(edgert_last_error(), "Kernel.args[0] (Read F32"));
-  }
+  refused_at_context(d, "Kernel.args[0] (Read F32");
 }
 
 TEST_CASE("run: kernels get core 0 of 1 and weights in place from the bundle") {
