@@ -116,7 +116,7 @@ HostTensor encode(const Dense& d) {
       for (int64_t k = 0; k < n; ++k) { float v = float(d.f[k]); std::memcpy(p + 4 * k, &v, 4); }
       break;
     case DType::F64:
-      std::memcpy(p, d.f.data(), size_t(n) * 8);
+      if (n > 0) std::memcpy(p, d.f.data(), size_t(n) * 8);  // an empty vector's data() may be null
       break;
     case DType::F16:
       for (int64_t k = 0; k < n; ++k) { uint16_t h = float_to_half(float(d.f[k])); std::memcpy(p + 2 * k, &h, 2); }
