@@ -57,6 +57,10 @@ const char* kUsage =
     "  --reference-rtol X / --reference-atol X  self-test tolerance: |got - expected| <=\n"
     "                           atol + rtol * |expected| (default 1e-3 / 1e-4; 1e-2 / 2e-2\n"
     "                           when the model has fp16 values or the target computes in half)\n"
+    "  --winograd auto|2|4|0    stride-1 3x3 convolutions (float, constant weights, >= 16\n"
+    "                           channels in and out) as Winograd F(2x2, 3x3) or F(4x4, 3x3):\n"
+    "                           auto picks per conv (default on CPU targets), 2 or 4 forces\n"
+    "                           that tile, 0 keeps direct sums (default on OpenCL targets)\n"
     "  -O0 / -O1 / -O2 / -O3    LLVM optimization level (default -O3)\n"
     "  --dump-kernels FILE      write the kernel IR (loop nests, index math)\n"
     "  --dump-llvm-ir FILE      write the optimized LLVM IR (CPU targets)\n"
@@ -243,6 +247,14 @@ int cmd_compile(const std::vector<std::string>& args) {
       if (v.empty() || *end != '\0' || !(x >= 0 && x <= 1e30))
         throw edgec::CompileError(a + " wants a non-negative number, not '" + v + "'");
       (a == "--reference-rtol" ? opt.reference.rtol : opt.reference.atol) = x;
+    } else if (a == "--winograd") {
+      std::string v = value();
+      using edgec::Winograd;
+      if (v == "auto") opt.winograd = Winograd::Auto;
+      else if (v == "0") opt.winograd = Winograd::Off;
+      else if (v == "2") opt.winograd = Winograd::Tile2;
+      else if (v == "4") opt.winograd = Winograd::Tile4;
+      else throw edgec::CompileError("--winograd wants auto, 2, 4 or 0, not '" + v + "'");
     } else if (a == "--dump-kernels") opt.dump_kernels = value();
     else if (a == "--dump-llvm-ir") opt.dump_llvm_ir = value();
     else if (a == "--dump-source") opt.dump_source = value();

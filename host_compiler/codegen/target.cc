@@ -19,6 +19,7 @@ TargetSpec cpu_target(std::string name, int arch, std::string triple, std::strin
   t.vector_bytes = vector_bytes;
   t.vector_registers = vector_registers;
   t.cache_bytes_per_core = cache_bytes_per_core;
+  t.winograd = true;
   return t;
 }
 

@@ -27,6 +27,9 @@ struct TargetSpec {
   // Private (L2) cache of one core the code may assume for cache blocking: a tile's slice
   // of a conv's or matrix product's weights stays under 5/8 of it.
   int cache_bytes_per_core = 512 * 1024;
+  // Stride-1 3x3 convs as Winograd F(m x m, 3 x 3) where it pays, unless edgec --winograd
+  // says otherwise (the products are the fast kernels of the CPU code generator).
+  bool winograd = false;
   // Storage and arithmetic. F16 intermediates are kept as F16 only where the target reads
   // and writes half cheaply (GPUs: vload_half / vstore_half); CPUs store them as F32.
   bool f16_storage = false;

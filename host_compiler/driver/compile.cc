@@ -29,6 +29,7 @@ CompileResult compile_onnx_file(const std::string& model_path, const CompileOpti
   import_options.input_shapes = options.input_shapes;
   import_options.constant_inputs = options.constant_inputs;
   import_options.warn = options.warn;
+  import_options.winograd = options.winograd.value_or(target.winograd ? Winograd::Auto : Winograd::Off);
   std::unique_ptr<Graph> graph = import_onnx_file(model_path, import_options);
   progress("imported " + model_path + ": " + std::to_string(graph->live_nodes().size()) + " primitive ops");
 

@@ -3,10 +3,12 @@
 #pragma once
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "driver/reference.h"
+#include "frontend/onnx_importer.h"
 #include "graph/graph.h"
 
 namespace edgec {
@@ -17,6 +19,8 @@ struct CompileOptions {
   std::map<std::string, Shape> input_shapes;   // overrides for symbolic input dims
   std::map<std::string, HostTensor> constant_inputs;  // inputs frozen to these values
   ReferenceOptions reference;                  // --embed-reference and its values
+  // Stride-1 3x3 convs (edgec --winograd); unset: Auto where the target says so, else Off.
+  std::optional<Winograd> winograd;
   std::string dump_kernels;                    // write the kernel IR here
   std::string dump_llvm_ir;                    // write the optimized LLVM IR here
   std::string dump_source;                     // OpenCL targets: write the OpenCL C here

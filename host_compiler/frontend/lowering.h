@@ -4,11 +4,13 @@
 // Adding an op: write `std::vector<Node*> lower_foo(OpContext& ctx)` in the ops_*.cc file of
 // its family and add it to that file's table function.
 #pragma once
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "frontend/onnx_importer.h"
 #include "graph/graph.h"
 #include "onnx_subset.pb.h"
 
@@ -27,6 +29,7 @@ class OpContext {
   Graph& g;
   const onnx::NodeProto& node;
   const int64_t opset;  // version of the default (ai.onnx) operator set the model imports
+  Winograd winograd = Winograd::Off;  // ImportOptions::winograd
 
   // Throws CompileError(message); the importer prefixes the node name and op type.
   [[noreturn]] void fail(const std::string& message) const;
@@ -102,6 +105,13 @@ Node* unsqueeze_axes(Graph& g, Node* x, std::vector<int64_t> axes);
 // ONNX Conv of x and w (+ bias) with the node's attributes (pads, strides, dilations,
 // group, auto_pad); any numeric dtype.
 Node* conv_node(OpContext& ctx, Node* x, Node* w, Node* bias);
+// The Winograd tile (2 or 4) that `mode` gives a stride-1 3x3 conv with c input and k output
+// channels and an oh x ow output; 0 for the direct convolution (conv_winograd.cc).
+int winograd_tile_for(Winograd mode, int64_t c, int64_t k, int64_t oh, int64_t ow);
+// Stride-1, undilated, ungrouped 3x3 convolution of x (N, C, H, W) with the constant weight w
+// (K, C, 3, 3) as Winograd F(tile x tile, 3 x 3), tile 2 or 4 (conv_winograd.cc). No bias.
+Node* winograd_conv(Graph& g, Node* x, const HostTensor& w, int tile, const std::array<int64_t, 2>& pad_lo,
+                    const std::array<int64_t, 2>& pad_hi);
 // numpy matmul (batch broadcasting, 1-D operands).
 Node* matmul(Graph& g, Node* a, Node* b);
 // A constant x (..., N) that kernels read as vectors along its last dim (weights whose

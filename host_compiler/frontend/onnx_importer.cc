@@ -149,6 +149,7 @@ constexpr int64_t kMaxUnrolledIterations = 1024;
 struct NodeImporter {
   Graph& g;
   int64_t opset, ml_opset;
+  Winograd winograd = Winograd::Off;  // ImportOptions::winograd
 
   void run(const onnx::GraphProto& graph, Scope& scope) {
     const auto& table = onnx_frontend::op_table();
@@ -179,6 +180,7 @@ struct NodeImporter {
       std::vector<Node*> outputs;
       try {
         OpContext ctx(g, node, node_opset, std::move(inputs));
+        ctx.winograd = winograd;
         if (!control) outputs = fn->second(ctx);
         else if (node.op_type() == "If") outputs = lower_if(ctx, scope);
         else if (node.op_type() == "Loop") outputs = lower_loop(ctx, scope);
@@ -406,7 +408,7 @@ std::unique_ptr<Graph> import_graph(const onnx::ModelProto& model, const ImportO
 
   Scope top;
   top.values = std::move(values);
-  NodeImporter importer{*g, opset, ml_opset};
+  NodeImporter importer{*g, opset, ml_opset, options.winograd};
   importer.run(graph, top);
   values = std::move(top.values);
 

@@ -10,6 +10,10 @@
 
 namespace edgec {
 
+// How stride-1 3x3 convolutions are lowered: direct sums, Winograd F(2x2, 3x3) or F(4x4, 3x3)
+// wherever it applies, or per conv the tile that pays (conv_winograd.cc).
+enum class Winograd : uint8_t { Off, Tile2, Tile4, Auto };
+
 struct ImportOptions {
   // Shapes for graph inputs by name; required where the model has symbolic or unknown dims.
   std::map<std::string, Shape> input_shapes;
@@ -19,6 +23,10 @@ struct ImportOptions {
   // Told what the importer tolerates in a model that onnxruntime also runs (an output's
   // declared shape that the computed one replaces); null: silent.
   std::function<void(const std::string&)> warn;
+  // Stride-1 3x3 float convolutions with constant weights and at least 16 input and output
+  // channels as Winograd F(m x m, 3 x 3): fewer multiply-adds where the products dominate
+  // (CPUs), more weight bytes; results differ from the direct sums by rounding.
+  Winograd winograd = Winograd::Off;
 };
 
 // Throw CompileError naming the ONNX node and op type for anything they cannot import.

@@ -101,6 +101,35 @@ Node* packed_conv_weight(Graph& g, Node* w) {
   return g.permute(packed_in_column_blocks(g, g.permute(w, pack)), unpack);
 }
 
+// y (N, M, O...) + bias (M) where there is one.
+Node* add_conv_bias(OpContext& ctx, Node* y, Node* bias) {
+  if (!bias) return y;
+  const int64_t m = y->shape[1];
+  if (bias->shape != Shape{m}) ctx.fail("bias " + shape_str(bias->shape) + " should be [" + std::to_string(m) + "]");
+  Shape bs{m};
+  bs.insert(bs.end(), y->shape.size() - 2, 1);
+  return ctx.g.binary(Op::Add, y, ctx.g.reshape(bias, bs));
+}
+
+// The Winograd form of a conv where the import options ask for it and it pays: float, 2-D,
+// 3x3, stride 1, undilated, ungrouped, constant weights, at least 16 channels in and out
+// (fewer leave the transforms as much work as the products) and an output of at least one
+// tile. Null where the direct convolution is used.
+Node* winograd_if_it_pays(OpContext& ctx, Node* x, Node* w, int64_t groups, const WindowSpec& spec) {
+  constexpr int64_t kMinChannels = 16;
+  if (ctx.winograd == Winograd::Off || x->dtype != DType::F32 || x->shape.size() != 4 || groups != 1) return nullptr;
+  if (spec.kernel != std::vector<int64_t>{3, 3} || spec.stride != std::vector<int64_t>{1, 1} ||
+      spec.dilation != std::vector<int64_t>{1, 1} || spec.extra_hi != std::vector<int64_t>{0, 0})
+    return nullptr;
+  const int64_t c = x->shape[1], k = w->shape[0];
+  if (c < kMinChannels || k < kMinChannels || !ctx.g.is_constant(w)) return nullptr;
+  const std::array<int64_t, 2> lo{spec.pad_lo[0], spec.pad_lo[1]}, hi{spec.pad_hi[0], spec.pad_hi[1]};
+  const int64_t oh = x->shape[2] + lo[0] + hi[0] - 2, ow = x->shape[3] + lo[1] + hi[1] - 2;
+  const int tile = winograd_tile_for(ctx.winograd, c, k, oh, ow);
+  if (tile == 0 || oh < tile || ow < tile) return nullptr;
+  return winograd_conv(ctx.g, x, ctx.g.evaluate(w), tile, lo, hi);
+}
+
 // Convolution of x (N, C, S...) with w (M, C/groups, K...) over the window `spec`.
 Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, const WindowSpec& spec) {
   Graph& g = ctx.g;
@@ -112,6 +141,7 @@ Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, co
              std::to_string(groups) + " do not fit");
   if (w->dtype != x->dtype) ctx.fail("input and weight dtypes differ");
   std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
+  if (Node* y = winograd_if_it_pays(ctx, x, w, groups, spec)) return add_conv_bias(ctx, y, bias);
   Node* win = windows(g, x, spec, 0.0);  // (N, C, O..., K...)
   Shape out_spatial(win->shape.begin() + 2, win->shape.begin() + 2 + k);
   int64_t cg = c / groups, mg = m / groups;
@@ -140,14 +170,7 @@ Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, co
   Node* sum = g.reduce(Op::ReduceSum, prod, iota_ints(rank - int64_t(k) - 1, rank));
   Shape out{n, m};
   out.insert(out.end(), out_spatial.begin(), out_spatial.end());
-  Node* y = g.reshape(sum, out);
-  if (bias) {
-    if (bias->shape != Shape{m}) ctx.fail("bias " + shape_str(bias->shape) + " should be [" + std::to_string(m) + "]");
-    Shape bs{m};
-    bs.insert(bs.end(), k, 1);
-    y = g.binary(Op::Add, y, g.reshape(bias, bs));
-  }
-  return y;
+  return add_conv_bias(ctx, g.reshape(sum, out), bias);
 }
 
 }  // namespace

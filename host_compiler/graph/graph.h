@@ -93,6 +93,13 @@ struct Node {
   // A constant in the order its consumers stream it (a packed conv weight), read through a
   // view: constant folding materializes this node and never folds the view above it.
   bool packed = false;
+  // A (N, C, H, W) conv result computed without a Window (Winograd's output transform): the
+  // scheduler stores it channels-last like the result of a conv.
+  bool conv_result = false;
+  // Gets a buffer of its own, in this shape, row-major: the frontend chose the layout that
+  // its consumers read best (Winograd's transformed tiles and products), so no kernel may
+  // fuse it away or store it through the views that follow it.
+  bool realize = false;
 
   std::string name;  // ONNX value name it came from (diagnostics, buffer names)
 };

@@ -72,6 +72,8 @@ class Scheduler {
 
   void mark_required() {
     for (const GraphInput& in : graph_.inputs()) realize(in.node);
+    for (const Node* n : live_)
+      if (n->realize) realize(n);
     // A Const output still needs a kernel that fills the caller's buffer.
     for (const GraphOutput& out : graph_.outputs()) realized_[out.node->id] = true;
     for (const Node* n : live_) {
@@ -276,8 +278,8 @@ class Scheduler {
   std::vector<std::vector<const Node*>> consumers_;  // every live consumer, once
 };
 
-// Marks 4-D intermediates channels-last: those a kernel with a window (conv, pooling)
-// computes, and those a window reads that are computed from channels-last data (an
+// Marks 4-D intermediates channels-last: those a kernel with a window (conv, pooling) or a
+// conv result (Winograd's output transform) computes, and those a window reads that are computed from channels-last data (an
 // elementwise op between two convs). Elsewhere a 4-D tensor's dim 1 is no channel axis
 // (attention heads), or its producer reads NCHW data (the model's input) and would
 // gather what it now reads in rows.
@@ -294,6 +296,7 @@ void choose_channels_last(Schedule& s) {
         return;
       }
       if (n->op == Op::Window) has_window = under_window = true;
+      if (n->conv_result) has_window = true;
       for (const Node* src : n->srcs) walk(src, under_window);
     };
     walk(k.root, false);
@@ -301,7 +304,7 @@ void choose_channels_last(Schedule& s) {
   }
   auto eligible = [&](int b) {
     const ScheduledBuffer& buf = s.buffers[b];
-    return buf.role == BufferRole::Intermediate && buf.shape.size() == 4 && buf.shape[1] > 1;
+    return buf.role == BufferRole::Intermediate && buf.shape.size() == 4 && buf.shape[1] > 1 && !buf.node->realize;
   };
   for (const ScheduledKernel& k : s.kernels) {  // in order: producers before consumers
     if (!eligible(k.output)) continue;

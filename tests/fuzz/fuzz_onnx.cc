@@ -29,8 +29,10 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
+    edgec::ImportOptions import_options;
+    import_options.winograd = edgec::Winograd::Auto;  // as for the CPU targets
     std::unique_ptr<edgec::Graph> graph =
-        edgec::import_onnx_model(std::string(reinterpret_cast<const char*>(data), size), "fuzz.onnx");
+        edgec::import_onnx_model(std::string(reinterpret_cast<const char*>(data), size), "fuzz.onnx", import_options);
     edgec::ScheduleOptions options;
     options.channels_last = true;  // as for the CPU targets
     edgec::Schedule schedule = edgec::schedule_graph(*graph, options);

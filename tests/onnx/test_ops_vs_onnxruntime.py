@@ -38,11 +38,11 @@ def model(nodes, inputs, outputs, inits=(), opset=18):
     return m
 
 
-def check(m, feeds, rtol=1e-4, atol=1e-5, ref_model=None, ref_feeds=None, scale_tol=False):
+def check(m, feeds, rtol=1e-4, atol=1e-5, ref_model=None, ref_feeds=None, scale_tol=False, compile_args=()):
     """Compiles and runs m; compares every output with onnxruntime on ref_model (default m)."""
     expected = lib.ort_run(ref_model or m, ref_feeds or feeds)
     _count[0] += 1
-    actual = lib.compile_and_run(m, feeds, WORK, name=f"m{_count[0]}")
+    actual = lib.compile_and_run(m, feeds, WORK, name=f"m{_count[0]}", compile_args=compile_args)
     for name, want in expected.items():
         got = actual[name]
         assert got.shape == want.shape, f"{name}: shape {got.shape} vs {want.shape}"
@@ -376,6 +376,30 @@ def conv_chains_with_padding_at_every_width():
         feeds = {"x": randn(1, 3, width + 3, width)}
         # d is also a model output: kept NCHW, computed from channels-last data.
         check(model(nodes, feeds, ["y", "d", "m2r", "m3"], inits), feeds, rtol=1e-4, atol=1e-4)
+
+
+@suite.case
+def winograd_convs():
+    """Stride-1 3x3 convs as Winograd F(2x2, 3x3) and F(4x4, 3x3) (edgec --winograd 2 / 4; auto is
+    the CPU default): output sizes that are and are not multiples of the tile (one tile, a
+    partial last tile, tiles past a padded border), asymmetric and zero padding, batch 2,
+    channel counts that are not multiples of the vector width, no bias, a chain of two (the
+    second reads the first's channels-last result) with a residual add and ReLU fused into
+    the output transform, a Winograd result that is also a model output (NCHW)."""
+    for tile in ("2", "4", "auto"):
+        for n, c, k, hw, pads in ((1, 16, 16, (4, 4), [1, 1, 1, 1]), (2, 24, 17, (9, 7), [1, 1, 1, 1]),
+                                  (1, 40, 32, (6, 11), [0, 1, 2, 0]), (1, 16, 20, (3, 14), [0, 0, 0, 0]),
+                                  (1, 64, 64, (15, 13), [2, 2, 2, 2])):
+            nodes = [h.make_node("Conv", ["x", "w1", "b1"], ["a"], kernel_shape=[3, 3], pads=pads),
+                     h.make_node("Relu", ["a"], ["r"]),
+                     h.make_node("Conv", ["r", "w2"], ["b"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+                     h.make_node("Add", ["b", "r"], ["s"]),
+                     h.make_node("Relu", ["s"], ["y"])]
+            inits = [("w1", randn(k, c, 3, 3, scale=(2 / (9 * c)) ** 0.5)), ("b1", randn(k, scale=0.1)),
+                     ("w2", randn(k, k, 3, 3, scale=(2 / (9 * k)) ** 0.5))]
+            feeds = {"x": randn(n, c, *hw)}
+            check(model(nodes, feeds, ["y", "a"], inits), feeds, rtol=1e-4, atol=1e-4, scale_tol=True,
+                  compile_args=("--winograd", tile))
 
 
 if __name__ == "__main__":

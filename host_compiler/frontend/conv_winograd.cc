@@ -1,0 +1,128 @@
+// conv_winograd.cc — stride-1 3x3 convolutions as Winograd F(m x m, 3 x 3) (Lavin & Gray).
+//
+// A tile of m x m outputs is computed from an (m+2) x (m+2) input tile with P = (m+2)^2
+// multiplications per input/output channel pair instead of 9 m^2: for F(2x2, 3x3) 16 instead
+// of 36, for F(4x4, 3x3) 36 instead of 144. In primitive ops, three reduce kernels:
+//
+//   V[p, t, c]  = sum_q BB[p, q] * x_tile[t, c, q]       input transform (q: P tile taps)
+//   Mp[p, t, k] = sum_c V[p, t, c] * U[p, c, k]           P matrix products: the bulk
+//   y[t, a, b, k] = sum_p AA[a, b, p] * Mp[p, t, k]       output transform
+//
+// t runs over the N x TH x TW tiles; BB = B^T (x) B^T and AA = A^T (x) A^T are small constant
+// tables, and U = G w G^T is computed here, at compile time. The products are the kind of
+// kernel the code generator tiles best (a matrix product with packed constant columns), and
+// the transforms are short reductions over a table. The output transform's result is
+// marked `spatial`, so the scheduler stores it channels-last like a conv's.
+#include <array>
+
+#include "frontend/lowering.h"
+
+namespace edgec::onnx_frontend {
+namespace {
+
+struct WinogradMatrices {
+  int m;                              // output tile m x m
+  std::vector<std::vector<double>> bt;  // (m+2) x (m+2): input transform B^T
+  std::vector<std::vector<double>> g;   // (m+2) x 3: weight transform G
+  std::vector<std::vector<double>> at;  // m x (m+2): output transform A^T
+};
+
+// Interpolation points 0, 1, -1 (and 2, -2 for m = 4) and infinity.
+WinogradMatrices matrices(int m) {
+  if (m == 2)
+    return {2,
+            {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}},
+            {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}},
+            {{1, 1, 1, 0}, {0, 1, -1, -1}}};
+  return {4,
+          {{4, 0, -5, 0, 1, 0},
+           {0, -4, -4, 1, 1, 0},
+           {0, 4, -4, -1, 1, 0},
+           {0, -2, -1, 2, 1, 0},
+           {0, 2, -1, -2, 1, 0},
+           {0, 4, 0, -5, 0, 1}},
+          {{1.0 / 4, 0, 0},
+           {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+           {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+           {1.0 / 24, 1.0 / 12, 1.0 / 6},
+           {1.0 / 24, -1.0 / 12, 1.0 / 6},
+           {0, 0, 1}},
+          {{1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}}};
+}
+
+// Kronecker product of the rows of a (r x c) with themselves: out[(i, j), (k, l)] = a[i][k] a[j][l].
+std::vector<double> kron_self(const std::vector<std::vector<double>>& a) {
+  size_t r = a.size(), c = a[0].size();
+  std::vector<double> out;
+  out.reserve(r * r * c * c);
+  for (size_t i = 0; i < r; ++i)
+    for (size_t j = 0; j < r; ++j)
+      for (size_t k = 0; k < c; ++k)
+        for (size_t l = 0; l < c; ++l) out.push_back(a[i][k] * a[j][l]);
+  return out;
+}
+
+}  // namespace
+
+int winograd_tile_for(Winograd mode, int64_t c, int64_t k, int64_t oh, int64_t ow) {
+  switch (mode) {
+    case Winograd::Off: return 0;
+    case Winograd::Tile2: return 2;
+    case Winograd::Tile4: return 4;
+    case Winograd::Auto: break;
+  }
+  // F(4x4) needs 2.25 products per output against F(2x2)'s 4, but stores 36 / 9 = 4x the
+  // weights (F(2x2): 16 / 9): taken where they stay small (ResNet's 64-channel stage), so
+  // that a model's bundle and the weights streamed per run grow by less than 2x overall.
+  constexpr int64_t kMaxTile4WeightBytes = 1 << 20;
+  (void)oh, (void)ow;
+  return 36 * c * k * int64_t(sizeof(float)) <= kMaxTile4WeightBytes ? 4 : 2;
+}
+
+Node* winograd_conv(Graph& g, Node* x, const HostTensor& w, int tile, const std::array<int64_t, 2>& pad_lo,
+                    const std::array<int64_t, 2>& pad_hi) {
+  const WinogradMatrices wm = matrices(tile);
+  const int64_t m = wm.m, alpha = m + 2, P = alpha * alpha;
+  const int64_t n = x->shape[0], c = x->shape[1], h = x->shape[2], wd = x->shape[3], k = w.shape[0];
+  const int64_t oh = h + pad_lo[0] + pad_hi[0] - 2, ow = wd + pad_lo[1] + pad_hi[1] - 2;
+  const int64_t th = (oh + m - 1) / m, tw = (ow + m - 1) / m, tiles = n * th * tw;
+
+  // Input tiles: x padded so that every tile's (m+2)^2 window exists (zeros past the image).
+  Node* xp = g.pad(x, {0, 0, pad_lo[0], pad_lo[1]}, {0, 0, th * m + 2 - h - pad_lo[0], tw * m + 2 - wd - pad_lo[1]});
+  Node* win = g.window(xp, {alpha, alpha}, {m, m}, {1, 1});                      // (N, C, TH, TW, a, a)
+  Node* taps = g.reshape(g.permute(win, {0, 2, 3, 1, 4, 5}), {1, tiles, c, P});  // (1, T, C, P)
+  const std::vector<double> bb = kron_self(wm.bt);
+  Node* bb_node = g.weight(HostTensor::from_doubles(x->dtype, {P, 1, 1, P}, bb), "winograd_input_transform");
+  Node* v = g.reduce(Op::ReduceSum, g.binary(Op::Mul, taps, bb_node), {-1});  // (P, T, C, 1)
+  v->realize = true;
+
+  // U[p, c, k] = (G w[k, c] G^T)[p], computed in double.
+  const std::vector<double> gg = kron_self(wm.g);  // (P, 9)
+  std::vector<double> u(size_t(P * c * k));
+  for (int64_t oc = 0; oc < k; ++oc)
+    for (int64_t ic = 0; ic < c; ++ic) {
+      double taps9[9];
+      for (int q = 0; q < 9; ++q) taps9[q] = w.get((oc * c + ic) * 9 + q);
+      for (int64_t p = 0; p < P; ++p) {
+        double s = 0;
+        for (int q = 0; q < 9; ++q) s += gg[size_t(p * 9 + q)] * taps9[q];
+        u[size_t((p * c + ic) * k + oc)] = s;
+      }
+    }
+  Node* u_node = packed_in_column_blocks(g, g.weight(HostTensor::from_doubles(x->dtype, {P, c, k}, u), "winograd_weight"));
+  Node* u_view = g.reshape(g.permute(u_node, {0, 2, 1}), {P, 1, k, c});
+  Node* mp = g.reduce(Op::ReduceSum, g.binary(Op::Mul, g.reshape(v, {P, tiles, 1, c}), u_view), {-1});  // (P, T, K, 1)
+  mp->realize = true;
+
+  // Output tiles: y[n, th, a, tw, b, k] from the P products of tile (n, th, tw).
+  Node* mv = g.reshape(g.permute(g.reshape(mp, {P, n, th, tw, k}), {1, 2, 3, 4, 0}), {n, th, 1, tw, 1, k, P});
+  const std::vector<double> aa = kron_self(wm.at);  // (m*m, P)
+  Node* aa_node = g.weight(HostTensor::from_doubles(x->dtype, {1, 1, m, 1, m, 1, P}, aa), "winograd_output_transform");
+  Node* y = g.reduce(Op::ReduceSum, g.binary(Op::Mul, mv, aa_node), {-1});  // (N, TH, m, TW, m, K, 1)
+  y->conv_result = true;
+  y = g.permute(g.reshape(y, {n, th * m, tw * m, k}), {0, 3, 1, 2});
+  if (th * m != oh || tw * m != ow) y = g.shrink(y, {0, 0, 0, 0}, {n, k, oh, ow});
+  return y;
+}
+
+}  // namespace edgec::onnx_frontend
