@@ -397,7 +397,7 @@ class Emitter {
     // With the vector tiles outermost, a tile's slice of the shared data (the weights for
     // its channels) must stay in the core's cache while the image passes under it.
     const bool slices = vector_tiles_outermost(vec);
-    const double slice_per_vector = slices ? static_cast<double>(bytes_shared_along(unroll_dim_)) * lanes / along_vec : 0;
+    const double slice_per_vector = slices ? bytes_shared_along_per_slice(unroll_dim_, vec) * lanes / along_vec : 0;
     double best = 1e30;
     for (int v = 1; v <= max_vectors && (v - 1) * lanes < along_vec; ++v)
       for (int u = 1; u <= std::min<int64_t>(along_unroll, 16); ++u) {
@@ -427,6 +427,21 @@ class Emitter {
     for (const Value* l : reduce_body_loads(k_))
       if (!load_depends_on(l, var) && counted.insert(l->arg).second)
         total += k_.args[l->arg].numel * static_cast<int64_t>(dtype_size(k_.args[l->arg].dtype));
+    return total;
+  }
+  // The same per slice along the other output dims those loads depend on (not `var`, not
+  // `vec`): a batched product's weights for one batch entry (Winograd's P products), which is
+  // what the tiles along `vec` reuse while the loops over that batch dim run outside them.
+  double bytes_shared_along_per_slice(int var, int vec) const {
+    double total = 0;
+    std::set<int> counted;
+    for (const Value* l : reduce_body_loads(k_)) {
+      if (load_depends_on(l, var) || !counted.insert(l->arg).second) continue;
+      double bytes = static_cast<double>(k_.args[l->arg].numel) * static_cast<double>(dtype_size(k_.args[l->arg].dtype));
+      for (int d = 0; d < static_cast<int>(k_.out_shape.size()); ++d)
+        if (d != var && d != vec && k_.out_shape[d] > 1 && load_depends_on(l, d)) bytes /= static_cast<double>(k_.out_shape[d]);
+      total += bytes;
+    }
     return total;
   }
   // Whether the tiles along the vectorized dim go outermost: when the data shared along the

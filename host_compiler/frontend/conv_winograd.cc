@@ -71,12 +71,27 @@ int winograd_tile_for(Winograd mode, int64_t c, int64_t k, int64_t oh, int64_t o
     case Winograd::Tile4: return 4;
     case Winograd::Auto: break;
   }
-  // F(4x4) needs 2.25 products per output against F(2x2)'s 4, but stores 36 / 9 = 4x the
-  // weights (F(2x2): 16 / 9): taken where they stay small (ResNet's 64-channel stage), so
-  // that a model's bundle and the weights streamed per run grow by less than 2x overall.
+  // Estimated work for the whole output, in multiply-adds: the direct sums 9 C K per pixel;
+  // F(m x m) per tile (partial tiles at the edges count in full) P C K in the products and
+  // the two transforms, which are dense sums over their tables here (P^2 per input channel,
+  // m^2 P per output channel) and count twice: they stream memory where the products reuse
+  // registers. Winograd must win by a margin, for its extra passes over memory.
+  auto cost = [&](int64_t m) -> double {
+    if (m == 0) return 9.0 * double(c) * double(k) * double(oh) * double(ow);
+    const double p = double((m + 2) * (m + 2)), tiles = double((oh + m - 1) / m) * double((ow + m - 1) / m);
+    return tiles * (p * double(c) * double(k) + 2.0 * (p * p * double(c) + double(m * m) * p * double(k)));
+  };
+  // F(4x4) stores 36 / 9 = 4x the weights (F(2x2): 16 / 9): only where they stay small
+  // (ResNet's 64-channel stage), so that a model's bundle grows by well under 2x.
   constexpr int64_t kMaxTile4WeightBytes = 1 << 20;
-  (void)oh, (void)ow;
-  return 36 * c * k * int64_t(sizeof(float)) <= kMaxTile4WeightBytes ? 4 : 2;
+  constexpr double kMinGain = 0.8;
+  int best = 0;
+  double best_cost = kMinGain * cost(0);
+  for (int m : {2, 4}) {
+    if (m == 4 && 36 * c * k * int64_t(sizeof(float)) > kMaxTile4WeightBytes) continue;
+    if (double w = cost(m); w < best_cost) best = m, best_cost = w;
+  }
+  return best;
 }
 
 Node* winograd_conv(Graph& g, Node* x, const HostTensor& w, int tile, const std::array<int64_t, 2>& pad_lo,
