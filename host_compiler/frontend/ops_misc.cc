@@ -286,6 +286,33 @@ Outs lower_mel_weight_matrix(OpContext& ctx) {
 // distance, the matches at each start position are an AND of shifted-slice comparisons;
 // their sums give the n-gram counts (unigrams once, not per skip), mapped to the output
 // columns by ngram_indexes and weighted per mode.
+// The (B, out_size) columns of TfIdfVectorizer from the counts (B, G) of G n-grams, gram k
+// adding to column indexes[ordinal of k]. Each column is a gather of its gram's count (a
+// zero column where it has none), so the work and the constants grow with B x out_size,
+// not G x out_size (a one-hot matrix of 2^32 entries for a hostile model's indexes);
+// columns shared by several grams add them up, one gather per share.
+Node* gram_counts_to_columns(Graph& g, Node* cnt, const std::vector<std::pair<int64_t, std::vector<int64_t>>>& grams,
+                             const std::vector<int64_t>& indexes, int64_t out_size) {
+  const int64_t b = cnt->shape[0], gn = cnt->shape[1];
+  // Counts with a zero column appended: index gn reads 0.
+  Node* padded = g.pad(cnt, {0, 0}, {0, 1});
+  std::vector<std::vector<int64_t>> sources;  // sources[r][col]: the r-th gram of col, or gn
+  for (int64_t k = 0; k < gn; ++k) {
+    const int64_t col = indexes[size_t(grams[size_t(k)].first)];
+    size_t r = 0;
+    while (r < sources.size() && sources[r][size_t(col)] != gn) ++r;
+    if (r == sources.size()) sources.emplace_back(size_t(out_size), gn);
+    sources[r][size_t(col)] = k;
+  }
+  Node* y = nullptr;
+  for (const std::vector<int64_t>& src : sources) {
+    Node* index = g.expand(g.weight(HostTensor::from_ints(DType::I32, {1, out_size}, src)), {b, out_size});
+    Node* cols = g.gather(padded, index, 1);
+    y = y ? g.binary(Op::Add, y, cols) : cols;
+  }
+  return y;
+}
+
 Outs lower_tfidf_vectorizer(OpContext& ctx) {
   Graph& g = ctx.g;
   Node* x = ctx.input(0);
@@ -303,8 +330,11 @@ Outs lower_tfidf_vectorizer(OpContext& ctx) {
                        pool = ctx.attr_ints("pool_int64s");
   std::vector<float> weights = ctx.attr_floats("weights");
   if (indexes.empty()) ctx.fail("ngram_indexes is required");
-  for (int64_t i : indexes)  // output columns: a negative one would write before the map below
-    if (i < 0 || i >= kMaxTensorElements) ctx.fail("ngram_indexes must be in [0, 2^32)");
+  // Output columns. The compiler builds constants of the output's width: bounded far above
+  // a real vocabulary (a hostile 1.4e9 made 11 GB of them, found by fuzz_onnx).
+  constexpr int64_t kMaxColumns = int64_t{1} << 24;
+  for (int64_t i : indexes)
+    if (i < 0 || i >= kMaxColumns) ctx.fail("ngram_indexes must be in [0, 2^24)");
   int64_t out_size = *std::max_element(indexes.begin(), indexes.end()) + 1;
   // As onnxruntime: no n-gram longer than ngram_counts lists (max_gram_length 2^62 sized a
   // table, found by fuzz_onnx); a skip longer than a row skips past it (bounded before use).
@@ -345,10 +375,8 @@ Outs lower_tfidf_vectorizer(OpContext& ctx) {
       cnt = cnt ? g.binary(Op::Add, cnt, sum) : sum;
     }
     if (!cnt) continue;
-    std::vector<double> map(size_t(checked_numel({gn, out_size}, "TfIdfVectorizer's n-gram to output map")), 0.0);
-    for (int64_t k = 0; k < gn; ++k) map[size_t(k * out_size + indexes[size_t(grams[size_t(k)].first)])] = 1.0;
-    Node* cols = matmul(g, cnt, g.weight(HostTensor::from_doubles(DType::F32, {gn, out_size}, map)));
-    y = y ? g.binary(Op::Add, y, cols) : cols;
+    y = y ? g.binary(Op::Add, y, gram_counts_to_columns(g, cnt, grams, indexes, out_size))
+          : gram_counts_to_columns(g, cnt, grams, indexes, out_size);
   }
   if (!y) y = g.constant(0, DType::F32, {b, out_size});
   if (mode != "TF") {

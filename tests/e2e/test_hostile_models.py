@@ -117,6 +117,12 @@ def fuzz_findings():
     refused("tfidf_gram_length_2_62", tfidf([0, 1, 2], 1 << 62, 0), ["tfidf", "TfIdfVectorizer", "max_gram_length"])
     feeds = {"x": np.array([[2, 3, 5, 4, 2, 3], [5, 4, 4, 2, 3, 3]], dtype=np.int64)}
     matches_onnxruntime("tfidf_skip_past_the_row", tfidf([0, 1, 2], 2, 100), feeds)
+    # An output 1.4e9 columns wide from a 2 x 6 input made 11 GB of constants (fuzz_onnx:
+    # tfidf_vectorizer_wide_output.onnx): refused, naming the attribute. Columns without an
+    # n-gram are zeros; two n-grams on one column add up.
+    refused("tfidf_wide_output", tfidf([0, 1, 1461641213], 2, 0), ["tfidf", "TfIdfVectorizer", "ngram_indexes"])
+    matches_onnxruntime("tfidf_sparse_columns", tfidf([4, 0, 9], 2, 0), feeds)
+    matches_onnxruntime("tfidf_shared_column", tfidf([1, 0, 1], 2, 1), feeds)
     # A graph input that no output uses (Dropout's ratio in inference): it still gets a buffer.
     m = model([h.make_node("Dropout", ["x", "r"], ["y"])], [vi("x", TP.FLOAT, [2, 3]), vi("r", TP.FLOAT, [])],
               [vi("y", TP.FLOAT, [2, 3])])
