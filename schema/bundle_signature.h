@@ -1,4 +1,5 @@
-// bundle_signature.h — the optional Ed25519 signature of a bundle, shared by edgec (which
+// bundle_signature.h — the optional Ed25519 signature of a bundle (and, at the end, the
+// detached signature of its fs-verity digest), shared by edgec (which
 // signs) and edgert (which checks). The signature lives outside the FlatBuffer, in a
 // fixed-size trailer appended after the data blob, so signing neither changes the schema nor
 // any byte before the trailer (an unsigned bundle is a signed one with the trailer cut off):
@@ -47,6 +48,50 @@ inline void signed_message(const uint8_t public_key[kPublicKeySize], const uint8
   std::memcpy(out + sizeof(kSignatureMagic) + kPublicKeySize, digest, kDigestSize);
 }
 
+// ---- fs-verity: a detached signature of the bundle file's fs-verity digest ----
+// Where the kernel verifies the file itself (fs-verity: every page read from it is checked
+// against a Merkle tree whose root the kernel measured when verity was enabled), the runtime
+// need not hash the file: it asks the kernel for the file digest (FS_IOC_MEASURE_VERITY) and
+// checks a signature over that, so a signed open stays O(1). The digest covers every byte
+// of the file, trailer included, so this signature cannot live in the bundle: it is a small
+// file of its own (`edgec sign --fsverity` writes BUNDLE.fsvsig), the bundle is unchanged.
+//
+// The digest is fs-verity's file digest with SHA-256, 4096-byte blocks and no salt (as
+// `fsverity enable --hash-alg=sha256 --block-size=4096` sets up and `fsverity digest` prints):
+// SHA-256 of the 256-byte fsverity_descriptor {version 1, hash_algorithm 1, log_blocksize 12,
+// salt_size 0, reserved u32 0, data_size le64, root_hash zero-padded to 64 bytes, salt 32
+// zero bytes, 144 reserved zero bytes}. The root hash is that of the Merkle tree: SHA-256 of
+// each data block (the last zero-padded), those hashes packed into blocks (the last
+// zero-padded) and hashed again until one block remains; its hash is the root. A file of one
+// block has that block's hash as root, an empty file a root of zeros.
+//
+// The detached signature is over (magic, public key, fs-verity digest); the digest already
+// binds the algorithm, block size and file size (they are in the descriptor), so a file
+// enabled with other parameters simply has another digest and fails the signature.
+inline constexpr char kFsveritySignatureMagic[8] = {'E', 'D', 'G', 'E', 'F', 'S', 'V', '1'};
+inline constexpr uint8_t kFsverityHashSha256 = 1;     // FS_VERITY_HASH_ALG_SHA256
+inline constexpr uint8_t kFsverityLogBlockSize = 12;  // 4096-byte Merkle tree blocks
+inline constexpr size_t kFsverityDigestSize = 32;     // SHA-256
+
+struct FsveritySignature {
+  char magic[8];               // kFsveritySignatureMagic
+  uint8_t hash_algorithm;      // kFsverityHashSha256
+  uint8_t log_block_size;      // kFsverityLogBlockSize
+  uint8_t reserved[6];         // zero
+  uint8_t public_key[kPublicKeySize];
+  uint8_t signature[kSignatureSize];
+};
+inline constexpr size_t kFsveritySignatureSize = sizeof(FsveritySignature);
+static_assert(kFsveritySignatureSize == 112, "the detached signature is 112 bytes, no padding");
+
+inline constexpr size_t kFsverityMessageSize = sizeof(kFsveritySignatureMagic) + kPublicKeySize + kFsverityDigestSize;
+inline void fsverity_signed_message(const uint8_t public_key[kPublicKeySize],
+                                    const uint8_t digest[kFsverityDigestSize], uint8_t out[kFsverityMessageSize]) {
+  std::memcpy(out, kFsveritySignatureMagic, sizeof(kFsveritySignatureMagic));
+  std::memcpy(out + sizeof(kFsveritySignatureMagic), public_key, kPublicKeySize);
+  std::memcpy(out + sizeof(kFsveritySignatureMagic) + kPublicKeySize, digest, kFsverityDigestSize);
+}
+
 }  // namespace edge::bundle
 
 #ifndef EDGE_SIGNATURE_LAYOUT_ONLY
@@ -77,6 +122,57 @@ inline bool append_signature(std::vector<uint8_t>* bundle, const uint8_t seed[kS
   const uint8_t* p = reinterpret_cast<const uint8_t*>(&t);
   bundle->insert(bundle->end(), p, p + sizeof t);
   return true;
+}
+
+// The fs-verity file digest of `size` bytes (see above). Host side: the runtime gets the
+// digest from the kernel, which computed it when verity was enabled on the file.
+inline void fsverity_digest(const uint8_t* bytes, size_t size, uint8_t out[kFsverityDigestSize]) {
+  constexpr size_t kBlock = size_t{1} << kFsverityLogBlockSize;
+  constexpr size_t kHash = crypto_hash_sha256_BYTES;
+  static_assert(kHash == kFsverityDigestSize, "SHA-256");
+  // Hashes of the `n` bytes at `p` split into blocks, the last zero-padded.
+  auto hash_blocks = [](const uint8_t* p, size_t n) {
+    std::vector<uint8_t> hashes((n + kBlock - 1) / kBlock * kHash);
+    for (size_t at = 0, i = 0; at < n; at += kBlock, ++i) {
+      uint8_t last[kBlock];
+      const uint8_t* block = p + at;
+      if (n - at < kBlock) {
+        std::memset(last, 0, sizeof last);
+        std::memcpy(last, p + at, n - at);
+        block = last;
+      }
+      crypto_hash_sha256(hashes.data() + i * kHash, block, kBlock);
+    }
+    return hashes;
+  };
+  uint8_t descriptor[256] = {};
+  descriptor[0] = 1;  // version
+  descriptor[1] = kFsverityHashSha256;
+  descriptor[2] = kFsverityLogBlockSize;
+  for (int i = 0; i < 8; ++i) descriptor[8 + i] = static_cast<uint8_t>(static_cast<uint64_t>(size) >> (8 * i));
+  if (size > 0) {  // an empty file keeps a root hash of zeros
+    std::vector<uint8_t> level = hash_blocks(bytes, size);
+    while (level.size() > kHash) level = hash_blocks(level.data(), level.size());
+    std::memcpy(descriptor + 16, level.data(), kHash);
+  }
+  crypto_hash_sha256(out, descriptor, sizeof descriptor);
+}
+
+// The detached signature of an fs-verity `digest` with the key pair of `seed`. False if
+// libsodium fails. Call sodium_init() first.
+inline bool fsverity_signature(const uint8_t digest[kFsverityDigestSize], const uint8_t seed[kSecretSeedSize],
+                               FsveritySignature* out) {
+  uint8_t sk[crypto_sign_SECRETKEYBYTES];
+  std::memset(out, 0, sizeof *out);
+  std::memcpy(out->magic, kFsveritySignatureMagic, sizeof out->magic);
+  out->hash_algorithm = kFsverityHashSha256;
+  out->log_block_size = kFsverityLogBlockSize;
+  crypto_sign_seed_keypair(out->public_key, sk, seed);
+  uint8_t message[kFsverityMessageSize];
+  fsverity_signed_message(out->public_key, digest, message);
+  const bool ok = crypto_sign_detached(out->signature, nullptr, message, sizeof message, sk) == 0;
+  sodium_memzero(sk, sizeof sk);
+  return ok;
 }
 
 }  // namespace edge::bundle

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the build and the tests need, skipping what is already there.
 #   apt: compilers, CMake, LLVM 19, protobuf, FlatBuffers, doctest, mimalloc, libsodium
-#        (Ed25519 bundle signatures); the aarch64
+#        (Ed25519 bundle signatures), fsverity (the reference fs-verity digests of
+#        tests/e2e/test_signed_bundles.py); the aarch64
 #        cross compiler and qemu-user (scripts/build_aarch64.sh, the aarch64 tests); OpenCL
 #        headers, the ICD loader and two CPU implementations (PoCL, Mesa's rusticl) for the
 #        opencl port's tests, clinfo
@@ -14,13 +15,13 @@ WITH_TORCHVISION=0
 for arg in "$@"; do
   case "$arg" in
     --torchvision) WITH_TORCHVISION=1 ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option $arg" >&2; exit 2 ;;
   esac
 done
 
 APT_PACKAGES=(build-essential cmake llvm-19-dev clang-19 lld-19 libflatbuffers-dev flatbuffers-compiler
-              doctest-dev libmimalloc-dev libsodium-dev libprotobuf-dev protobuf-compiler binutils file
+              doctest-dev libmimalloc-dev libsodium-dev fsverity libprotobuf-dev protobuf-compiler binutils file
               g++-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user
               libclang-rt-19-dev opencl-headers ocl-icd-libopencl1 ocl-icd-opencl-dev pocl-opencl-icd mesa-opencl-icd clinfo)
 if [[ $WITH_TORCHVISION == 1 ]]; then APT_PACKAGES+=(python3-torchvision); fi

@@ -35,6 +35,8 @@ _TOOL_ENV = {
     "edgert-bench": ("EDGERT_BENCH", ["device_runtime/edgert-bench", "device_runtime/tools/edgert-bench"]),
     "driving_demo": ("DRIVING_DEMO", ["samples/driving_demo"]),
     "edgert-prepare": ("EDGERT_PREPARE", ["device_runtime/edgert-prepare"]),
+    # tests/tools/fsverity_open.cc: the fs-verity open with an injected digest (test only)
+    "edge-fsverity-open": ("EDGE_FSVERITY_OPEN", ["tests/edge-fsverity-open"]),
 }
 
 

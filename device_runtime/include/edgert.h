@@ -70,6 +70,19 @@ const char* edgert_dtype_name(edgert_dtype dtype);
  * write to the file reaches the running bundle unverified, and truncating or replacing it in
  * place (`cp` over it) kills the process with SIGBUS. */
 #define EDGERT_OPEN_MAP_IN_PLACE 1u
+/* flags, signed mode, Linux (Android included) only: let the kernel's fs-verity stand in for
+ * hashing the file. The file must have fs-verity enabled (fsverity enable --hash-alg=sha256
+ * --block-size=4096, no salt); the runtime asks the kernel for its measured digest
+ * (FS_IOC_MEASURE_VERITY, O(1)) and checks fsverity_signature, a detached signature of that
+ * digest by a trusted key (edgec sign --fsverity writes it to BUNDLE.fsvsig), instead of the
+ * bundle's own signature trailer. The kernel then checks every page read from the file
+ * against the digest, and the file cannot be written, so with EDGERT_OPEN_MAP_IN_PLACE the
+ * open reads nothing but what the verifier needs. A file without fs-verity, a signature by
+ * another key or over another digest is refused (EDGERT_ERROR_INVALID_BUNDLE; never a silent
+ * fallback to trusting the file); so is the flag without trusted keys or signature, or with
+ * edgert_bundle_open_memory_with_options (EDGERT_ERROR_INVALID_ARGUMENT). Elsewhere, and
+ * without EDGE_SIGNATURES: EDGERT_ERROR_UNSUPPORTED. */
+#define EDGERT_OPEN_FSVERITY 2u
 typedef struct edgert_open_options {
   uint32_t flags; /* EDGERT_OPEN_*; other bits are refused (EDGERT_ERROR_INVALID_ARGUMENT) */
   /* Signed mode when num_trusted_keys > 0: the bundle must carry an Ed25519 signature
@@ -79,6 +92,10 @@ typedef struct edgert_open_options {
    * with EDGERT_ERROR_UNSUPPORTED. num_trusted_keys * 32 bytes; read only during the open. */
   const uint8_t* trusted_public_keys;
   size_t num_trusted_keys;
+  /* EDGERT_OPEN_FSVERITY only (not read otherwise): the bytes of the detached signature
+   * file (BUNDLE.fsvsig, 112 bytes), read by the caller; read only during the open. */
+  const void* fsverity_signature;
+  size_t fsverity_signature_size;
 } edgert_open_options;
 
 /* Reads and verifies a bundle file (header, FlatBuffer, content hash, every offset) with

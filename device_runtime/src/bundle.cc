@@ -18,20 +18,42 @@ namespace {
 
 using edge::bundle::TensorInfo;
 
-// Signed mode first (nothing of the bundle is parsed before its signature holds), then the
-// verifier; the bundle object refers to `file` from here on.
-edgert_status open_verified(const uint8_t* file, size_t size, const edgert_open_options* options,
-                            bool owns_mapping, edgert_bundle** out) {
-  if (options && (options->flags & ~EDGERT_OPEN_MAP_IN_PLACE) != 0)
+constexpr uint32_t kKnownFlags = EDGERT_OPEN_MAP_IN_PLACE | EDGERT_OPEN_FSVERITY;
+
+// The options themselves, before anything of the file is read. `from_file`: the open of a
+// path (EDGERT_OPEN_FSVERITY asks the kernel about a file, there is none behind memory).
+edgert_status check_options(const edgert_open_options* options, bool from_file) {
+  if (!options) return EDGERT_OK;
+  if ((options->flags & ~kKnownFlags) != 0)
     return edgert::set_error(EDGERT_ERROR_INVALID_ARGUMENT, "edgert_open_options: unknown flags 0x%x",
-                             options->flags & ~EDGERT_OPEN_MAP_IN_PLACE);
-  const bool signed_mode = options && options->num_trusted_keys > 0;
-  if (signed_mode && !options->trusted_public_keys)
+                             options->flags & ~kKnownFlags);
+  if (options->num_trusted_keys > 0 && !options->trusted_public_keys)
     return edgert::set_error(EDGERT_ERROR_INVALID_ARGUMENT,
                              "edgert_open_options: num_trusted_keys %zu but trusted_public_keys is null",
                              options->num_trusted_keys);
+  if (!(options->flags & EDGERT_OPEN_FSVERITY)) return EDGERT_OK;
+  if (!from_file)
+    return edgert::set_error(EDGERT_ERROR_INVALID_ARGUMENT,
+                             "edgert_open_options: EDGERT_OPEN_FSVERITY applies to a file "
+                             "(edgert_bundle_open_with_options), not to memory");
+  if (options->num_trusted_keys == 0)
+    return edgert::set_error(EDGERT_ERROR_INVALID_ARGUMENT,
+                             "edgert_open_options: EDGERT_OPEN_FSVERITY is signed mode, but num_trusted_keys is 0");
+  if (!options->fsverity_signature)
+    return edgert::set_error(EDGERT_ERROR_INVALID_ARGUMENT,
+                             "edgert_open_options: EDGERT_OPEN_FSVERITY but fsverity_signature is null");
+  return EDGERT_OK;
+}
+
+// Signed mode first (nothing of the bundle is parsed before its signature holds), then the
+// verifier; the bundle object refers to `file` from here on. `fsverity_checked`: the
+// detached signature of the file's fs-verity digest held (check_fsverity_signature), which
+// stands in for the trailer and for every hash of the file's bytes.
+edgert_status open_verified(const uint8_t* file, size_t size, const edgert_open_options* options,
+                            bool owns_mapping, bool fsverity_checked, edgert_bundle** out) {
+  const bool signed_mode = options && options->num_trusted_keys > 0;
   edgert_status st = EDGERT_OK;
-  if (signed_mode &&
+  if (signed_mode && !fsverity_checked &&
       (st = edgert::check_signature(file, size, options->trusted_public_keys, options->num_trusted_keys)) != EDGERT_OK)
     return st;
   const edge::bundle::Bundle* root = nullptr;
@@ -134,6 +156,8 @@ edgert_status edgert_bundle_open_with_options(const char* path, const edgert_ope
   if (!path || !out_bundle)
     return edgert::set_error(EDGERT_ERROR_INVALID_ARGUMENT, "edgert_bundle_open: null argument");
   *out_bundle = nullptr;
+  edgert_status status = check_options(options, true);
+  if (status != EDGERT_OK) return status;
   // O_NONBLOCK: opening a FIFO would wait for a writer; fstat then refuses anything but a
   // regular file (where O_NONBLOCK changes nothing).
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -154,8 +178,17 @@ edgert_status edgert_bundle_open_with_options(const char* path, const edgert_ope
     close(fd);
     return edgert::set_error(EDGERT_ERROR_INVALID_BUNDLE, "%s is empty (0 bytes)", path);
   }
+  // Asked of the open file itself, before its bytes are read: the mapping or copy below
+  // comes from the same inode, whose reads the kernel checks against the measured digest.
+  const bool fsverity = options && (options->flags & EDGERT_OPEN_FSVERITY);
+  if (fsverity &&
+      (status = edgert::check_fsverity_signature(fd, path, static_cast<const uint8_t*>(options->fsverity_signature),
+                                                 options->fsverity_signature_size, options->trusted_public_keys,
+                                                 options->num_trusted_keys)) != EDGERT_OK) {
+    close(fd);
+    return status;
+  }
   void* map = nullptr;
-  edgert_status status = EDGERT_OK;
   if (options && (options->flags & EDGERT_OPEN_MAP_IN_PLACE)) {
     // Read-only and private: weights are used in place and nothing can write through, but
     // the pages are the file's (see EDGERT_OPEN_MAP_IN_PLACE in edgert.h).
@@ -167,7 +200,7 @@ edgert_status edgert_bundle_open_with_options(const char* path, const edgert_ope
   }
   close(fd);  // a mapping keeps the file alive; a copy does not need it
   if (status != EDGERT_OK) return status;
-  status = open_verified(static_cast<const uint8_t*>(map), size, options, true, out_bundle);
+  status = open_verified(static_cast<const uint8_t*>(map), size, options, true, fsverity, out_bundle);
   if (status != EDGERT_OK) munmap(map, size);
   return status;
 }
@@ -188,7 +221,9 @@ edgert_status edgert_bundle_open_memory_with_options(const void* data, size_t si
   if (reinterpret_cast<uintptr_t>(data) % 8 != 0)
     return edgert::set_error(EDGERT_ERROR_INVALID_ARGUMENT,
                              "bundle memory at %p is not aligned (use 64-byte alignment)", data);
-  return open_verified(static_cast<const uint8_t*>(data), size, options, false, out_bundle);
+  const edgert_status status = check_options(options, false);
+  if (status != EDGERT_OK) return status;
+  return open_verified(static_cast<const uint8_t*>(data), size, options, false, false, out_bundle);
 }
 
 int32_t edgert_signatures_supported(void) { return edgert::signatures_supported() ? 1 : 0; }

@@ -211,9 +211,11 @@ bool read_hex_key_file(const std::string& path, size_t size, std::vector<uint8_t
 
 edgert_open_options open_options(const CommonOptions& o) {
   edgert_open_options options{};
-  options.flags = o.map_in_place ? EDGERT_OPEN_MAP_IN_PLACE : 0u;
+  options.flags = (o.map_in_place ? EDGERT_OPEN_MAP_IN_PLACE : 0u) | (o.fsverity ? EDGERT_OPEN_FSVERITY : 0u);
   options.trusted_public_keys = o.trusted_keys.data();
   options.num_trusted_keys = o.trusted_keys.size() / EDGERT_ED25519_PUBLIC_KEY_SIZE;
+  options.fsverity_signature = o.fsverity_signature.data();
+  options.fsverity_signature_size = o.fsverity_signature.size();
   return options;
 }
 
@@ -298,6 +300,17 @@ int parse_common_option(const char* tool, const char* usage, int argc, char** ar
     std::string error;
     if (!read_hex_key_file(v, EDGERT_ED25519_PUBLIC_KEY_SIZE, &o->trusted_keys, &error))
       return fail(tool, "--trusted-key: " + error);
+    return -1;
+  }
+  if (a == "--fsverity-signature") {
+    const char* v = value();
+    if (!v) return fail(tool, "--fsverity-signature needs a signature file (edgec sign --fsverity's BUNDLE.fsvsig)");
+    AlignedBuffer file;
+    std::string error;
+    if (!read_regular_file(v, 8, &file, &error)) return fail(tool, "--fsverity-signature: " + error);
+    // The runtime checks the contents (size, fields, key) and names what is wrong.
+    o->fsverity_signature.assign(file.data(), file.data() + file.size());
+    o->fsverity = true;
     return -1;
   }
   if (!a.empty() && a[0] == '-') return fail(tool, "unknown option " + a + " (see --help)");

@@ -18,6 +18,8 @@ struct CommonOptions {
   bool require_prepared = false;  // --require-prepared: no OpenCL builds from source
   std::vector<uint8_t> trusted_keys;  // --trusted-key FILE.pub, 32 bytes each: signed mode
   bool map_in_place = false;          // --map-in-place: EDGERT_OPEN_MAP_IN_PLACE
+  bool fsverity = false;              // --fsverity-signature FILE: EDGERT_OPEN_FSVERITY
+  std::vector<uint8_t> fsverity_signature;  // that file's bytes
 };
 
 // The usage lines of the options parse_common_option handles for opening a bundle.
@@ -26,7 +28,12 @@ struct CommonOptions {
   "                         this key (repeat for several keys)\n"                                 \
   "  --map-in-place         use the file's pages instead of a private copy (faster open; only\n" \
   "                         for files nothing can change while open, e.g. a read-only or\n"     \
-  "                         dm-verity partition)\n"
+  "                         dm-verity partition)\n"                                              \
+  "  --fsverity-signature FILE  with --trusted-key, on Linux: the bundle file has fs-verity\n"    \
+  "                         (sha256, 4096-byte blocks) and FILE (edgec sign --fsverity's\n"       \
+  "                         BUNDLE.fsvsig) signs the digest the kernel measured for it; that\n"   \
+  "                         stands in for hashing the file (with --map-in-place the open is\n"   \
+  "                         O(1)); a file without fs-verity is refused\n"
 
 // Reads a key file written by `edgec keygen`: `size` bytes as hex digits, then optional
 // whitespace. False with *error naming the file on anything else.
@@ -36,7 +43,7 @@ bool read_hex_key_file(const std::string& path, size_t size, std::vector<uint8_t
 edgert_open_options open_options(const CommonOptions& o);
 
 // Parses argv[*i] as a shared option (--help, --input, --threads, --device,
-// --require-prepared, --trusted-key, --map-in-place) or the bundle path;
+// --require-prepared, --trusted-key, --map-in-place, --fsverity-signature) or the bundle path;
 // *i advances past an option's value. Call it after the tool's own options: anything
 // else starting with '-' is an unknown option. Returns -1 to go on, else the exit code.
 int parse_common_option(const char* tool, const char* usage, int argc, char** argv, int* i, CommonOptions* o);

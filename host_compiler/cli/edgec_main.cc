@@ -1,7 +1,8 @@
 // edgec — the host compiler's command line.
 //   edgec compile MODEL.onnx -o OUT.bundle [--target T] [...]
 //   edgec inspect BUNDLE [--json]
-//   edgec keygen -o KEYBASE;  edgec sign BUNDLE --key KEYBASE.key [-o OUT]
+//   edgec keygen -o KEYBASE;  edgec sign BUNDLE --key KEYBASE.key [-o OUT] [--fsverity]
+//   edgec fsverity-digest FILE...
 #include <fcntl.h>
 #include <pthread.h>
 #include <unistd.h>
@@ -37,7 +38,8 @@ const char* kUsage =
     "  edgec compile MODEL.onnx -o OUT.bundle [options]\n"
     "  edgec inspect BUNDLE [--json]\n"
     "  edgec keygen -o KEYBASE\n"
-    "  edgec sign BUNDLE --key KEYBASE.key [-o OUT]\n"
+    "  edgec sign BUNDLE --key KEYBASE.key [-o OUT] [--fsverity]\n"
+    "  edgec fsverity-digest FILE...\n"
     "  edgec --help | --version\n"
     "\n"
     "compile options:\n"
@@ -75,7 +77,15 @@ const char* kUsage =
     "overwritten) and KEYBASE.pub (for edgert-run --trusted-key), each one line of hex.\n"
     "sign appends an Ed25519 signature to a verified bundle (replacing an old one), in\n"
     "place or into OUT, written atomically; edgert refuses it in signed mode once any byte\n"
-    "changes. Needs a build with EDGE_SIGNATURES (libsodium).\n";
+    "changes. Needs a build with EDGE_SIGNATURES (libsodium).\n"
+    "sign --fsverity also writes OUT.fsvsig (112 bytes, atomically): the Ed25519 signature\n"
+    "of the signed bundle file's fs-verity digest (SHA-256, 4096-byte blocks, no salt). On a\n"
+    "device where `fsverity enable --hash-alg=sha256 --block-size=4096 OUT` was run,\n"
+    "edgert-run --trusted-key KEYBASE.pub --fsverity-signature OUT.fsvsig --map-in-place\n"
+    "checks that signature against the digest the kernel measured instead of hashing the\n"
+    "file. The bundle is not changed by it (the digest covers every byte of the file).\n"
+    "fsverity-digest prints each file's fs-verity digest as `fsverity digest\n"
+    "--hash-alg=sha256 --block-size=4096` does (sha256:HEX FILE), computed here.\n";
 
 int fail(const std::string& msg) {
   std::fprintf(stderr, "edgec: error: %s\n", msg.c_str());
@@ -137,24 +147,58 @@ void write_new_file(const std::string& path, const std::string& text, mode_t mod
   }
 }
 
-// The bundle with its signature trailer (an old one replaced) by the key in `key_path`.
-std::vector<uint8_t> signed_bundle(std::vector<uint8_t> bytes, const std::string& key_path) {
-  namespace eb = edge::bundle;
+// The secret seed in `key_path` (edgec keygen's KEYBASE.key); the caller wipes it.
+std::vector<uint8_t> read_seed(const std::string& key_path) {
   init_sodium();
   std::vector<uint8_t> seed;
   std::string error;
-  if (!edgert_tools::read_hex_key_file(key_path, eb::kSecretSeedSize, &seed, &error)) throw edgec::CompileError(error);
+  if (!edgert_tools::read_hex_key_file(key_path, edge::bundle::kSecretSeedSize, &seed, &error))
+    throw edgec::CompileError(error);
+  return seed;
+}
+
+// The bundle with its signature trailer (an old one replaced) by the key in `key_path`.
+std::vector<uint8_t> signed_bundle(std::vector<uint8_t> bytes, const std::string& key_path) {
+  namespace eb = edge::bundle;
+  std::vector<uint8_t> seed = read_seed(key_path);
   if (!signer_of(bytes.data(), bytes.size()).empty()) bytes.resize(bytes.size() - eb::kSignatureTrailerSize);
   const bool ok = eb::append_signature(&bytes, seed.data());
   sodium_memzero(seed.data(), seed.size());
   if (!ok) throw edgec::CompileError("libsodium failed to sign");
   return bytes;
 }
+
+std::string fsverity_digest_text(const uint8_t* bytes, size_t size) {
+  uint8_t digest[edge::bundle::kFsverityDigestSize];
+  edge::bundle::fsverity_digest(bytes, size, digest);
+  return "sha256:" + hex(digest, sizeof digest);
+}
+
+// Writes `path` (atomically): the detached signature of the fs-verity digest of `bundle`,
+// the bytes of the file as written, by the key in `key_path`. Returns the digest as text.
+std::string write_fsverity_signature(const std::vector<uint8_t>& bundle, const std::string& key_path,
+                                     const std::string& path) {
+  namespace eb = edge::bundle;
+  uint8_t digest[eb::kFsverityDigestSize];
+  eb::fsverity_digest(bundle.data(), bundle.size(), digest);
+  std::vector<uint8_t> seed = read_seed(key_path);
+  eb::FsveritySignature sig;
+  const bool ok = eb::fsverity_signature(digest, seed.data(), &sig);
+  sodium_memzero(seed.data(), seed.size());
+  if (!ok) throw edgec::CompileError("libsodium failed to sign");
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(&sig);
+  edgec::write_file_atomically(path, std::vector<uint8_t>(p, p + sizeof sig));
+  return "sha256:" + hex(digest, sizeof digest);
+}
 #else
 [[noreturn]] void no_signatures() {
   throw edgec::CompileError("this edgec was built without signature support (CMake EDGE_SIGNATURES=OFF; needs libsodium)");
 }
 std::vector<uint8_t> signed_bundle(std::vector<uint8_t>, const std::string&) { no_signatures(); }
+std::string fsverity_digest_text(const uint8_t*, size_t) { no_signatures(); }
+std::string write_fsverity_signature(const std::vector<uint8_t>&, const std::string&, const std::string&) {
+  no_signatures();
+}
 #endif
 
 int cmd_keygen(const std::vector<std::string>& args) {
@@ -184,14 +228,17 @@ int cmd_keygen(const std::vector<std::string>& args) {
 }
 
 int cmd_sign(const std::vector<std::string>& args) {
+  const std::string usage = "usage: edgec sign BUNDLE --key KEYBASE.key [-o OUT] [--fsverity]";
   std::string path, key, output;
+  bool fsverity = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if ((a == "--key" || a == "-o" || a == "--output") && i + 1 < args.size()) (a == "--key" ? key : output) = args[++i];
+    else if (a == "--fsverity") fsverity = true;
     else if (!a.empty() && a[0] != '-' && path.empty()) path = a;
-    else throw edgec::CompileError("sign: unexpected argument " + a + " (usage: edgec sign BUNDLE --key KEYBASE.key [-o OUT])");
+    else throw edgec::CompileError("sign: unexpected argument " + a + " (" + usage + ")");
   }
-  if (path.empty() || key.empty()) throw edgec::CompileError("sign: usage: edgec sign BUNDLE --key KEYBASE.key [-o OUT]");
+  if (path.empty() || key.empty()) throw edgec::CompileError("sign: " + usage);
   if (output.empty()) output = path;
   edgert_tools::AlignedBuffer file;
   std::string error;
@@ -210,6 +257,26 @@ int cmd_sign(const std::vector<std::string>& args) {
   bytes = signed_bundle(std::move(bytes), key);
   edgec::write_file_atomically(output, bytes);
   std::printf("signed %s -> %s (key %s)\n", path.c_str(), output.c_str(), signer_of(bytes.data(), bytes.size()).c_str());
+  if (fsverity) {
+    // Over the file as written, trailer included: the kernel measures the whole file.
+    const std::string sig_path = output + ".fsvsig";
+    const std::string digest = write_fsverity_signature(bytes, key, sig_path);
+    std::printf("fs-verity digest %s signed -> %s\n", digest.c_str(), sig_path.c_str());
+  }
+  return 0;
+}
+
+int cmd_fsverity_digest(const std::vector<std::string>& args) {
+  if (args.empty()) throw edgec::CompileError("fsverity-digest: usage: edgec fsverity-digest FILE...");
+#if EDGE_SIGNATURES
+  init_sodium();
+#endif
+  for (const std::string& path : args) {
+    edgert_tools::AlignedBuffer file;
+    std::string error;
+    if (!edgert_tools::read_regular_file(path.c_str(), 8, &file, &error)) throw edgec::CompileError(error);
+    std::printf("%s %s\n", fsverity_digest_text(file.data(), file.size()).c_str(), path.c_str());
+  }
   return 0;
 }
 
@@ -532,6 +599,7 @@ int edgec_main(int argc, char** argv) {
     if (cmd == "inspect") return cmd_inspect(args);
     if (cmd == "keygen") return cmd_keygen(args);
     if (cmd == "sign") return cmd_sign(args);
+    if (cmd == "fsverity-digest") return cmd_fsverity_digest(args);
     return fail("unknown command '" + cmd + "' (see edgec --help)");
   } catch (const edgec::CompileError& e) {
     return fail(e.what());

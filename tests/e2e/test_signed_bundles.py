@@ -9,9 +9,16 @@
   signature) and a truncated signature (also refused without --trusted-key)
 - the default open reads the bundle into private memory: writing bytes into the file and
   copying another file over it while `edgert-run --repeat` runs changes no output
+- fs-verity: `edgec fsverity-digest` gives the digest Debian's `fsverity digest` prints (files
+  of 0 to 64 MiB + 1 bytes, 1 to 3 tree levels, and real bundles); `edgec sign --fsverity`
+  leaves the bundle as `sign` writes it and writes BUNDLE.fsvsig, whose signature the runtime
+  accepts over the digest `fsverity digest` prints (through tests/tools/fsverity_open.cc,
+  which stands in for the kernel) and refuses over any other; on this machine (no fs-verity)
+  `edgert-run --fsverity-signature` is refused with exit 1 and "the file has no fs-verity"
 In a build without signatures (EDGE_SIGNATURES=0 from ctest) only the last and the refusal of
 keygen / --trusted-key ("built without") run: there is nothing else to test."""
 import os
+import re
 import shutil
 import stat
 import struct
@@ -183,13 +190,113 @@ def sign_refuses_a_corrupted_bundle_and_writes_nothing():
     assert not out.exists() and not Path(str(out) + ".tmp").exists()
 
 
+FSVSIG = 112  # magic 8, hash algorithm 1, log block size 1, reserved 6, public key 32, signature 64
+
+
+def fsverity_tool_digests(paths):
+    """{path: digest} as Debian's fsverity tool computes them: the reference implementation."""
+    tool = shutil.which("fsverity")
+    assert tool, "the fsverity tool is missing (apt package fsverity; scripts/setup.sh installs it)"
+    out = lib.run_cmd([tool, "digest", "--hash-alg=sha256", "--block-size=4096", *paths]).stdout
+    return {Path(p): d for d, p in (line.split(" ", 1) for line in out.splitlines())}
+
+
+@signed_case
+def fsverity_digest_matches_the_fsverity_tool():
+    files = []
+    # 0 (root of zeros), one block (root = the block's hash), a partial second block, 1 MB + 7,
+    # 128 blocks + 1 (two tree levels), 128 * 128 blocks + 1 (three levels).
+    for size in (0, 1, 4095, 4096, 4097, 8192, 1_000_007, 1_048_583, 128 * 4096 + 1, 128 * 128 * 4096 + 1):
+        path = WORK / f"fsv_{size}.bin"
+        path.write_bytes(np.random.default_rng(size).integers(0, 256, size, dtype=np.uint8).tobytes())
+        files.append(path)
+    files += [WORK / "unsigned.bundle", WORK / "alice.bundle"]
+    out = lib.run_cmd([lib.find_tool("edgec"), "fsverity-digest", *files]).stdout
+    ours = {Path(p): d for d, p in (line.split(" ", 1) for line in out.splitlines())}
+    theirs = fsverity_tool_digests(files)
+    assert set(ours) == set(files), out
+    for f in files:
+        assert ours[f] == theirs[f], f"{f.name}: edgec {ours[f]}, fsverity {theirs[f]}"
+    assert len(set(ours.values())) == len(files)
+    print(f"    {len(files)} files (0 B to 64 MiB + 1, two bundles): the same digests as `fsverity digest`")
+
+
+def sign_fsverity(name, key="alice"):
+    """edgec sign --fsverity of unsigned.bundle into NAME.bundle; (bundle, .fsvsig, printed digest)."""
+    bundle = WORK / f"{name}.bundle"
+    res = lib.run_cmd([lib.find_tool("edgec"), "sign", WORK / "unsigned.bundle", "--key", WORK / f"{key}.key",
+                       "-o", bundle, "--fsverity"])
+    m = re.search(r"fs-verity digest (sha256:[0-9a-f]{64}) signed -> (\S+)", res.stdout)
+    assert m, res.stdout
+    sig = Path(str(bundle) + ".fsvsig")
+    assert Path(m.group(2)) == sig, res.stdout
+    return bundle, sig, m.group(1)
+
+
+def fsverity_open(bundle, sig, digest, key="alice"):
+    return lib.run_cmd([lib.find_tool("edge-fsverity-open"), bundle, "--trusted-key", WORK / f"{key}.pub",
+                        "--fsverity-signature", sig, "--digest", digest], check=False)
+
+
+@signed_case
+def sign_fsverity_writes_a_detached_signature_of_the_file_digest():
+    bundle, sig, digest = sign_fsverity("fsv_alice")
+    # The bundle is what sign writes without --fsverity; the digest is the whole file's.
+    assert bundle.read_bytes() == (WORK / "alice.bundle").read_bytes()
+    assert fsverity_tool_digests([bundle])[bundle] == digest
+    raw = sig.read_bytes()
+    assert len(raw) == FSVSIG, len(raw)
+    assert raw[:8] == b"EDGEFSV1" and raw[8] == 1 and raw[9] == 12 and raw[10:16] == bytes(6), raw[:16]
+    assert raw[16:48].hex() == (WORK / "alice.pub").read_text().strip()
+    # Deterministic, and written atomically (no temporary left); in place by default.
+    again = WORK / "fsv_again.bundle"
+    shutil.copyfile(WORK / "unsigned.bundle", again)
+    lib.run_cmd([lib.find_tool("edgec"), "sign", again, "--key", WORK / "alice.key", "--fsverity"])
+    assert Path(str(again) + ".fsvsig").read_bytes() == raw
+    assert not list(WORK.glob("fsv_*.tmp")) and not list(WORK.glob("*.fsvsig.tmp"))
+    # The runtime (kernel stood in for by the digest `fsverity digest` printed) accepts it...
+    res = fsverity_open(bundle, sig, digest)
+    assert res.returncode == 0 and "opened" in res.stdout, res.stdout + res.stderr
+    # ...and refuses it over the digest of another file, and by a key it does not trust.
+    other = fsverity_tool_digests([WORK / "bob.bundle"])[WORK / "bob.bundle"]
+    res = fsverity_open(bundle, sig, other)
+    assert res.returncode == 1 and "does not verify over the fs-verity digest" in res.stderr, res.stderr
+    res = fsverity_open(bundle, sig, digest, key="bob")
+    assert res.returncode == 1 and "not among the 1 trusted key" in res.stderr, res.stderr
+    print(f"    {sig.name}: {FSVSIG} bytes, accepted over `fsverity digest`'s {digest[:23]}..., refused over another")
+
+
+@signed_case
+def fsverity_signature_is_refused_where_the_file_has_no_fsverity():
+    bundle, sig, _ = sign_fsverity("fsv_run")
+    # This machine's file systems have no fs-verity: the open must say so, not trust the file.
+    for extra in (["--map-in-place"], []):
+        refused(bundle, *trusted("alice"), "--fsverity-signature", sig, *extra,
+                must_mention=["the file has no fs-verity", "FS_IOC_MEASURE_VERITY"])
+    res = lib.run_cmd([lib.find_tool("edgert-bench"), bundle, *trusted("alice"), "--fsverity-signature", sig,
+                       "--map-in-place", "--iters", "1", "--warmup", "0"], check=False)
+    assert res.returncode == 1 and "the file has no fs-verity" in res.stderr, res.stderr
+    # Other mistakes are named too.
+    refused(bundle, "--fsverity-signature", sig, must_mention=["EDGERT_OPEN_FSVERITY is signed mode"])
+    refused(bundle, *trusted("alice"), "--fsverity-signature", WORK / "missing.fsvsig",
+            must_mention=["missing.fsvsig"])
+    refused(bundle, *trusted("alice"), "--fsverity-signature", WORK / "alice.pub",
+            must_mention=["fs-verity signature is 65 bytes, expected 112"])
+    truncated = WORK / "truncated.fsvsig"
+    truncated.write_bytes(sig.read_bytes()[:-1])
+    refused(bundle, *trusted("alice"), "--fsverity-signature", truncated, must_mention=["is 111 bytes"])
+    refused(bundle, *trusted("bob"), "--fsverity-signature", sig, must_mention=["not among the 1 trusted key"])
+
+
 @suite.case
 def help_lists_the_options():
     for tool in ("edgert-run", "edgert-bench"):
         text = lib.run_cmd([lib.find_tool(tool), "--help"]).stdout
-        assert "--trusted-key" in text and "--map-in-place" in text, f"{tool} --help: {text}"
+        assert "--trusted-key" in text and "--map-in-place" in text and "--fsverity-signature" in text, \
+            f"{tool} --help: {text}"
     text = lib.run_cmd([lib.find_tool("edgec"), "--help"]).stdout
     assert "edgec keygen" in text and "edgec sign" in text and "--sign" in text, text
+    assert "--fsverity" in text and "edgec fsverity-digest" in text, text
 
 
 @signed_case
@@ -212,6 +319,10 @@ def built_without_signatures_refuses_them():
     key = WORK / "any.pub"
     key.write_text("00" * 32 + "\n")
     refused(WORK / "unsigned.bundle", "--trusted-key", key, must_mention=["built without signature checking"])
+    sig = WORK / "any.fsvsig"
+    sig.write_bytes(bytes(FSVSIG))
+    refused(WORK / "unsigned.bundle", "--trusted-key", key, "--fsverity-signature", sig, "--map-in-place",
+            must_mention=["built without signature checking"])
 
 
 def read_bytes_of(pid):
