@@ -12,11 +12,14 @@ Alternating keeps both engines under the same machine load, which matters on sha
 
 --baseline-build DIR also compiles and runs each model with the edgec and edgert-bench of
 another build (e.g. of an older commit) in the same alternating rounds, and reports this
-build's median against it: how a change moved the speed.
+build's median against it: how a change moved the speed. --baseline-args "ARGS" adds edgec
+options to the baseline's compile (with this build when no --baseline-build is given:
+e.g. --baseline-args "--winograd 0" measures what Winograd gains).
 """
 import argparse
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -58,6 +61,7 @@ def main():
     ap.add_argument("--target", default="x86_64", help="edgec --target (default x86_64)")
     ap.add_argument("--markdown", help="append the table to this file")
     ap.add_argument("--baseline-build", help="build dir of another edgec/edgert-bench to compare with")
+    ap.add_argument("--baseline-args", default="", help="extra edgec compile options for the baseline")
     args = ap.parse_args()
     import onnxruntime as ort
 
@@ -69,6 +73,8 @@ def main():
         for tool in base:
             if not tool.is_file():
                 raise SystemExit(f"benchmark: {tool} does not exist")
+    elif args.baseline_args:
+        base = (edgec, bench)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for model in args.models:
@@ -78,8 +84,8 @@ def main():
                            stdout=subprocess.DEVNULL)
             base_bundle = Path(tmp) / f"{name}.baseline.bundle"
             if base:
-                subprocess.run([str(base[0]), "compile", model, "-o", str(base_bundle), "-q", "--target", args.target],
-                               check=True, stdout=subprocess.DEVNULL)
+                subprocess.run([str(base[0]), "compile", model, "-o", str(base_bundle), "-q", "--target", args.target,
+                                *shlex.split(args.baseline_args)], check=True, stdout=subprocess.DEVNULL)
             so = ort.SessionOptions()
             so.intra_op_num_threads = args.threads
             so.inter_op_num_threads = 1
