@@ -4,14 +4,14 @@
 // multiplications per input/output channel pair instead of 9 m^2: for F(2x2, 3x3) 16 instead
 // of 36, for F(4x4, 3x3) 36 instead of 144. In primitive ops, three reduce kernels:
 //
-//   V[p, t, c]  = sum_q BB[p, q] * x_tile[t, c, q]       input transform (q: P tile taps)
-//   Mp[p, t, k] = sum_c V[p, t, c] * U[p, c, k]           P matrix products: the bulk
-//   y[t, a, b, k] = sum_p AA[a, b, p] * Mp[p, t, k]       output transform
+//   V[p, t, c]  = (B^T d B)[p] of input tile d of t, channel c    input transform
+//   Mp[p, t, k] = sum_c V[p, t, c] * U[p, c, k]                     P matrix products: the bulk
+//   y[t, k]     = A^T Mp[., t, k] A (an m x m tile)                 output transform
 //
-// t runs over the N x TH x TW tiles; BB = B^T (x) B^T and AA = A^T (x) A^T are small constant
-// tables, and U = G w G^T is computed here, at compile time. The products are the kind of
-// kernel the code generator tiles best (a matrix product with packed constant columns), and
-// the transforms are short reductions over a table. The output transform's result is
+// t runs over the N x TH x TW tiles; each transform is two short reductions over a small
+// constant table (rows, then columns; the intermediate in its own buffer), and U = G w G^T
+// is computed here, at compile time. The products are the kind of kernel the code generator
+// tiles best (a matrix product with packed constant columns). The output transform's result is
 // marked `spatial`, so the scheduler stores it channels-last like a conv's.
 #include <array>
 
@@ -62,6 +62,14 @@ std::vector<double> kron_self(const std::vector<std::vector<double>>& a) {
   return out;
 }
 
+// The matrix a (r x c) as a constant of `shape` (r and c, in that order, are its only dims
+// larger than 1), to broadcast against a tensor of transform inputs.
+Node* table(Graph& g, DType dtype, const std::vector<std::vector<double>>& a, const Shape& shape, const std::string& name) {
+  std::vector<double> values;
+  for (const std::vector<double>& row : a) values.insert(values.end(), row.begin(), row.end());
+  return g.weight(HostTensor::from_doubles(dtype, shape, values), name);
+}
+
 }  // namespace
 
 int winograd_tile_for(Winograd mode, int64_t c, int64_t k, int64_t oh, int64_t ow) {
@@ -73,13 +81,14 @@ int winograd_tile_for(Winograd mode, int64_t c, int64_t k, int64_t oh, int64_t o
   }
   // Estimated work for the whole output, in multiply-adds: the direct sums 9 C K per pixel;
   // F(m x m) per tile (partial tiles at the edges count in full) P C K in the products and
-  // the two transforms, which are dense sums over their tables here (P^2 per input channel,
-  // m^2 P per output channel) and count twice: they stream memory where the products reuse
-  // registers. Winograd must win by a margin, for its extra passes over memory.
+  // the transforms' passes (2 (m+2)^3 per input channel, m (m+2)^2 + m^2 (m+2) per output
+  // channel), which count twice: they stream memory where the products reuse registers.
+  // Winograd must win by a margin, for its extra passes over memory.
   auto cost = [&](int64_t m) -> double {
     if (m == 0) return 9.0 * double(c) * double(k) * double(oh) * double(ow);
-    const double p = double((m + 2) * (m + 2)), tiles = double((oh + m - 1) / m) * double((ow + m - 1) / m);
-    return tiles * (p * double(c) * double(k) + 2.0 * (p * p * double(c) + double(m * m) * p * double(k)));
+    const double a = double(m + 2), p = a * a, tiles = double((oh + m - 1) / m) * double((ow + m - 1) / m);
+    const double input = 2 * a * a * a, output = double(m) * a * a + double(m * m) * a;
+    return tiles * (p * double(c) * double(k) + 2.0 * (input * double(c) + output * double(k)));
   };
   // F(4x4) stores 36 / 9 = 4x the weights (F(2x2): 16 / 9): only where they stay small
   // (ResNet's 64-channel stage), so that a model's bundle grows by well under 2x.
@@ -105,10 +114,15 @@ Node* winograd_conv(Graph& g, Node* x, const HostTensor& w, int tile, const std:
   // Input tiles: x padded so that every tile's (m+2)^2 window exists (zeros past the image).
   Node* xp = g.pad(x, {0, 0, pad_lo[0], pad_lo[1]}, {0, 0, th * m + 2 - h - pad_lo[0], tw * m + 2 - wd - pad_lo[1]});
   Node* win = g.window(xp, {alpha, alpha}, {m, m}, {1, 1});                      // (N, C, TH, TW, a, a)
-  Node* taps = g.reshape(g.permute(win, {0, 2, 3, 1, 4, 5}), {1, tiles, c, P});  // (1, T, C, P)
-  const std::vector<double> bb = kron_self(wm.bt);
-  Node* bb_node = g.weight(HostTensor::from_doubles(x->dtype, {P, 1, 1, P}, bb), "winograd_input_transform");
-  Node* v = g.reduce(Op::ReduceSum, g.binary(Op::Mul, taps, bb_node), {-1});  // (P, T, C, 1)
+  // V = B^T d B in two passes, over the tile's rows then its columns (2 (m+2) multiply-adds per
+  // value instead of (m+2)^2): rows[a, j, t, c] = sum_i BT[a, i] d[i, j], V[a, b] = sum_j BT[b, j] rows[a, j].
+  Node* bt_rows = table(g, x->dtype, wm.bt, {alpha, 1, 1, 1, alpha}, "winograd_input_transform");
+  Node* bt_cols = table(g, x->dtype, wm.bt, {1, alpha, 1, 1, alpha}, "winograd_input_transform");
+  Node* taps = g.reshape(g.permute(win, {5, 0, 2, 3, 1, 4}), {1, alpha, tiles, c, alpha});  // (1, j, T, C, i)
+  Node* rows = g.reduce(Op::ReduceSum, g.binary(Op::Mul, taps, bt_rows), {-1});              // (a, j, T, C, 1)
+  rows->realize = true;
+  Node* rows_v = g.reshape(g.permute(g.reshape(rows, {alpha, alpha, tiles, c}), {0, 2, 3, 1}), {alpha, 1, tiles, c, alpha});
+  Node* v = g.reduce(Op::ReduceSum, g.binary(Op::Mul, rows_v, bt_cols), {-1});  // (a, b, T, C, 1): (P, T, C)
   v->realize = true;
 
   // U[p, c, k] = (G w[k, c] G^T)[p], computed in double.
@@ -129,11 +143,15 @@ Node* winograd_conv(Graph& g, Node* x, const HostTensor& w, int tile, const std:
   Node* mp = g.reduce(Op::ReduceSum, g.binary(Op::Mul, g.reshape(v, {P, tiles, 1, c}), u_view), {-1});  // (P, T, K, 1)
   mp->realize = true;
 
-  // Output tiles: y[n, th, a, tw, b, k] from the P products of tile (n, th, tw).
-  Node* mv = g.reshape(g.permute(g.reshape(mp, {P, n, th, tw, k}), {1, 2, 3, 4, 0}), {n, th, 1, tw, 1, k, P});
-  const std::vector<double> aa = kron_self(wm.at);  // (m*m, P)
-  Node* aa_node = g.weight(HostTensor::from_doubles(x->dtype, {1, 1, m, 1, m, 1, P}, aa), "winograd_output_transform");
-  Node* y = g.reduce(Op::ReduceSum, g.binary(Op::Mul, mv, aa_node), {-1});  // (N, TH, m, TW, m, K, 1)
+  // Output tiles Y = A^T M A, again rows then columns: half[a, j, t, k] = sum_i AT[a, i] M[i, j],
+  // y[n, th, a, tw, b, k] = sum_j AT[b, j] half[a, j] for tile t = (n, th, tw).
+  Node* at_rows = table(g, x->dtype, wm.at, {m, 1, 1, 1, alpha}, "winograd_output_transform");
+  Node* at_cols = table(g, x->dtype, wm.at, {1, 1, 1, 1, m, 1, alpha}, "winograd_output_transform");
+  Node* mv = g.reshape(g.permute(g.reshape(mp, {alpha, alpha, tiles, k}), {1, 2, 3, 0}), {1, alpha, tiles, k, alpha});
+  Node* half = g.reduce(Op::ReduceSum, g.binary(Op::Mul, mv, at_rows), {-1});  // (a, j, T, K, 1)
+  half->realize = true;
+  Node* half_v = g.reshape(g.permute(g.reshape(half, {m, alpha, n, th, tw, k}), {2, 3, 0, 4, 5, 1}), {n, th, m, tw, 1, k, alpha});
+  Node* y = g.reduce(Op::ReduceSum, g.binary(Op::Mul, half_v, at_cols), {-1});  // (N, TH, m, TW, m, K, 1)
   y->conv_result = true;
   y = g.permute(g.reshape(y, {n, th * m, tw * m, k}), {0, 3, 1, 2});
   if (th * m != oh || tw * m != ow) y = g.shrink(y, {0, 0, 0, 0}, {n, k, oh, ow});
