@@ -64,6 +64,13 @@ const char* key_prefix(const uint8_t* key, char (&buf)[17]) {
   return buf;
 }
 
+// Whether `key` is one of the num_keys trusted public keys (compared in constant time).
+bool is_trusted(const uint8_t* key, const uint8_t* keys, size_t num_keys) {
+  for (size_t i = 0; i < num_keys; ++i)
+    if (sodium_memcmp(keys + i * kPublicKeySize, key, kPublicKeySize) == 0) return true;
+  return false;
+}
+
 }  // namespace
 
 bool signatures_supported() { return true; }
@@ -80,11 +87,8 @@ edgert_status check_signature(const uint8_t* file, size_t file_size, const uint8
   SignatureTrailer t;
   const size_t signed_size = file_size - kSignatureTrailerSize;
   std::memcpy(&t, file + signed_size, sizeof(t));
-  bool trusted = false;
-  for (size_t i = 0; i < num_keys && !trusted; ++i)
-    trusted = sodium_memcmp(keys + i * kPublicKeySize, t.public_key, kPublicKeySize) == 0;
   char name[17];
-  if (!trusted)
+  if (!is_trusted(t.public_key, keys, num_keys))
     return set_error(EDGERT_ERROR_INVALID_BUNDLE,
                      "bundle is signed by key %s..., which is not among the %zu trusted key(s)",
                      key_prefix(t.public_key, name), num_keys);
@@ -130,11 +134,8 @@ edgert_status check_fsverity_signature(int fd, const char* path, const uint8_t* 
                      s.log_block_size, kFsverityLogBlockSize);
   for (uint8_t r : s.reserved)
     if (r != 0) return set_error(EDGERT_ERROR_INVALID_BUNDLE, "fs-verity signature: reserved bytes are not zero");
-  bool trusted = false;
-  for (size_t i = 0; i < num_keys && !trusted; ++i)
-    trusted = sodium_memcmp(keys + i * kPublicKeySize, s.public_key, kPublicKeySize) == 0;
   char name[17];
-  if (!trusted)
+  if (!is_trusted(s.public_key, keys, num_keys))
     return set_error(EDGERT_ERROR_INVALID_BUNDLE,
                      "fs-verity signature is by key %s..., which is not among the %zu trusted key(s)",
                      key_prefix(s.public_key, name), num_keys);
