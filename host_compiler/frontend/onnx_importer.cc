@@ -344,6 +344,12 @@ struct NodeImporter {
     };
     if (!v8) return scan_once(state, xs);
     // Scan-8: every input has a leading batch dim; the sequence is dim 1.
+    for (Node* v : xs)  // xs[0] first: the others are compared with it
+      if (v->shape.size() < 2 || v->shape[0] != xs[0]->shape[0])
+        ctx.fail("Scan-8 input " + shape_str(v->shape) + " needs a batch dim (as the first input's) and a sequence dim");
+    for (Node* v : state)
+      if (v->shape.empty() || v->shape[0] != xs[0]->shape[0])
+        ctx.fail("Scan-8 state " + shape_str(v->shape) + " needs the scan inputs' batch dim first");
     if (ctx.optional_input(0)) {
       HostTensor lens = ctx.const_input(0);
       for (int64_t v : lens.to_ints())
