@@ -100,6 +100,13 @@ Node* OpContext::optional_input(size_t i) const { return i < inputs_.size() ? in
 HostTensor OpContext::const_input(size_t i) const {
   Node* n = input(i);
   if (!g.is_constant(n)) fail("input " + std::to_string(i) + " ('" + node.input(int(i)) + "') must be a constant");
+  // Values a lowering reads on the host (shapes, axes, indices, pads) are small; a shape
+  // tensor of 470M entries (ConstantOfShape of a huge count, found by fuzz_onnx) took 5 GB to
+  // evaluate before its Reshape could refuse it.
+  constexpr int64_t kMaxConstInputElements = int64_t{1} << 24;
+  if (numel(n->shape) > kMaxConstInputElements)
+    fail("input " + std::to_string(i) + " ('" + node.input(int(i)) + "') has " + std::to_string(numel(n->shape)) +
+         " elements, more than a compile-time operand may have (2^24)");
   return g.evaluate(n);
 }
 

@@ -62,8 +62,14 @@ int64_t checked_numel(const Shape& s, const std::string& what) {
 }
 
 std::string shape_str(const Shape& s) {
+  // A hostile model's shape can have millions of dims: messages show the first and last few.
+  constexpr size_t kShown = 8;
   std::string out = "[";
   for (size_t i = 0; i < s.size(); ++i) {
+    if (s.size() > 2 * kShown && i == kShown) {
+      out += ",... (" + std::to_string(s.size()) + " dims) ...";
+      i = s.size() - kShown;
+    }
     if (i) out += ',';
     out += std::to_string(s[i]);
   }

@@ -83,6 +83,11 @@ def shapes_past_the_size_limit_fail_fast_naming_the_node():
          [("d", i64(1 << 40)), ("v", np.array([0, 1], np.float32))], 17, ["wide", "OneHot"]),
         ("expand_2_80", [h.make_node("Expand", ["x", "s"], ["y"], name="blowup")], [vi("x", TP.FLOAT, [1])],
          [("s", i64([1 << 40, 1 << 40]))], 17, ["blowup", "Expand"]),
+        # A shape tensor of 3e8 ones (fuzz_onnx: reshape_to_huge_shape_tensor.onnx took 5 GB to
+        # evaluate it before the Reshape refused it).
+        ("reshape_to_3e8_dims", [h.make_node("ConstantOfShape", ["n"], ["ones"], value=nh.from_array(i64([1]))),
+                                 h.make_node("Reshape", ["x", "ones"], ["y"], name="flat")], [vi("x", TP.FLOAT, [1])],
+         [("n", i64([300_000_000]))], 17, ["flat", "Reshape"]),
     ]
     for name, nodes, inputs, inits, opset, words in cases:
         refused(name, model(nodes, inputs, [vi("y", TP.FLOAT, None)], inits, opset), words + ["more than"], timeout=60)
