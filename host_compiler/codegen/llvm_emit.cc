@@ -118,8 +118,11 @@ class Emitter {
       noalias_md_.push_back(llvm::MDNode::get(ctx_, others));
     }
     vars_.assign(k_.num_vars(), nullptr);
-    narrow_ = index_math_fits_32_bits(k_);
-    idx_ty_ = narrow_ ? b_.getInt32Ty() : b_.getInt64Ty();
+    // Index math in 64 bits, as addresses are: 32-bit indices (where every index fits) cost a
+    // sign extension per load address and kept LLVM from folding the constant offsets of a
+    // register tile's loads into their addresses (depthwise convs 10-28% slower, EfficientNet-B0
+    // 13% slower with AVX2, 5% with AVX-512; BENCHMARKS.md).
+    idx_ty_ = b_.getInt64Ty();
 
     // Outer loops over the output; the first dim longer than 1 is split across cores,
     // the last one longer than 1 (stride 1 in the output) is vectorized.
@@ -1349,7 +1352,6 @@ class Emitter {
   int reduce_vec_ = -1;              // reduce variable vectorized instead of the output
   bool guards_known_true_ = false;   // emitting the copy of the reduction for inside tiles
   LV* unroll_end_ = nullptr;         // where it stops for this core
-  bool narrow_ = false;              // index math in 32 bits
   llvm::Type* idx_ty_ = nullptr;
 };
 
