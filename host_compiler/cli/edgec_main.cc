@@ -68,6 +68,17 @@ const char* kUsage =
     "  --dump-llvm-ir FILE      write the optimized LLVM IR (CPU targets)\n"
     "  --dump-source FILE       write the generated OpenCL C program (OpenCL targets)\n"
     "  --sign KEYBASE.key       sign the bundle (as edgec sign does)\n"
+    "  --tune                   time register tiles of every conv / matrix product shape on\n"
+    "                           this machine (x86_64 targets this CPU runs; one thread) and\n"
+    "                           compile with the fastest: one trial compile per round, round\n"
+    "                           i giving every shape its i-th candidate (the cost model's 8\n"
+    "                           best), kept when 3% faster than the model's choice\n"
+    "  --tune-cache FILE        read tile decisions from FILE (an error if it is malformed;\n"
+    "                           entries that do not fit a kernel: a warning, the model's\n"
+    "                           tile); with --tune, write the measured ones back (atomically)\n"
+    "                           Format, one line per kernel shape after 'edgec-tune-cache 1':\n"
+    "                           KEY TARGET VECTORS UNROLL TUNED_US DEFAULT_US SHAPE\n"
+    "                           (KEY: hash of the kernel's loop IR, argument shapes, target)\n"
     "  -q, --quiet              no progress output\n"
     "\n"
     "inspect prints kernels, buffers, the arena plan and sections of a bundle;\n"
@@ -326,6 +337,8 @@ int cmd_compile(const std::vector<std::string>& args) {
     else if (a == "--dump-llvm-ir") opt.dump_llvm_ir = value();
     else if (a == "--dump-source") opt.dump_source = value();
     else if (a == "--sign") sign_key = value();
+    else if (a == "--tune") opt.tune = true;
+    else if (a == "--tune-cache") opt.tune_cache = value();
     else if (a == "-q" || a == "--quiet") quiet = true;
     else if (!a.empty() && a[0] == '-') throw edgec::CompileError("unknown option " + a + " (see edgec --help)");
     else if (model.empty()) model = a;
