@@ -71,8 +71,9 @@ const char* kUsage =
     "  --tune                   time register tiles of every conv / matrix product shape on\n"
     "                           this machine (x86_64 targets this CPU runs; one thread) and\n"
     "                           compile with the fastest: one trial compile per round, round\n"
-    "                           i giving every shape its i-th candidate (the cost model's 8\n"
+    "                           i giving every shape its i-th candidate (the cost model's N\n"
     "                           best), kept when 3% faster than the model's choice\n"
+    "  --tune-candidates N      tiles --tune times per shape (2..64, default 8)\n"
     "  --tune-cache FILE        read tile decisions from FILE (an error if it is malformed;\n"
     "                           entries that do not fit a kernel: a warning, the model's\n"
     "                           tile); with --tune, write the measured ones back (atomically)\n"
@@ -339,6 +340,14 @@ int cmd_compile(const std::vector<std::string>& args) {
     else if (a == "--sign") sign_key = value();
     else if (a == "--tune") opt.tune = true;
     else if (a == "--tune-cache") opt.tune_cache = value();
+    else if (a == "--tune-candidates") {
+      std::string v = value();
+      char* end = nullptr;
+      long n = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || n < 2 || n > 64)
+        throw edgec::CompileError("--tune-candidates wants an integer in 2..64, not '" + v + "'");
+      opt.tune_candidates = static_cast<size_t>(n);
+    }
     else if (a == "-q" || a == "--quiet") quiet = true;
     else if (!a.empty() && a[0] == '-') throw edgec::CompileError("unknown option " + a + " (see edgec --help)");
     else if (model.empty()) model = a;

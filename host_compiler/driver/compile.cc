@@ -17,7 +17,6 @@ namespace edgec {
 
 namespace {
 
-constexpr size_t kTuneCandidates = 8;   // tiles timed per kernel shape, the cost model's best
 constexpr int kTuneWarmup = 2, kTuneRuns = 7;  // timed runs: at least these, and 0.2 s
 constexpr double kTuneMinGain = 0.97;   // a tile replaces the model's only when 3% faster (noise)
 
@@ -71,7 +70,7 @@ void choose_register_tiles(std::vector<KernelIR>& kernels, const TargetSpec& tar
   // has fewer) and times every kernel: one compile per round, not one per candidate.
   size_t rounds = 0;
   for (auto& [key, shape] : shapes) {
-    if (shape.allowed.size() > kTuneCandidates) shape.allowed.resize(kTuneCandidates);
+    if (shape.allowed.size() > options.tune_candidates) shape.allowed.resize(options.tune_candidates);
     rounds = std::max(rounds, shape.allowed.size());
   }
   std::map<std::string, std::vector<double>> us;  // key -> median us per run, per candidate

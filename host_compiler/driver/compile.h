@@ -28,6 +28,7 @@ struct CompileOptions {
   // and keeps the fastest; --tune-cache reads decisions from this file (and --tune writes
   // them back).
   bool tune = false;
+  size_t tune_candidates = 8;                  // tiles timed per shape: the cost model's best
   std::string tune_cache;
   std::function<void(const std::string&)> progress;  // one line per stage
   std::function<void(const std::string&)> warn;      // what the model has that was tolerated
