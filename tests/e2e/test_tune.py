@@ -6,7 +6,8 @@
 - Compiling again with --tune-cache and no --tune gives a byte-identical bundle.
 - Identical convs share one key, and a model with other tensor names and weights finds
   every decision in the cache (the key depends on neither).
-- A cache forcing 1x1 tiles everywhere changes the code and still matches onnxruntime.
+- A cache forcing 1x1 tiles everywhere changes the code, still matches onnxruntime and gives
+  the same bits as the cost model's tiles.
 - A garbage or malformed cache is an error naming the file (and line); an entry whose tile a
   kernel cannot take is a warning and the cost model's tile; entries of other targets survive
   a --tune rewrite.
@@ -75,11 +76,13 @@ def conv_chain(seed, prefix):
 
 
 def check_against_ort(model, bundle, name, seed=0):
+    """Runs the bundle on seeded inputs, compares with onnxruntime; returns the outputs."""
     rng = np.random.default_rng(seed)
     shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
     inputs = {model.graph.input[0].name: rng.standard_normal(shape).astype(np.float32)}
     actual = lib.run_bundle(bundle, inputs, WORK / f"{name}_out", lib.output_names(model))
     lib.assert_close(actual, lib.ort_run(model, inputs), RTOL, ATOL)
+    return actual
 
 
 @suite.case
@@ -121,6 +124,8 @@ def same_shapes_share_a_key_across_names_and_weights():
 def forced_tiles_change_code_and_stay_correct():
     require_x86_64_host()
     model = lib.make_cnn(seed=5, variant="grouped")
+    from onnx import TensorProto, helper
+    model.graph.output.append(helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 10]))
     onnx_path = lib.save_model(model, WORK / "grouped.onnx")
     cache = WORK / "grouped.cache"
     edgec(onnx_path, "-o", WORK / "grouped_tuned.bundle", "--tune", "--tune-cache", cache)
@@ -134,8 +139,12 @@ def forced_tiles_change_code_and_stay_correct():
     assert "warning" not in res.stderr, res.stderr
     assert (WORK / "grouped_forced.bundle").read_bytes() != (WORK / "grouped_default.bundle").read_bytes(), \
         "forcing 1x1 tiles did not change the code"
-    check_against_ort(model, WORK / "grouped_forced.bundle", "forced")
+    forced_out = check_against_ort(model, WORK / "grouped_forced.bundle", "forced")
     check_against_ort(model, WORK / "grouped_tuned.bundle", "grouped_tuned")
+    # A tile changes which outputs a step computes together, never the order of one sum.
+    default_out = check_against_ort(model, WORK / "grouped_default.bundle", "grouped_default")
+    for name, value in default_out.items():
+        assert np.array_equal(value, forced_out[name]), f"{name}: 1x1 tiles changed the result bits"
 
 
 @suite.case
