@@ -8,7 +8,7 @@
 //   9c0d4e1f2a3b4c5d x86_64-avx512 2 6 101.30 123.40 out[1,28,28,128]/r[3,3,128]
 // KEY is schedule_key (16 hex digits), VECTORS x UNROLL the register tile, TUNED_US and
 // DEFAULT_US the median microseconds per run of all kernels with that key with the tile and
-// with the cost model's, SHAPE a readable summary. Lines starting with '#' are comments.
+// with the cost model's (equal where the model's tile was kept), SHAPE a readable summary. Lines starting with '#' are comments.
 // Entries of other targets are kept; entries are written sorted by key.
 #pragma once
 #include <cstdint>
