@@ -17,9 +17,10 @@
 //
 // A reduce kernel (conv, matrix product, pooling) computes a register tile per step of its
 // loops: several vectors along the vectorized dim times several outputs along one more dim
-// (choose_register_tile), with the reduce loops reordered so the loads move least in the
-// innermost one, the tiles along the vectorized dim outermost where the weights outgrow
-// the cache, and a guard-free copy of the reduction for tiles inside the image.
+// (choose_register_tile; edgec --tune times the model's best few and may force another),
+// with the reduce loops reordered so the loads move least in the innermost one, the tiles
+// along the vectorized dim outermost where the weights outgrow the cache, and a guard-free
+// copy of the reduction for tiles inside the image.
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LLVMContext.h>
@@ -395,11 +396,8 @@ class Emitter {
     return best;
   }
 
-  // The register tile with the fewest cycles per useful multiply-add in a simple model:
-  // a step of the reduction issues tile_vectors_ * unroll_ multiply-adds (two per cycle)
-  // and its distinct loads (two per cycle), and takes at least the 4-cycle latency of a
-  // multiply-add; outputs computed past the end of a dim are waste.
-  // A tile forced by the caller (edgec --tune) replaces the choice when the model allows it.
+  // The register tile with the fewest cycles per useful multiply-add (tile_costs), or the
+  // one the caller forces (edgec --tune) when the model allows it.
   void choose_register_tile(int vec, int lanes) {
     tile_vectors_ = 1;
     unroll_ = 1;
@@ -411,9 +409,12 @@ class Emitter {
     tile_vectors_ = pick.vectors;
     unroll_ = pick.unroll;
   }
-  // The tiles that fit the registers (and the cache slice), with their cost, cheapest first
-  // (ties: in the order tried, fewer vectors and then fewer outputs first); none without a
-  // choice to make.
+  // The tiles that fit the registers (and the cache slice), cheapest first (ties: in the
+  // order tried, fewer vectors and then fewer outputs first), none without a choice to make.
+  // The cost is cycles per useful multiply-add in a simple model: a step of the reduction
+  // issues vectors * unroll multiply-adds (two per cycle) and its distinct loads (two per
+  // cycle), and takes at least the 4-cycle latency of a multiply-add; outputs computed past
+  // the end of a dim are waste.
   std::vector<std::pair<double, RegisterTile>> tile_costs(int vec, int lanes) const {
     std::vector<std::pair<double, RegisterTile>> tiles;
     if (!k_.has_reduce() || (unroll_dim_ < 0 && vec < 0)) return tiles;
