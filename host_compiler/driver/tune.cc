@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -55,11 +56,11 @@ bool host_has(const std::string& feature) {
 }  // namespace
 
 TuneCache read_tune_cache(const std::string& path, bool missing_ok) {
+  std::error_code ec;
+  if (missing_ok && !std::filesystem::exists(path, ec) && !ec) return {};  // --tune creates it
+  if (std::filesystem::is_directory(path, ec)) throw CompileError("tune cache " + path + " is a directory");
   std::ifstream f(path);
-  if (!f) {
-    if (missing_ok && errno == ENOENT) return {};
-    throw CompileError("cannot read tune cache " + path + ": " + std::strerror(errno));
-  }
+  if (!f) throw CompileError("cannot read tune cache " + path + ": " + std::strerror(errno));
   TuneCache cache;
   std::string line;
   int n = 0;
