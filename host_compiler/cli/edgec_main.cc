@@ -68,6 +68,21 @@ const char* kUsage =
     "  --dump-llvm-ir FILE      write the optimized LLVM IR (CPU targets)\n"
     "  --dump-source FILE       write the generated OpenCL C program (OpenCL targets)\n"
     "  --sign KEYBASE.key       sign the bundle (as edgec sign does)\n"
+    "  --tune                   time register tiles of every conv / matrix product shape on\n"
+    "                           this machine (x86_64 targets this CPU runs; one thread) and\n"
+    "                           compile with the fastest: one trial compile per round, round\n"
+    "                           i giving every shape its i-th candidate (the cost model's N\n"
+    "                           best), kept when 3% faster than the model's choice, in the\n"
+    "                           rounds and again when the winners are timed together\n"
+    "  --tune-candidates N      tiles --tune times per shape (2..64, default 8)\n"
+    "  --tune-cache FILE        tile decisions per kernel shape: read before compiling (no\n"
+    "                           timing without --tune), written back after --tune\n"
+    "                           (atomically; created if missing). A malformed file is an\n"
+    "                           error; an entry a kernel cannot take, a warning (the model's\n"
+    "                           tile is used). Text: 'edgec-tune-cache 1', then per shape\n"
+    "                           KEY TARGET VECTORS UNROLL TUNED_US DEFAULT_US SHAPE\n"
+    "                           (KEY: hash of the kernel's loop IR, argument shapes and\n"
+    "                           target; '#' lines are comments; other targets' lines kept)\n"
     "  -q, --quiet              no progress output\n"
     "\n"
     "inspect prints kernels, buffers, the arena plan and sections of a bundle;\n"
@@ -326,6 +341,16 @@ int cmd_compile(const std::vector<std::string>& args) {
     else if (a == "--dump-llvm-ir") opt.dump_llvm_ir = value();
     else if (a == "--dump-source") opt.dump_source = value();
     else if (a == "--sign") sign_key = value();
+    else if (a == "--tune") opt.tune = true;
+    else if (a == "--tune-cache") opt.tune_cache = value();
+    else if (a == "--tune-candidates") {
+      std::string v = value();
+      char* end = nullptr;
+      long n = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || n < 2 || n > 64)
+        throw edgec::CompileError("--tune-candidates wants an integer in 2..64, not '" + v + "'");
+      opt.tune_candidates = static_cast<size_t>(n);
+    }
     else if (a == "-q" || a == "--quiet") quiet = true;
     else if (!a.empty() && a[0] == '-') throw edgec::CompileError("unknown option " + a + " (see edgec --help)");
     else if (model.empty()) model = a;

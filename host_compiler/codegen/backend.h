@@ -16,11 +16,32 @@
 
 namespace edgec {
 
+// A reduce kernel's register tile on CPU targets (llvm_emit.cc): `vectors` vectors along the
+// vectorized output dim times `unroll` outputs along one more dim.
+struct RegisterTile {
+  int vectors = 1, unroll = 1;
+  bool operator==(const RegisterTile&) const = default;
+};
+
 struct CodegenOptions {
   int opt_level = 3;
   std::string dump_llvm_ir;   // LLVM back ends: write the optimized module here
   std::string dump_source;    // source back ends (OpenCL C): write the program here
+  // schedule_key -> the tile to use instead of the cost model's (edgec --tune, --tune-cache).
+  // Only tiles that register_tile_candidates offers for the kernel are taken.
+  std::map<std::string, RegisterTile> register_tiles;
 };
+
+// What identifies a kernel for a schedule decision: a hash of its loop IR (without its name)
+// and argument shapes, and the target. Kernels of the same shape share it, across models.
+std::string schedule_key(const KernelIR& k, const TargetSpec& target);
+// A readable summary of the kernel's shape for a cache file ("out[1,28,28,128]/r[3,3,128]").
+std::string schedule_shape(const KernelIR& k);
+
+// The register tiles worth timing for a kernel on a CPU target, the cost model's choice
+// first, then the next best by the same model, at most `max`; empty when there is no choice
+// (not a reduce kernel, or not an LLVM CPU target). Plans the kernel's launch.
+std::vector<RegisterTile> register_tile_candidates(KernelIR& k, const TargetSpec& target, size_t max);
 
 // A buffer a back end keeps as a 2-D image of RGBA texels (4 elements each, row-major over
 // the buffer's elements; schema/kernel_abi.h). Its memory footprint is the padded image.

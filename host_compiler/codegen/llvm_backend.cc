@@ -284,7 +284,12 @@ class LlvmCpuBackend : public Backend {
     std::vector<std::string> names;
     for (KernelIR& k : kernels) {
       plan_cpu_launch(k);
-      emit_kernel(module, k, target_);
+      const RegisterTile* tile = nullptr;
+      if (!options.register_tiles.empty()) {
+        auto it = options.register_tiles.find(schedule_key(k, target_));
+        if (it != options.register_tiles.end()) tile = &it->second;
+      }
+      emit_kernel(module, k, target_, tile);
       names.push_back(k.name);
     }
     std::string verify_errors;
@@ -314,6 +319,15 @@ class LlvmCpuBackend : public Backend {
 };
 
 }  // namespace
+
+std::vector<RegisterTile> register_tile_candidates(KernelIR& k, const TargetSpec& target, size_t max) {
+  if (target.backend != BackendKind::LlvmCpu) return {};
+  plan_cpu_launch(k);
+  std::vector<RegisterTile> tiles = register_tiles_by_cost(k, target);
+  if (tiles.size() < 2) return {};  // nothing to choose
+  if (tiles.size() > max) tiles.resize(max);
+  return tiles;
+}
 
 std::unique_ptr<Backend> make_llvm_cpu_backend(const TargetSpec& target) {
   return std::make_unique<LlvmCpuBackend>(target);

@@ -17,9 +17,10 @@
 //
 // A reduce kernel (conv, matrix product, pooling) computes a register tile per step of its
 // loops: several vectors along the vectorized dim times several outputs along one more dim
-// (choose_register_tile), with the reduce loops reordered so the loads move least in the
-// innermost one, the tiles along the vectorized dim outermost where the weights outgrow
-// the cache, and a guard-free copy of the reduction for tiles inside the image.
+// (choose_register_tile; edgec --tune times the model's best few and may force another),
+// with the reduce loops reordered so the loads move least in the innermost one, the tiles
+// along the vectorized dim outermost where the weights outgrow the cache, and a guard-free
+// copy of the reduction for tiles inside the image.
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LLVMContext.h>
@@ -28,6 +29,7 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -50,8 +52,9 @@ bool is_unsigned(DType t) { return t == DType::U8 || t == DType::U16 || t == DTy
 
 class Emitter {
  public:
-  Emitter(llvm::Module& m, const KernelIR& k, const TargetSpec& target)
-      : m_(m), ctx_(m.getContext()), k_(k), b_(ctx_), vector_lanes_(std::max(1, target.vector_bytes / 4)),
+  // forced: the register tile to use when the cost model allows it (edgec --tune).
+  Emitter(llvm::Module& m, const KernelIR& k, const TargetSpec& target, const RegisterTile* forced = nullptr)
+      : m_(m), ctx_(m.getContext()), k_(k), b_(ctx_), forced_tile_(forced), vector_lanes_(std::max(1, target.vector_bytes / 4)),
         vector_registers_(target.vector_registers),
         // A tile's slice of the weights stays in cache while the image passes under it: 5/8 of
         // the core's L2 (measured on Zen 4, 1 MB: ResNet-18's last convs ran 40% faster with
@@ -83,6 +86,32 @@ class Emitter {
     b_.CreateStore(table, args);
     b_.CreateRetVoid();
     b_.SetInsertPoint(work);
+  }
+
+  // The decisions before any code: the vectorized dim (returned; -1: none), the unrolled
+  // dim and the register tile. Outer loops run over the output; the first dim longer than 1
+  // is split across cores (the back end's plan), the last one longer than 1 (stride 1 in
+  // the output) is vectorized.
+  int plan() {
+    const Shape& out = k_.out_shape;
+    int vec = static_cast<int>(out.size()) - 1;
+    while (vec >= 0 && out[vec] == 1) --vec;
+    vec = choose_vectorized_output_dim(vec);
+    // Some kernels read along their innermost reduce dim, not along the output (a
+    // matrix-vector product with a transposed weight): vectorize the reduction there.
+    reduce_vec_ = choose_reduce_vectorization(vec);
+    if (reduce_vec_ >= 0) vec = -1;
+    unroll_dim_ = choose_unroll_dim(reduce_vec_ >= 0 ? reduce_vec_ : vec, k_.launch.parallel_dim);
+    choose_register_tile(vec, vec >= 0 ? lanes_for(out[vec]) : 1);
+    return vec;
+  }
+
+  // Every register tile the cost model allows, cheapest first (the first is its choice).
+  std::vector<RegisterTile> allowed_tiles() {
+    const int vec = plan();
+    std::vector<RegisterTile> tiles;
+    for (const auto& [cost, tile] : tile_costs(vec, vec >= 0 ? lanes_for(k_.out_shape[vec]) : 1)) tiles.push_back(tile);
+    return tiles;
   }
 
   void emit() {
@@ -124,20 +153,10 @@ class Emitter {
     // 13% slower with AVX2, 5% with AVX-512; BENCHMARKS.md).
     idx_ty_ = b_.getInt64Ty();
 
-    // Outer loops over the output; the first dim longer than 1 is split across cores,
-    // the last one longer than 1 (stride 1 in the output) is vectorized.
     const Shape& out = k_.out_shape;
-    const int par = k_.launch.parallel_dim;  // split across cores (the back end's plan)
-    int vec = static_cast<int>(out.size()) - 1;
-    while (vec >= 0 && out[vec] == 1) --vec;
-    vec = choose_vectorized_output_dim(vec);
+    const int par = k_.launch.parallel_dim;
+    const int vec = plan();
     int max_lanes = vector_lanes_;
-    // Some kernels read along their innermost reduce dim, not along the output (a
-    // matrix-vector product with a transposed weight): vectorize the reduction there.
-    reduce_vec_ = choose_reduce_vectorization(vec);
-    if (reduce_vec_ >= 0) vec = -1;
-    unroll_dim_ = choose_unroll_dim(reduce_vec_ >= 0 ? reduce_vec_ : vec, par);
-    choose_register_tile(vec, vec >= 0 ? lanes_for(out[vec]) : 1);
     unroll_copies_ = unroll_;
     reduce_order_ = choose_reduce_order();
     std::vector<int> out_order = choose_output_order(vec);
@@ -380,14 +399,28 @@ class Emitter {
     return best;
   }
 
-  // The register tile with the fewest cycles per useful multiply-add in a simple model:
-  // a step of the reduction issues tile_vectors_ * unroll_ multiply-adds (two per cycle)
-  // and its distinct loads (two per cycle), and takes at least the 4-cycle latency of a
-  // multiply-add; outputs computed past the end of a dim are waste.
+  // The register tile with the fewest cycles per useful multiply-add (tile_costs), or the
+  // one the caller forces (edgec --tune) when the model allows it.
   void choose_register_tile(int vec, int lanes) {
     tile_vectors_ = 1;
     unroll_ = 1;
-    if (!k_.has_reduce() || (unroll_dim_ < 0 && vec < 0)) return;
+    std::vector<std::pair<double, RegisterTile>> tiles = tile_costs(vec, lanes);
+    if (tiles.empty()) return;
+    RegisterTile pick = tiles[0].second;
+    for (const auto& [cost, tile] : tiles)
+      if (forced_tile_ && tile == *forced_tile_) pick = tile;
+    tile_vectors_ = pick.vectors;
+    unroll_ = pick.unroll;
+  }
+  // The tiles that fit the registers (and the cache slice), cheapest first (ties: in the
+  // order tried, fewer vectors and then fewer outputs first), none without a choice to make.
+  // The cost is cycles per useful multiply-add in a simple model: a step of the reduction
+  // issues vectors * unroll multiply-adds (two per cycle) and its distinct loads (two per
+  // cycle), and takes at least the 4-cycle latency of a multiply-add; outputs computed past
+  // the end of a dim are waste.
+  std::vector<std::pair<double, RegisterTile>> tile_costs(int vec, int lanes) const {
+    std::vector<std::pair<double, RegisterTile>> tiles;
+    if (!k_.has_reduce() || (unroll_dim_ < 0 && vec < 0)) return tiles;
     std::vector<const Value*> loads = reduce_body_loads(k_);
     const int64_t along_unroll = unroll_dim_ >= 0 ? k_.out_shape[unroll_dim_] : 1;
     const int64_t along_vec = vec >= 0 ? k_.out_shape[vec] : 1;
@@ -401,7 +434,6 @@ class Emitter {
     // its channels) must stay in the core's cache while the image passes under it.
     const bool slices = vector_tiles_outermost(vec);
     const double slice_per_vector = slices ? bytes_shared_along_per_slice(unroll_dim_, vec) * lanes / along_vec : 0;
-    double best = 1e30;
     for (int v = 1; v <= max_vectors && (v - 1) * lanes < along_vec; ++v)
       for (int u = 1; u <= std::min<int64_t>(along_unroll, 16); ++u) {
         if (v > 1 && slice_per_vector * v > slice_budget_) break;
@@ -418,8 +450,10 @@ class Emitter {
         double cycles = std::max({v * u / 2.0, distinct_loads / 2.0, 4.0});
         // Ties go to the tile with fewer loads per multiply-add.
         double cost = cycles / (v * u * useful) + 1e-3 * distinct_loads / (v * u);
-        if (cost < best) best = cost, tile_vectors_ = v, unroll_ = u;
+        tiles.push_back({cost, RegisterTile{v, u}});
       }
+    std::stable_sort(tiles.begin(), tiles.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    return tiles;
   }
 
   // Bytes of the buffers the reduction reads without depending on `var` (shared by the
@@ -1337,6 +1371,7 @@ class Emitter {
   std::map<const Value*, LV*> memo_;
   std::map<const Value*, bool> varies_memo_;  // value_varies, for the current lanes
   LV* acc_ = nullptr;
+  const RegisterTile* forced_tile_;  // edgec --tune's choice, or null
   int vector_lanes_;                 // lanes for the vectorized dim, from the target
   int vector_registers_;             // how many vector registers the target has
   int64_t slice_budget_;             // bytes a tile's slice of shared data may take in cache
@@ -1357,8 +1392,14 @@ class Emitter {
 
 }  // namespace
 
-void emit_kernel(llvm::Module& module, const KernelIR& kernel, const TargetSpec& target) {
-  Emitter(module, kernel, target).emit();
+void emit_kernel(llvm::Module& module, const KernelIR& kernel, const TargetSpec& target, const RegisterTile* tile) {
+  Emitter(module, kernel, target, tile).emit();
+}
+
+std::vector<RegisterTile> register_tiles_by_cost(const KernelIR& kernel, const TargetSpec& target) {
+  llvm::LLVMContext ctx;
+  llvm::Module scratch("edgec_plan", ctx);  // the Emitter's home; nothing is emitted into it
+  return Emitter(scratch, kernel, target).allowed_tiles();
 }
 
 }  // namespace edgec

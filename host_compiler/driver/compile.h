@@ -24,6 +24,12 @@ struct CompileOptions {
   std::string dump_kernels;                    // write the kernel IR here
   std::string dump_llvm_ir;                    // write the optimized LLVM IR here
   std::string dump_source;                     // OpenCL targets: write the OpenCL C here
+  // Register tiles per kernel shape (driver/tune.h): --tune times candidates on this machine
+  // and keeps the fastest; --tune-cache reads decisions from this file (and --tune writes
+  // them back).
+  bool tune = false;
+  size_t tune_candidates = 8;                  // tiles timed per shape: the cost model's best
+  std::string tune_cache;
   std::function<void(const std::string&)> progress;  // one line per stage
   std::function<void(const std::string&)> warn;      // what the model has that was tolerated
 };
