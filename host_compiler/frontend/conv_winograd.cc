@@ -11,8 +11,10 @@
 // t runs over the N x TH x TW tiles; each transform is two short reductions over a small
 // constant table (rows, then columns; the intermediate in its own buffer), and U = G w G^T
 // is computed here, at compile time. The products are the kind of kernel the code generator
-// tiles best (a matrix product with packed constant columns). The output transform's result is
-// marked `spatial`, so the scheduler stores it channels-last like a conv's.
+// tiles best (a matrix product with packed constant columns). The half-transformed tiles and
+// the products are marked Node::realize (row-major buffers of their own: fused into the next
+// kernel through its permute, they were read by gathers), the output transform's result
+// Node::conv_result (stored channels-last like a conv's).
 #include <array>
 
 #include "frontend/lowering.h"
