@@ -29,7 +29,7 @@ typedef enum edgert_status {
 typedef enum edgert_dtype {
   EDGERT_F32 = 0, EDGERT_F16 = 1, EDGERT_I8 = 2, EDGERT_U8 = 3, EDGERT_I16 = 4,
   EDGERT_I32 = 5, EDGERT_I64 = 6, EDGERT_BOOL = 7, EDGERT_U16 = 8, EDGERT_U32 = 9,
-  EDGERT_U64 = 10, EDGERT_F64 = 11
+  EDGERT_U64 = 10, EDGERT_F64 = 11, EDGERT_BF16 = 12
 } edgert_dtype;
 
 #define EDGERT_MAX_RANK 8

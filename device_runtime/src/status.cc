@@ -25,6 +25,7 @@ size_t dtype_size(uint32_t dtype) {
     case EDGERT_I8:
     case EDGERT_U8: return 1;
     case EDGERT_F16:
+    case EDGERT_BF16:
     case EDGERT_I16:
     case EDGERT_U16: return 2;
     case EDGERT_F32:
@@ -72,6 +73,7 @@ const char* edgert_dtype_name(edgert_dtype dtype) {
     case EDGERT_U32: return "u32";
     case EDGERT_U64: return "u64";
     case EDGERT_F64: return "f64";
+    case EDGERT_BF16: return "bf16";
   }
   return "unknown";
 }

@@ -269,6 +269,7 @@ const char* npy_descr(edgert_dtype dtype) {
     case EDGERT_U32: return "<u4";
     case EDGERT_U64: return "<u8";
     case EDGERT_F64: return "<f8";
+    case EDGERT_BF16: return "|V2";  // numpy has no bfloat16: the raw 2-byte values
   }
   return "?";
 }

@@ -63,6 +63,12 @@ const char* kUsage =
     "                           channels in and out) as Winograd F(2x2, 3x3) or F(4x4, 3x3):\n"
     "                           auto picks per conv (default on CPU targets), 2 or 4 forces\n"
     "                           that tile, 0 keeps direct sums (default on OpenCL targets)\n"
+    "  --precision fp32|bf16    bf16: convolutions and matrix products with constant weights\n"
+    "                           take bfloat16 operands (weights stored as bf16, activations\n"
+    "                           rounded to bf16), products summed in float32 with AVX512_BF16\n"
+    "                           dot products: about 2x the multiply-adds per cycle, relative\n"
+    "                           error ~1e-2; target x86_64-avx512 only, the bundle then needs\n"
+    "                           a CPU with avx512bf16 (default fp32)\n"
     "  -O0 / -O1 / -O2 / -O3    LLVM optimization level (default -O3)\n"
     "  --dump-kernels FILE      write the kernel IR (loop nests, index math)\n"
     "  --dump-llvm-ir FILE      write the optimized LLVM IR (CPU targets)\n"
@@ -337,6 +343,11 @@ int cmd_compile(const std::vector<std::string>& args) {
       else if (v == "2") opt.winograd = Winograd::Tile2;
       else if (v == "4") opt.winograd = Winograd::Tile4;
       else throw edgec::CompileError("--winograd wants auto, 2, 4 or 0, not '" + v + "'");
+    } else if (a == "--precision") {
+      std::string v = value();
+      if (v == "fp32") opt.precision = edgec::DType::F32;
+      else if (v == "bf16") opt.precision = edgec::DType::BF16;
+      else throw edgec::CompileError("--precision wants fp32 or bf16, not '" + v + "'");
     } else if (a == "--dump-kernels") opt.dump_kernels = value();
     else if (a == "--dump-llvm-ir") opt.dump_llvm_ir = value();
     else if (a == "--dump-source") opt.dump_source = value();

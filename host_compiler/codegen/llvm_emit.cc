@@ -23,6 +23,7 @@
 // copy of the reduction for tiles inside the image.
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
@@ -54,7 +55,8 @@ class Emitter {
  public:
   // forced: the register tile to use when the cost model allows it (edgec --tune).
   Emitter(llvm::Module& m, const KernelIR& k, const TargetSpec& target, const RegisterTile* forced = nullptr)
-      : m_(m), ctx_(m.getContext()), k_(k), b_(ctx_), forced_tile_(forced), vector_lanes_(std::max(1, target.vector_bytes / 4)),
+      : m_(m), ctx_(m.getContext()), k_(k), b_(ctx_), forced_tile_(forced), bf16_dot_(target.bf16_products),
+        vector_lanes_(std::max(1, target.vector_bytes / 4)),
         vector_registers_(target.vector_registers),
         // A tile's slice of the weights stays in cache while the image passes under it: 5/8 of
         // the core's L2 (measured on Zen 4, 1 MB: ResNet-18's last convs ran 40% faster with
@@ -159,6 +161,7 @@ class Emitter {
     int max_lanes = vector_lanes_;
     unroll_copies_ = unroll_;
     reduce_order_ = choose_reduce_order();
+    if (vec >= 0) find_bf16_pairs(vec);
     std::vector<int> out_order = choose_output_order(vec);
     int lanes = 1;           // of the vectorized dim, once its loop is open
     LV* vec_end = nullptr;   // where it stops, when it is ragged
@@ -304,14 +307,23 @@ class Emitter {
   // ---- types ----
   llvm::Type* scalar_type(DType t) {
     switch (t) {
-      case DType::F32: case DType::F16: return b_.getFloatTy();
+      case DType::F32: case DType::F16: case DType::BF16: return b_.getFloatTy();
       case DType::F64: return b_.getDoubleTy();
       case DType::Bool: return b_.getInt1Ty();
       default: return b_.getIntNTy(static_cast<unsigned>(dtype_size(t) * 8));
     }
   }
+  // F16 and BF16 values are computed in float and stored narrow.
+  llvm::Type* narrow_float_type(DType t) {
+    return t == DType::F16 ? b_.getHalfTy() : t == DType::BF16 ? b_.getBFloatTy() : nullptr;
+  }
+  // x (float) rounded to the narrow float dtype t and back: what a cast to t means.
+  LV* round_to_narrow(LV* x, DType t) {
+    llvm::Type* nt = narrow_float_type(t);
+    return nt ? b_.CreateFPExt(b_.CreateFPTrunc(x, same_lanes(x, nt)), x->getType()) : x;
+  }
   llvm::Type* storage_type(DType t) {
-    if (t == DType::F16) return b_.getHalfTy();
+    if (llvm::Type* nt = narrow_float_type(t)) return nt;
     if (t == DType::Bool) return b_.getInt8Ty();
     return scalar_type(t);
   }
@@ -623,6 +635,7 @@ class Emitter {
           loop_red(level + 1);
           return;
         }
+        if (first + j == pairs_.var && emit_bf16_pairs(lanes, copies, select_copy, accs, at)) return;
         if (first + j == reduce_vec_) {
           int64_t extent = k_.reduce_extents[j];
           emit_loop(ic(0), ic(extent), vector_lanes_, [&](LV* iv) {
@@ -669,6 +682,88 @@ class Emitter {
       store(output_index(k_), r, k_.args[0].dtype);
     }
     if (lanes > 1) vars_[vec_var] = vec_base;
+  }
+
+  // ---- bf16 dot products (edgec --precision bf16) ----
+  // A reduction the frontend split into pairs (lowering.h bf16_operand): its innermost dim
+  // has extent 2 and its body is the product of two bf16 loads read as float, one the same
+  // for every lane (a pixel, a row) and one 2 elements apart per lane (a weight panel storing
+  // each column's pair together). vdpbf16ps then computes both steps of the pair per lane:
+  // acc + a[1] b[1] + a[0] b[0] (products exact in float32, each sum rounded to nearest even,
+  // denormals flushed). A padding guard on the lane-invariant load (a channels-last conv's
+  // border pixels) zeroes its pair; ragged vectors keep the loop: the same products, summed
+  // one at a time.
+  struct Bf16Pairs {
+    int var = -1;                          // the pair's reduce variable; -1: none
+    const Value* broadcast = nullptr;      // the lane-invariant load
+    const Value* panel = nullptr;          // the load 2 elements apart per lane
+  };
+  // The bf16 load under a widening Cast (and, where guards are known to hold, a padding Where).
+  const Value* bf16_load_under(const Value* v, bool strip_guards) const {
+    if (strip_guards && v->kind == Value::Kind::Alu && v->op == Op::Where && v->srcs[0]->kind == Value::Kind::InBounds &&
+        v->srcs[2]->kind == Value::Kind::Const && v->srcs[2]->constant == 0.0)
+      v = v->srcs[1];
+    if (v->kind != Value::Kind::Alu || v->op != Op::Cast || v->dtype != DType::F32) return nullptr;
+    const Value* l = v->srcs[0];
+    if (l->kind != Value::Kind::Load || l->dynamic || k_.args[l->arg].dtype != DType::BF16) return nullptr;
+    return l;
+  }
+  void find_bf16_pairs(int vec) {
+    pairs_ = {};
+    if (!bf16_dot_ || !k_.has_reduce() || k_.reduce_op != Op::ReduceSum || k_.acc_dtype != DType::F32 || reduce_order_.empty())
+      return;
+    const int j = reduce_order_.back();
+    const int var = static_cast<int>(k_.out_shape.size()) + j;
+    const Value* body = k_.reduce_body;
+    if (k_.reduce_extents[j] != 2 || body->kind != Value::Kind::Alu || body->op != Op::Mul) return;
+    const Value* a = bf16_load_under(body->srcs[0], true);
+    const Value* b = bf16_load_under(body->srcs[1], true);
+    if (!a || !b) return;
+    if (load_depends_on(a, vec)) std::swap(a, b);
+    const int lanes = lanes_for(k_.out_shape[vec]);
+    if (load_depends_on(a, vec) || load_affine_coef(a, var) != 1 || load_affine_coef(b, var) != 1 ||
+        lane_stride(b->index, vec, lanes) != 2 || !b->guards.empty())
+      return;
+    for (const Guard& g : a->guards)
+      if (index_depends_on(g.index, vec) || index_depends_on(g.index, var)) return;
+    pairs_ = {var, a, b};
+  }
+  // The pair step for every copy of the tile; false where the loop must run instead.
+  template <typename SelectCopy>
+  bool emit_bf16_pairs(int lanes, size_t copies, SelectCopy& select_copy, const std::vector<llvm::AllocaInst*>& accs,
+                       llvm::Type* at) {
+    if (!(lanes == 4 || lanes == 8 || lanes == 16)) return false;
+    select_copy(0);
+    if (lane_mask_) return false;  // a ragged tile: every copy has the same lanes
+    const llvm::Intrinsic::ID dot = lanes == 16  ? llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512
+                                    : lanes == 8 ? llvm::Intrinsic::x86_avx512bf16_dpbf16ps_256
+                                                 : llvm::Intrinsic::x86_avx512bf16_dpbf16ps_128;
+    llvm::Type* bf = b_.getBFloatTy();
+    auto* pair_ty = llvm::FixedVectorType::get(bf, 2);
+    auto* wide_ty = llvm::FixedVectorType::get(bf, static_cast<unsigned>(2 * lanes));
+    vars_[pairs_.var] = ic(0);
+    std::vector<LV*> results(copies);
+    for (size_t u = 0; u < copies; ++u) {
+      select_copy(u);
+      // Where a guard fails (padding) the load reads element 0 and the pair becomes zeros.
+      LV* ok = guards_known_true_ || pairs_.broadcast->guards.empty() ? nullptr : guards_hold(pairs_.broadcast->guards, false);
+      auto load_at = [&](const Value* l, llvm::Type* ty, LV* ok) {
+        LV* idx = index(l->index);
+        if (ok) idx = b_.CreateSelect(ok, idx, ic(0));
+        auto* ld = b_.CreateAlignedLoad(ty, b_.CreateInBoundsGEP(bf, buffers_[l->arg], idx), llvm::Align(2));
+        annotate(ld, l->arg);
+        return ld;
+      };
+      // The pair as one 32-bit element, broadcast to every lane.
+      LV* pair = b_.CreateBitCast(load_at(pairs_.broadcast, pair_ty, ok), b_.getInt32Ty());
+      if (ok) pair = b_.CreateSelect(ok, pair, b_.getInt32(0));
+      LV* spread = b_.CreateBitCast(b_.CreateVectorSplat(static_cast<unsigned>(lanes), pair), wide_ty);
+      LV* panel = load_at(pairs_.panel, wide_ty, nullptr);
+      LV* acc = b_.CreateLoad(at, accs[u]);
+      results[u] = b_.CreateIntrinsic(dot, {}, {acc, spread, panel});
+    }
+    for (size_t u = 0; u < copies; ++u) b_.CreateStore(results[u], accs[u]);
+    return true;
   }
 
   // The guards of the reduce body's loads (a conv's padding).
@@ -904,7 +999,7 @@ class Emitter {
     inst->setMetadata(llvm::LLVMContext::MD_noalias, noalias_md_[arg]);
   }
   LV* widen(LV* l, DType t) {
-    if (t == DType::F16) return b_.CreateFPExt(l, same_lanes(l, b_.getFloatTy()));
+    if (narrow_float_type(t)) return b_.CreateFPExt(l, same_lanes(l, b_.getFloatTy()));
     if (t == DType::Bool) return b_.CreateICmpNE(l, llvm::Constant::getNullValue(l->getType()));
     return l;
   }
@@ -1037,7 +1132,7 @@ class Emitter {
 
   void store(const Index& ix, LV* v, DType t) {
     llvm::Type* st = storage_type(t);
-    if (t == DType::F16) v = b_.CreateFPTrunc(v, same_lanes(v, st));
+    if (narrow_float_type(t)) v = b_.CreateFPTrunc(v, same_lanes(v, st));
     if (t == DType::Bool) v = b_.CreateZExt(v, same_lanes(v, st));
     llvm::Align align(dtype_size(t));
     llvm::Instruction* st_inst;
@@ -1064,7 +1159,7 @@ class Emitter {
 
   LV* constant(double c, DType t) {
     llvm::Type* ty = lanes_of(scalar_type(t), lanes_);
-    if (ty->isFPOrFPVectorTy()) return llvm::ConstantFP::get(ty, t == DType::F16 ? static_cast<float>(c) : c);
+    if (ty->isFPOrFPVectorTy()) return llvm::ConstantFP::get(ty, narrow_float_type(t) ? round_to_dtype(c, t) : c);
     if (t == DType::Bool) return llvm::ConstantInt::get(ty, c != 0.0 ? 1 : 0);
     if (is_unsigned(t)) return llvm::ConstantInt::get(ty, static_cast<uint64_t>(c));
     return llvm::ConstantInt::get(ty, static_cast<uint64_t>(static_cast<int64_t>(c)), true);
@@ -1175,15 +1270,13 @@ class Emitter {
                                      : b_.CreateICmpNE(x, llvm::Constant::getNullValue(ft));
     }
     if (ft == tt) {
-      // F16 computes in float: rounding to half precision is what a cast to F16 means.
-      if (to == DType::F16 && from != DType::F16) return b_.CreateFPExt(b_.CreateFPTrunc(x, lanes_of(b_.getHalfTy(), lanes_)), tt);
-      return x;
+      // F16 / BF16 compute in float: rounding to the narrow type is what a cast to it means
+      // (from F16 to BF16 too: not every half is a bfloat16).
+      return from == to ? x : round_to_narrow(x, to);
     }
     if (ft->isFPOrFPVectorTy() && tt->isFPOrFPVectorTy()) {
-      LV* r = b_.CreateFPCast(x, tt);
       // double -> half has no instruction (LLVM would call __truncdfhf2): go through float.
-      if (to == DType::F16) r = b_.CreateFPExt(b_.CreateFPTrunc(r, lanes_of(b_.getHalfTy(), lanes_)), tt);
-      return r;
+      return round_to_narrow(b_.CreateFPCast(x, tt), to);
     }
     if (ft->isFPOrFPVectorTy()) {
       // Saturate first: out-of-range float to int is undefined in LLVM.
@@ -1191,9 +1284,7 @@ class Emitter {
                              : b_.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {tt, ft}, {x});
     }
     if (tt->isFPOrFPVectorTy()) {
-      LV* r = is_unsigned(from) ? b_.CreateUIToFP(x, tt) : b_.CreateSIToFP(x, tt);
-      if (to == DType::F16) r = b_.CreateFPExt(b_.CreateFPTrunc(r, lanes_of(b_.getHalfTy(), lanes_)), tt);
-      return r;
+      return round_to_narrow(is_unsigned(from) ? b_.CreateUIToFP(x, tt) : b_.CreateSIToFP(x, tt), to);
     }
     return b_.CreateIntCast(x, tt, !is_unsigned(from));
   }
@@ -1371,7 +1462,9 @@ class Emitter {
   std::map<const Value*, LV*> memo_;
   std::map<const Value*, bool> varies_memo_;  // value_varies, for the current lanes
   LV* acc_ = nullptr;
-  const RegisterTile* forced_tile_;  // edgec --tune's choice, or null
+  const RegisterTile* forced_tile_;
+  const bool bf16_dot_;      // the target has vdpbf16ps (TargetSpec::bf16_products)
+  Bf16Pairs pairs_;  // edgec --tune's choice, or null
   int vector_lanes_;                 // lanes for the vectorized dim, from the target
   int vector_registers_;             // how many vector registers the target has
   int64_t slice_budget_;             // bytes a tile's slice of shared data may take in cache

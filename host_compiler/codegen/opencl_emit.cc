@@ -40,8 +40,9 @@ std::string compute_type(DType t, bool half) {
     case DType::I64: return "long";
     case DType::U64: return "ulong";
     case DType::Bool: return "bool";
+    case DType::BF16: break;  // edgec --precision bf16 is for CPU targets only
   }
-  return "float";
+  throw CompileError(std::string("internal: OpenCL kernels have no ") + dtype_name(t) + " values");
 }
 // The element type of a buffer holding dtype t (half is legal behind a pointer only).
 std::string storage_type(DType t) {

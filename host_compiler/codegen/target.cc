@@ -61,6 +61,8 @@ std::vector<TargetSpec> all_targets() {
       cpu_target("aarch64-fp16", arm, "aarch64-unknown-linux-gnu", "generic", "+neon,+fullfp16",
                  {"neon", "fp16", "fullfp16"}, 16, 32, 256 << 10),
   };
+  // AVX512_BF16 (Cooper Lake, Sapphire Rapids, Zen 4 and later) comes with AVX-512 only.
+  for (TargetSpec& t : targets) t.bf16_capable = t.name == "x86_64-avx512";
   // Any OpenCL 1.2 device: global buffers, F32 arithmetic, F16 stored as half.
   targets.push_back(opencl_target("opencl", "generic"));
   // The same with activations and weights in images (what Adreno reads fastest), F32 texels.
@@ -87,6 +89,22 @@ TargetSpec target_by_name(const std::string& name) {
   std::string known;
   for (const std::string& n : known_targets()) known += (known.empty() ? "" : ", ") + n;
   throw CompileError("unknown target '" + name + "' (known: " + known + ")");
+}
+
+TargetSpec with_precision(TargetSpec t, DType precision) {
+  if (precision == DType::F32) return t;
+  if (precision != DType::BF16) throw CompileError(std::string("--precision ") + dtype_name(precision) + " is not supported");
+  if (!t.bf16_capable) {
+    std::string capable;
+    for (const TargetSpec& c : all_targets())
+      if (c.bf16_capable) capable += (capable.empty() ? "" : ", ") + c.name;
+    throw CompileError("--precision bf16 needs bfloat16 dot products, which target " + t.name + " lacks (targets with them: " +
+                       capable + ")");
+  }
+  t.llvm_features += t.llvm_features.empty() ? "+avx512bf16" : ",+avx512bf16";
+  t.required_features.push_back("avx512bf16");
+  t.bf16_products = true;
+  return t;
 }
 
 std::vector<std::string> known_targets() {

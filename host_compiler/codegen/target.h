@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "graph/graph.h"
+
 namespace edgec {
 
 // The code generator a target uses (codegen/backend.h).
@@ -30,6 +32,10 @@ struct TargetSpec {
   // Stride-1 3x3 convs as Winograd F(m x m, 3 x 3) where it pays, unless edgec --winograd
   // says otherwise (the products are the fast kernels of the CPU code generator).
   bool winograd = false;
+  // edgec --precision bf16 is allowed (x86_64-avx512: AVX512_BF16's vdpbf16ps, which
+  // with_precision adds to the features) / was asked for (the code generator emits it).
+  bool bf16_capable = false;
+  bool bf16_products = false;
   // Storage and arithmetic. F16 intermediates are kept as F16 only where the target reads
   // and writes half cheaply (GPUs: vload_half / vstore_half); CPUs store them as F32.
   bool f16_storage = false;
@@ -44,6 +50,9 @@ struct TargetSpec {
 
 // Throws CompileError listing the known targets if `name` is unknown.
 TargetSpec target_by_name(const std::string& name);
+// The target with edgec --precision applied: F32 leaves it as it is; BF16 (products with
+// bfloat16 operands) needs a bf16_capable target and adds the feature the code then needs.
+TargetSpec with_precision(TargetSpec target, DType precision);
 std::vector<std::string> known_targets();
 
 }  // namespace edgec

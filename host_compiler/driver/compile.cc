@@ -162,7 +162,7 @@ CompileResult compile_onnx_file(const std::string& model_path, const CompileOpti
     std::snprintf(stamp, sizeof stamp, "[%6.2fs] ", s);
     options.progress(stamp + what);
   };
-  TargetSpec target = target_by_name(options.target);
+  TargetSpec target = with_precision(target_by_name(options.target), options.precision);
   if (options.tune) check_target_runs_here(target);  // before the work it would waste
 
   ImportOptions import_options;
@@ -170,6 +170,7 @@ CompileResult compile_onnx_file(const std::string& model_path, const CompileOpti
   import_options.constant_inputs = options.constant_inputs;
   import_options.warn = options.warn;
   import_options.winograd = options.winograd.value_or(target.winograd ? Winograd::Auto : Winograd::Off);
+  import_options.product_operands = options.precision;
   std::unique_ptr<Graph> graph = import_onnx_file(model_path, import_options);
   progress("imported " + model_path + ": " + std::to_string(graph->live_nodes().size()) + " primitive ops");
 
@@ -232,7 +233,8 @@ CompileResult compile_onnx_file(const std::string& model_path, const CompileOpti
         return out;
       };
       bool fp16 = target.half_arithmetic;
-      for (const ScheduledBuffer& b : schedule.buffers) fp16 = fp16 || b.dtype == DType::F16;
+      // bf16 products round their operands to 8 significant bits: the fp16 tolerances.
+      for (const ScheduledBuffer& b : schedule.buffers) fp16 = fp16 || b.dtype == DType::F16 || b.dtype == DType::BF16;
       reference = make_reference(model_path, specs(schedule.inputs), specs(schedule.outputs), options.constant_inputs,
                                  fp16, options.reference);
       progress("reference data: " + std::to_string(reference.inputs.size()) + " inputs, " +

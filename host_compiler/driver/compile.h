@@ -21,6 +21,9 @@ struct CompileOptions {
   ReferenceOptions reference;                  // --embed-reference and its values
   // Stride-1 3x3 convs (edgec --winograd); unset: Auto where the target says so, else Off.
   std::optional<Winograd> winograd;
+  // --precision: F32, or BF16 (convolutions and matrix products with constant weights take
+  // bfloat16 operands; codegen/target.h with_precision says which targets can).
+  DType precision = DType::F32;
   std::string dump_kernels;                    // write the kernel IR here
   std::string dump_llvm_ir;                    // write the optimized LLVM IR here
   std::string dump_source;                     // OpenCL targets: write the OpenCL C here

@@ -74,7 +74,7 @@ Node* table(Graph& g, DType dtype, const std::vector<std::vector<double>>& a, co
 
 }  // namespace
 
-int winograd_tile_for(Winograd mode, int64_t c, int64_t k, int64_t oh, int64_t ow) {
+int winograd_tile_for(Winograd mode, int64_t c, int64_t k, int64_t oh, int64_t ow, DType operands) {
   switch (mode) {
     case Winograd::Off: return 0;
     case Winograd::Tile2: return 2;
@@ -100,13 +100,16 @@ int winograd_tile_for(Winograd mode, int64_t c, int64_t k, int64_t oh, int64_t o
   double best_cost = kMinGain * cost(0);
   for (int m : {2, 4}) {
     if (m == 4 && 36 * c * k * int64_t(sizeof(float)) > kMaxTile4WeightBytes) continue;
+    // bf16 operands: F(4x4)'s transforms (entries up to 8) amplify the rounding of the tiles
+    // to 8 bits; ResNet-18's output error grew 3.5x over F(2x2)'s (BENCHMARKS.md).
+    if (m == 4 && operands == DType::BF16) continue;
     if (double w = cost(m); w < best_cost) best = m, best_cost = w;
   }
   return best;
 }
 
 Node* winograd_conv(Graph& g, Node* x, const HostTensor& w, int tile, const std::array<int64_t, 2>& pad_lo,
-                    const std::array<int64_t, 2>& pad_hi) {
+                    const std::array<int64_t, 2>& pad_hi, DType operands) {
   const WinogradMatrices wm = matrices(tile);
   const int64_t m = wm.m, alpha = m + 2, P = alpha * alpha;
   const int64_t n = x->shape[0], c = x->shape[1], h = x->shape[2], wd = x->shape[3], k = w.shape[0];
@@ -125,6 +128,10 @@ Node* winograd_conv(Graph& g, Node* x, const HostTensor& w, int tile, const std:
   rows->realize = true;
   Node* rows_v = g.reshape(g.permute(g.reshape(rows, {alpha, alpha, tiles, c}), {0, 2, 3, 1}), {alpha, 1, tiles, c, alpha});
   Node* v = g.reduce(Op::ReduceSum, g.binary(Op::Mul, rows_v, bt_cols), {-1});  // (a, b, T, C, 1): (P, T, C)
+  // bf16 products (lowering.h bf16_operand): the transform stores its tiles as bf16, the
+  // products read them in pairs of channels.
+  const bool bf16 = operands == DType::BF16 && c % kBf16Pair == 0;
+  if (bf16) v = g.cast(v, DType::BF16);
   v->realize = true;
 
   // U[p, c, k] = (G w[k, c] G^T)[p], computed in double.
@@ -140,9 +147,17 @@ Node* winograd_conv(Graph& g, Node* x, const HostTensor& w, int tile, const std:
         u[size_t((p * c + ic) * k + oc)] = s;
       }
     }
-  Node* u_node = packed_in_column_blocks(g, g.weight(HostTensor::from_doubles(x->dtype, {P, c, k}, u), "winograd_weight"));
-  Node* u_view = g.reshape(g.permute(u_node, {0, 2, 1}), {P, 1, k, c});
-  Node* mp = g.reduce(Op::ReduceSum, g.binary(Op::Mul, g.reshape(v, {P, tiles, 1, c}), u_view), {-1});  // (P, T, K, 1)
+  Node* mp;
+  if (bf16) {  // (P, T, 1, C/2, 2) * (P, 1, K, C/2, 2) summed over the pairs
+    Node* u_node = packed_in_column_groups(g, g.weight(HostTensor::from_doubles(DType::BF16, {P, c, k}, u), "winograd_weight"), kBf16Pair);
+    Node* u_view = g.reshape(g.cast(g.permute(u_node, {0, 3, 1, 2}), x->dtype), {P, 1, k, c / kBf16Pair, kBf16Pair});
+    Node* v_pairs = g.reshape(g.cast(v, x->dtype), {P, tiles, 1, c / kBf16Pair, kBf16Pair});
+    mp = g.reduce(Op::ReduceSum, g.binary(Op::Mul, v_pairs, u_view), {-2, -1});  // (P, T, K, 1, 1)
+  } else {
+    Node* u_node = packed_in_column_blocks(g, g.weight(HostTensor::from_doubles(x->dtype, {P, c, k}, u), "winograd_weight"));
+    Node* u_view = g.reshape(g.permute(u_node, {0, 2, 1}), {P, 1, k, c});
+    mp = g.reduce(Op::ReduceSum, g.binary(Op::Mul, g.reshape(v, {P, tiles, 1, c}), u_view), {-1});  // (P, T, K, 1)
+  }
   mp->realize = true;
 
   // Output tiles Y = A^T M A, again rows then columns: half[a, j, t, k] = sum_i AT[a, i] M[i, j],

@@ -294,7 +294,7 @@ Node* unsqueeze_axes(Graph& g, Node* x, std::vector<int64_t> axes) {
   return g.reshape(x, shape);
 }
 
-Node* matmul(Graph& g, Node* a, Node* b) {
+Node* matmul(Graph& g, Node* a, Node* b, DType operands) {
   if (a->shape.empty() || b->shape.empty()) throw CompileError("MatMul of a scalar");
   bool a_vec = a->shape.size() == 1, b_vec = b->shape.size() == 1;
   if (a_vec) a = g.reshape(a, {1, a->shape[0]});
@@ -302,26 +302,46 @@ Node* matmul(Graph& g, Node* a, Node* b) {
   size_t ra = a->shape.size(), rb = b->shape.size();
   if (a->shape[ra - 1] != b->shape[rb - 2])
     throw CompileError("MatMul: inner dims of " + shape_str(a->shape) + " and " + shape_str(b->shape) + " differ");
-  // (..., M, K) x (..., K, N) as (..., M, 1, K) * (..., 1, N, K) summed over the last dim,
-  // so the reduction runs over contiguous elements of a.
-  Shape as = a->shape;
-  as.insert(as.end() - 1, 1);
-  std::vector<int64_t> perm = iota_ints(0, int64_t(rb));
-  std::swap(perm[rb - 1], perm[rb - 2]);
-  // A constant b (weights) multiplied by several rows of a stays stored (..., K, N), read
-  // through the transposing view: a kernel computing a vector of N outputs for a few rows
-  // loads consecutive weights that the rows share (Node::packed). With one row (a
-  // matrix-vector product) the folded (N, K) order is better: each output is a dot product
-  // over consecutive weights.
-  int64_t rows = a->shape[ra - 1] ? numel(a->shape) / a->shape[ra - 1] : 0;  // K = 0: no rows to share
-  if (rows >= 4 && g.is_constant(b)) b = packed_in_column_blocks(g, b);
-  Node* bt = g.permute(b, perm);
-  Shape bs = bt->shape;
-  bs.insert(bs.end() - 2, 1);
-  Node* prod = g.binary(Op::Mul, g.reshape(a, as), g.reshape(bt, bs));
-  Node* sum = g.reduce(Op::ReduceSum, prod, {-1});
-  Shape out(sum->shape.begin(), sum->shape.end() - 1);
-  Node* y = g.reshape(sum, out);
+  const int64_t k = a->shape[ra - 1];
+  const int64_t rows = k ? numel(a->shape) / k : 0;  // K = 0: no rows to share
+  Node* prod;
+  std::vector<int64_t> summed;
+  if (operands == DType::BF16 && rows >= 4 && g.is_constant(b) && a->dtype == DType::F32 && k % kBf16Pair == 0) {
+    // The reduction split in pairs: (..., M, 1, K/2, 2) * (..., 1, N, K/2, 2), each column's
+    // pairs of b stored together (packed_in_column_groups).
+    Shape as = a->shape;
+    as.back() = k / kBf16Pair;
+    as.push_back(kBf16Pair);
+    as.insert(as.end() - 2, 1);
+    Node* bp = packed_in_column_groups(g, g.cast(b, DType::BF16), kBf16Pair);  // (..., K/2, 2, N)
+    std::vector<int64_t> to_nk = iota_ints(0, int64_t(rb) + 1);
+    std::rotate(to_nk.end() - 3, to_nk.end() - 1, to_nk.end());  // (..., N, K/2, 2)
+    Node* bt = g.cast(g.permute(bp, to_nk), DType::F32);
+    Shape bs = bt->shape;
+    bs.insert(bs.end() - 3, 1);
+    prod = g.binary(Op::Mul, bf16_operand(g, g.reshape(a, as)), g.reshape(bt, bs));
+    summed = {-2, -1};
+  } else {
+    // (..., M, K) x (..., K, N) as (..., M, 1, K) * (..., 1, N, K) summed over the last dim,
+    // so the reduction runs over contiguous elements of a.
+    Shape as = a->shape;
+    as.insert(as.end() - 1, 1);
+    std::vector<int64_t> perm = iota_ints(0, int64_t(rb));
+    std::swap(perm[rb - 1], perm[rb - 2]);
+    // A constant b (weights) multiplied by several rows of a stays stored (..., K, N), read
+    // through the transposing view: a kernel computing a vector of N outputs for a few rows
+    // loads consecutive weights that the rows share (Node::packed). With one row (a
+    // matrix-vector product) the folded (N, K) order is better: each output is a dot product
+    // over consecutive weights.
+    if (rows >= 4 && g.is_constant(b)) b = packed_in_column_blocks(g, b);
+    Node* bt = g.permute(b, perm);
+    Shape bs = bt->shape;
+    bs.insert(bs.end() - 2, 1);
+    prod = g.binary(Op::Mul, g.reshape(a, as), g.reshape(bt, bs));
+    summed = {-1};
+  }
+  Node* sum = g.reduce(Op::ReduceSum, prod, summed);
+  Node* y = g.reshape(sum, Shape(sum->shape.begin(), sum->shape.end() - int64_t(summed.size())));
   std::vector<int64_t> drop;
   if (a_vec) drop.push_back(-2);
   if (b_vec) drop.push_back(-1);
@@ -361,6 +381,42 @@ Node* packed_in_column_blocks(Graph& g, Node* x) {
   std::vector<int64_t> begin(size_t(r), 0);
   return g.shrink(y, begin, s);
 }
+
+Node* packed_in_column_groups(Graph& g, Node* x, int64_t group) {
+  constexpr int64_t kBlock = 16;
+  const Shape s = x->shape;
+  const int64_t r = int64_t(s.size()), n = s.back(), k = s[size_t(r - 2)];
+  if (r < 2 || k % group) throw CompileError("internal: " + shape_str(s) + " has no groups of " + std::to_string(group));
+  const int64_t blocks = (n + kBlock - 1) / kBlock;
+  Node* filled = x;
+  if (blocks * kBlock != n) {
+    std::vector<int64_t> lo(size_t(r), 0), hi(size_t(r), 0);
+    hi.back() = blocks * kBlock - n;
+    filled = g.pad(x, lo, hi, 0.0);
+  }
+  // (..., K/group, group, N/16, 16): dims lead 0..r-3, K/group r-2, group r-1, N/16 r, 16 r+1.
+  Shape split(s.begin(), s.end() - 2);
+  for (int64_t d : {k / group, group, blocks, kBlock}) split.push_back(d);
+  std::vector<int64_t> to_stored{r};  // (N/16, lead..., K/group, 16, group)
+  for (int64_t i = 0; i < r - 1; ++i) to_stored.push_back(i);
+  to_stored.push_back(r + 1);
+  to_stored.push_back(r - 1);
+  Node* stored = g.permute(g.reshape(filled, split), to_stored);
+  stored->packed = true;
+  // Back to (lead..., K/group, group, N/16, 16): stored dims lead 1..r-2, K/group r-1, 16 r, group r+1.
+  std::vector<int64_t> to_split;
+  for (int64_t i = 1; i <= r - 1; ++i) to_split.push_back(i);
+  for (int64_t d : {r + 1, int64_t{0}, r}) to_split.push_back(d);
+  Shape view(s.begin(), s.end() - 2);
+  for (int64_t d : {k / group, group, blocks * kBlock}) view.push_back(d);
+  Node* y = g.reshape(g.permute(stored, to_split), view);
+  if (filled == x) return y;
+  Shape end = view;
+  end.back() = n;
+  return g.shrink(y, std::vector<int64_t>(view.size(), 0), end);
+}
+
+Node* bf16_operand(Graph& g, Node* x) { return g.cast(g.cast(x, DType::BF16), x->dtype); }
 
 Node* reduce_min(Graph& g, Node* x, const std::vector<int64_t>& axes) {
   if (is_float(x->dtype))  // min(x) = -max(-x), exact for floats

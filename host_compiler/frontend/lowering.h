@@ -30,6 +30,7 @@ class OpContext {
   const onnx::NodeProto& node;
   const int64_t opset;  // version of the default (ai.onnx) operator set the model imports
   Winograd winograd = Winograd::Off;  // ImportOptions::winograd
+  DType product_operands = DType::F32;  // ImportOptions::product_operands
 
   // Throws CompileError(message); the importer prefixes the node name and op type.
   [[noreturn]] void fail(const std::string& message) const;
@@ -107,13 +108,16 @@ Node* unsqueeze_axes(Graph& g, Node* x, std::vector<int64_t> axes);
 Node* conv_node(OpContext& ctx, Node* x, Node* w, Node* bias);
 // The Winograd tile (2 or 4) that `mode` gives a stride-1 3x3 conv with c input and k output
 // channels and an oh x ow output; 0 for the direct convolution (conv_winograd.cc).
-int winograd_tile_for(Winograd mode, int64_t c, int64_t k, int64_t oh, int64_t ow);
+// operands BF16 (bf16 products): auto never picks F(4x4).
+int winograd_tile_for(Winograd mode, int64_t c, int64_t k, int64_t oh, int64_t ow, DType operands = DType::F32);
 // Stride-1, undilated, ungrouped 3x3 convolution of x (N, C, H, W) with the constant weight w
 // (K, C, 3, 3) as Winograd F(tile x tile, 3 x 3), tile 2 or 4 (conv_winograd.cc). No bias.
+// operands BF16: the products in bf16 pairs (bf16_operand) where C is even.
 Node* winograd_conv(Graph& g, Node* x, const HostTensor& w, int tile, const std::array<int64_t, 2>& pad_lo,
-                    const std::array<int64_t, 2>& pad_hi);
-// numpy matmul (batch broadcasting, 1-D operands).
-Node* matmul(Graph& g, Node* a, Node* b);
+                    const std::array<int64_t, 2>& pad_hi, DType operands = DType::F32);
+// numpy matmul (batch broadcasting, 1-D operands). operands BF16 (edgec --precision bf16):
+// a constant b of 4 rows or more and an even inner dim make a bf16 product (bf16_operand).
+Node* matmul(Graph& g, Node* a, Node* b, DType operands = DType::F32);
 // A constant x (..., N) that kernels read as vectors along its last dim (weights whose
 // columns are output channels): stored as (N/16, ..., 16) — each block of 16 columns one
 // contiguous panel, so a tile of output channels streams its weights from consecutive
@@ -121,6 +125,17 @@ Node* matmul(Graph& g, Node* a, Node* b);
 // Where N is 16 or less, x itself is stored. Marks the stored node packed (constant
 // folding materializes it and keeps the view above it).
 Node* packed_in_column_blocks(Graph& g, Node* x);
+// The same for the operand of a dot-product instruction that reduces `group` consecutive
+// elements per lane (vdpbf16ps: pairs): x (..., K, N), K a multiple of group, stored as
+// (N/16, ..., K/group, 16, group) and read as (..., K/group, group, N).
+Node* packed_in_column_groups(Graph& g, Node* x, int64_t group);
+
+// Products with bfloat16 operands (edgec --precision bf16): float32 rounded to bf16 and back,
+// products summed in float32 — what vdpbf16ps computes, a pair of products per lane, where
+// the code generator finds the pairs (reduction split as (K/2, 2), weights packed by
+// packed_in_column_groups). Elsewhere the same values are computed one product at a time.
+constexpr int64_t kBf16Pair = 2;
+Node* bf16_operand(Graph& g, Node* x);
 // Reductions over normalized axes, reduced dims kept as 1.
 Node* reduce_min(Graph& g, Node* x, const std::vector<int64_t>& axes);
 Node* reduce_mean(Graph& g, Node* x, const std::vector<int64_t>& axes);

@@ -150,6 +150,7 @@ struct NodeImporter {
   Graph& g;
   int64_t opset, ml_opset;
   Winograd winograd = Winograd::Off;  // ImportOptions::winograd
+  DType product_operands = DType::F32;  // ImportOptions::product_operands
 
   void run(const onnx::GraphProto& graph, Scope& scope) {
     const auto& table = onnx_frontend::op_table();
@@ -181,6 +182,7 @@ struct NodeImporter {
       try {
         OpContext ctx(g, node, node_opset, std::move(inputs));
         ctx.winograd = winograd;
+        ctx.product_operands = product_operands;
         if (!control) outputs = fn->second(ctx);
         else if (node.op_type() == "If") outputs = lower_if(ctx, scope);
         else if (node.op_type() == "Loop") outputs = lower_loop(ctx, scope);
@@ -414,7 +416,7 @@ std::unique_ptr<Graph> import_graph(const onnx::ModelProto& model, const ImportO
 
   Scope top;
   top.values = std::move(values);
-  NodeImporter importer{*g, opset, ml_opset, options.winograd};
+  NodeImporter importer{*g, opset, ml_opset, options.winograd, options.product_operands};
   importer.run(graph, top);
   values = std::move(top.values);
 

@@ -27,6 +27,9 @@ struct ImportOptions {
   // channels as Winograd F(m x m, 3 x 3): fewer multiply-adds where the products dominate
   // (CPUs), more weight bytes; results differ from the direct sums by rounding.
   Winograd winograd = Winograd::Off;
+  // BF16: convolutions and matrix products with constant float weights take bfloat16
+  // operands, products summed in float32 (edgec --precision bf16; lowering.h bf16_operand).
+  DType product_operands = DType::F32;
 };
 
 // Throw CompileError naming the ONNX node and op type for anything they cannot import.

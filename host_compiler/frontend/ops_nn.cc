@@ -101,6 +101,18 @@ Node* packed_conv_weight(Graph& g, Node* w) {
   return g.permute(packed_in_column_blocks(g, g.permute(w, pack)), unpack);
 }
 
+// The same in bfloat16 for products in pairs (edgec --precision bf16), stored as
+// (M/16, K..., C/groups/2, 16, 2) and read as float32 in the order (M, C/groups/2, 2, K...).
+Node* packed_conv_weight_pairs(Graph& g, Node* w) {
+  const int64_t k = int64_t(w->shape.size()) - 2;
+  std::vector<int64_t> pack, unpack{k + 2, k, k + 1};  // (K..., C, M) <-> (M, C/2, 2, K...)
+  for (int64_t i = 0; i < k; ++i) pack.push_back(2 + i), unpack.push_back(i);
+  pack.push_back(1);
+  pack.push_back(0);
+  Node* packed = packed_in_column_groups(g, g.cast(g.permute(w, pack), DType::BF16), kBf16Pair);
+  return g.cast(g.permute(packed, unpack), DType::F32);
+}
+
 // y (N, M, O...) + bias (M) where there is one.
 Node* add_conv_bias(OpContext& ctx, Node* y, Node* bias) {
   if (!bias) return y;
@@ -125,9 +137,9 @@ Node* winograd_if_it_pays(OpContext& ctx, Node* x, Node* w, int64_t groups, cons
   if (c < kMinChannels || k < kMinChannels || !ctx.g.is_constant(w)) return nullptr;
   const std::array<int64_t, 2> lo{spec.pad_lo[0], spec.pad_lo[1]}, hi{spec.pad_hi[0], spec.pad_hi[1]};
   const int64_t oh = x->shape[2] + lo[0] + hi[0] - 2, ow = x->shape[3] + lo[1] + hi[1] - 2;
-  const int tile = winograd_tile_for(ctx.winograd, c, k, oh, ow);
+  const int tile = winograd_tile_for(ctx.winograd, c, k, oh, ow, ctx.product_operands);
   if (tile == 0 || oh < tile || ow < tile) return nullptr;
-  return winograd_conv(ctx.g, x, ctx.g.evaluate(w), tile, lo, hi);
+  return winograd_conv(ctx.g, x, ctx.g.evaluate(w), tile, lo, hi, ctx.product_operands);
 }
 
 // Convolution of x (N, C, S...) with w (M, C/groups, K...) over the window `spec`.
@@ -142,18 +154,28 @@ Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, co
   if (w->dtype != x->dtype) ctx.fail("input and weight dtypes differ");
   std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
   if (Node* y = winograd_if_it_pays(ctx, x, w, groups, spec)) return add_conv_bias(ctx, y, bias);
+  // --precision bf16: the channel reduction in pairs of bf16 operands (lowering.h bf16_operand).
+  const bool bf16 = ctx.product_operands == DType::BF16 && x->dtype == DType::F32 && c / groups % kBf16Pair == 0 &&
+                    g.is_constant(w);
+  const int64_t pair = bf16 ? kBf16Pair : 1;
+  if (bf16) x = bf16_operand(g, x);
   Node* win = windows(g, x, spec, 0.0);  // (N, C, O..., K...)
   Shape out_spatial(win->shape.begin() + 2, win->shape.begin() + 2 + k);
   int64_t cg = c / groups, mg = m / groups;
+  // The channels of a group as (C/G/pair, pair): one dim (pair 1) or two.
+  Shape channel_dims{cg / pair};
+  if (pair > 1) channel_dims.push_back(pair);
+  const int64_t cd = int64_t(channel_dims.size());
 
   // Product laid out as (N, G, M/G, O..., C/G, K...) so the reduction is over the trailing,
   // contiguous dims of each output element.
-  Shape xs{n, groups, cg};
+  Shape xs{n, groups};
+  xs.insert(xs.end(), channel_dims.begin(), channel_dims.end());
   xs.insert(xs.end(), win->shape.begin() + 2, win->shape.end());
   std::vector<int64_t> perm{0, 1};
-  for (size_t i = 0; i < k; ++i) perm.push_back(3 + int64_t(i));  // O...
-  perm.push_back(2);                                               // C/G
-  for (size_t i = 0; i < k; ++i) perm.push_back(3 + int64_t(k + i));  // K...
+  for (size_t i = 0; i < k; ++i) perm.push_back(2 + cd + int64_t(i));      // O...
+  for (int64_t i = 0; i < cd; ++i) perm.push_back(2 + i);                    // C/G
+  for (size_t i = 0; i < k; ++i) perm.push_back(2 + cd + int64_t(k + i));  // K...
   Node* xv = g.permute(g.reshape(win, xs), perm);
   Shape xv_shape = xv->shape;
   xv_shape.insert(xv_shape.begin() + 2, 1);
@@ -161,13 +183,13 @@ Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, co
 
   Shape wv_shape{1, groups, mg};
   wv_shape.insert(wv_shape.end(), k, 1);
-  wv_shape.push_back(cg);
+  wv_shape.insert(wv_shape.end(), channel_dims.begin(), channel_dims.end());
   wv_shape.insert(wv_shape.end(), kernel.begin(), kernel.end());
-  Node* wv = g.reshape(packed_conv_weight(g, w), wv_shape);
+  Node* wv = g.reshape(bf16 ? packed_conv_weight_pairs(g, w) : packed_conv_weight(g, w), wv_shape);
 
   Node* prod = g.binary(Op::Mul, xv, wv);
   int64_t rank = int64_t(prod->shape.size());
-  Node* sum = g.reduce(Op::ReduceSum, prod, iota_ints(rank - int64_t(k) - 1, rank));
+  Node* sum = g.reduce(Op::ReduceSum, prod, iota_ints(rank - int64_t(k) - cd, rank));
   Shape out{n, m};
   out.insert(out.end(), out_spatial.begin(), out_spatial.end());
   return add_conv_bias(ctx, g.reshape(sum, out), bias);
@@ -595,7 +617,7 @@ Outs lower_layer_norm(OpContext& ctx) {
   return {y, parts[1], parts[2]};
 }
 
-Outs lower_matmul(OpContext& ctx) { return {matmul(ctx.g, ctx.input(0), ctx.input(1))}; }
+Outs lower_matmul(OpContext& ctx) { return {matmul(ctx.g, ctx.input(0), ctx.input(1), ctx.product_operands)}; }
 
 // Einsum: every operand's dims are labelled (a repeated label in one operand takes the
 // diagonal), permuted into one common order (output labels, then summed labels), multiplied
@@ -724,7 +746,7 @@ Outs lower_gemm(OpContext& ctx) {
   if (a->shape.size() != 2 || b->shape.size() != 2) ctx.fail("A and B must be 2-D");
   if (ctx.attr_int("transA", 0)) a = g.permute(a, {1, 0});
   if (ctx.attr_int("transB", 0)) b = g.permute(b, {1, 0});
-  Node* y = matmul(g, a, b);
+  Node* y = matmul(g, a, b, ctx.product_operands);
   float alpha = ctx.attr_float("alpha", 1.0f), beta = ctx.attr_float("beta", 1.0f);
   if (alpha != 1.0f) y = g.binary(Op::Mul, y, scalar(g, alpha, y));
   if (c && beta != 0.0f) {

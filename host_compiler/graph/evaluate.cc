@@ -93,6 +93,9 @@ Dense decode(const HostTensor& t) {
     case DType::F16:
       for (int64_t k = 0; k < n; ++k) { uint16_t h; std::memcpy(&h, p + 2 * k, 2); out.f[k] = half_to_float(h); }
       break;
+    case DType::BF16:
+      for (int64_t k = 0; k < n; ++k) { uint16_t h; std::memcpy(&h, p + 2 * k, 2); out.f[k] = bf16_to_float(h); }
+      break;
     default:
       with_int_type(t.dtype, [&](auto tag) {
         using T = decltype(tag);
@@ -120,6 +123,9 @@ HostTensor encode(const Dense& d) {
       break;
     case DType::F16:
       for (int64_t k = 0; k < n; ++k) { uint16_t h = float_to_half(float(d.f[k])); std::memcpy(p + 2 * k, &h, 2); }
+      break;
+    case DType::BF16:
+      for (int64_t k = 0; k < n; ++k) { uint16_t h = float_to_bf16(float(d.f[k])); std::memcpy(p + 2 * k, &h, 2); }
       break;
     default:
       with_int_type(d.dtype, [&](auto tag) {
@@ -535,8 +541,10 @@ std::vector<HostTensor> Graph::evaluate(const std::vector<const Node*>& xs, cons
 
 namespace {
 // The packed node under a chain of views, if any.
+// A widening float cast counts as a view: the kernel converts as it loads (bf16 weights stay
+// bf16 in the bundle).
 Node* packed_under_views(Node* n) {
-  while (!n->packed && is_movement(n->op)) n = n->srcs[0];
+  while (!n->packed && (is_movement(n->op) || is_widening_float_cast(n))) n = n->srcs[0];
   return n->packed ? n : nullptr;
 }
 }  // namespace
@@ -547,7 +555,7 @@ Node* packed_under_views(Node* n) {
 // arithmetic fold, while an Expand / Pad / Window of a small constant stays a cheap view.
 // Only the outermost foldable nodes feeding non-constant nodes or graph outputs are
 // folded; the nodes under them become dead. A packed node (Node::packed) is folded as it
-// is, the views above it stay. Deterministic: targets are taken in id order.
+// is, the views (and widening casts) above it stay. Deterministic: targets are taken in id order.
 int Graph::fold_constants() {
   std::vector<Node*> live = live_nodes();
   std::vector<char> constant(nodes_.size(), 0);

@@ -14,7 +14,7 @@ namespace edgec {
 size_t dtype_size(DType t) {
   switch (t) {
     case DType::I8: case DType::U8: case DType::Bool: return 1;
-    case DType::F16: case DType::I16: case DType::U16: return 2;
+    case DType::F16: case DType::BF16: case DType::I16: case DType::U16: return 2;
     case DType::F32: case DType::I32: case DType::U32: return 4;
     case DType::I64: case DType::U64: case DType::F64: return 8;
   }
@@ -35,11 +35,12 @@ const char* dtype_name(DType t) {
     case DType::U32: return "u32";
     case DType::U64: return "u64";
     case DType::F64: return "f64";
+    case DType::BF16: return "bf16";
   }
   return "?";
 }
 
-bool is_float(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::F64; }
+bool is_float(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::F64; }
 bool is_signed_int(DType t) {
   return t == DType::I8 || t == DType::I16 || t == DType::I32 || t == DType::I64;
 }
@@ -125,6 +126,7 @@ double round_to_dtype(double v, DType t) {
   switch (t) {
     case DType::F32: return double(float(v));
     case DType::F16: return double(half_to_float(float_to_half(float(v))));
+    case DType::BF16: return double(bf16_to_float(float_to_bf16(float(v))));
     case DType::F64: return v;
     case DType::Bool: return v != 0.0 ? 1.0 : 0.0;
     case DType::I8: return saturate(-128, 127);
@@ -170,6 +172,26 @@ float half_to_float(uint16_t h) {
     return sign ? -v : v;
   }
   uint32_t x = sign | (exp == 31 ? 0x7f800000u | (man << 13) : ((exp + 112) << 23) | (man << 13));
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+bool is_widening_float_cast(const Node* n) {
+  return n->op == Op::Cast && is_float(n->dtype) && is_float(n->srcs[0]->dtype) &&
+         dtype_size(n->dtype) > dtype_size(n->srcs[0]->dtype);
+}
+
+uint16_t float_to_bf16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return uint16_t((x >> 16) | 0x40u);  // NaN: keep it quiet
+  x += 0x7fffu + ((x >> 16) & 1u);  // round to nearest even; a carry bumps the exponent (to inf)
+  return uint16_t(x >> 16);
+}
+
+float bf16_to_float(uint16_t b) {
+  uint32_t x = uint32_t(b) << 16;
   float f;
   std::memcpy(&f, &x, 4);
   return f;

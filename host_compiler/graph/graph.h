@@ -24,7 +24,10 @@ namespace edgec {
 
 // Values match edge::bundle::DType in schema/bundle.fbs.
 enum class DType : uint8_t { F32 = 0, F16 = 1, I8 = 2, U8 = 3, I16 = 4, I32 = 5, I64 = 6, Bool = 7,
-                             U16 = 8, U32 = 9, U64 = 10, F64 = 11 };
+                             U16 = 8, U32 = 9, U64 = 10, F64 = 11,
+                             // bfloat16: float32's upper half. Only `edgec --precision bf16`
+                             // makes it (weights and the operands of dot products).
+                             BF16 = 12 };
 size_t dtype_size(DType t);
 const char* dtype_name(DType t);
 bool is_float(DType t);
@@ -67,6 +70,10 @@ bool is_binary(Op op);
 bool is_elementwise(Op op);  // unary, binary, Where
 bool is_reduce(Op op);
 bool is_movement(Op op);
+struct Node;
+// A Cast from a float type to a wider one (bf16 -> f32): exact, and as cheap as a load, so
+// constant folding and the scheduler let it ride along with the views above a buffer.
+bool is_widening_float_cast(const Node* n);
 
 struct Node {
   int id = 0;
@@ -205,5 +212,8 @@ double round_to_dtype(double value, DType dtype);
 // IEEE half <-> float, round to nearest even.
 uint16_t float_to_half(float f);
 float half_to_float(uint16_t h);
+// float <-> bfloat16, round to nearest even (a NaN stays a quiet NaN).
+uint16_t float_to_bf16(float f);
+float bf16_to_float(uint16_t b);
 
 }  // namespace edgec

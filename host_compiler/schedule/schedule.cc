@@ -96,6 +96,9 @@ class Scheduler {
           // Not through a Pad: the padded copy would be a bigger buffer and one more pass.
           bool view = reads_each_once(consumer->op) && consumer->op != Op::Pad;
           if (!(is_elementwise(consumer->op) || view)) break;
+          // A widening cast is read with the consumer's loads: the narrow value is stored
+          // (bf16 activations, half the bytes; the bf16 dot products load pairs of them).
+          if (is_widening_float_cast(consumer)) break;
           tail = consumer;
         }
         realize(tail);
@@ -104,9 +107,10 @@ class Scheduler {
       // the source can be fused through it. The index is an ordinary fused value.
       if (n->op == Op::Gather) realize(n->srcs[0]);
       if (n->op == Op::Expand || n->op == Op::Window) {
-        // A view that repeats elements would recompute its source for every repeat.
+        // A view that repeats elements would recompute its source for every repeat (a
+        // widening cast may be: it is a load).
         const Node* src = n->srcs[0];
-        while (is_movement(src->op) && !realized_[src->id]) src = src->srcs[0];
+        while ((is_movement(src->op) || is_widening_float_cast(src)) && !realized_[src->id]) src = src->srcs[0];
         if (!is_leaf(src)) realize(src);
       }
     }
