@@ -14,7 +14,11 @@ Alternating keeps both engines under the same machine load, which matters on sha
 another build (e.g. of an older commit) in the same alternating rounds, and reports this
 build's median against it: how a change moved the speed. --baseline-args "ARGS" adds edgec
 options to the baseline's compile (with this build when no --baseline-build is given:
-e.g. --baseline-args "--winograd 0" measures what Winograd gains).
+e.g. --baseline-args "--winograd 0" measures what Winograd gains). --edgec-args "ARGS" adds
+edgec options to this build's compile (e.g. --edgec-args "--precision bf16" --baseline-args
+"--precision fp32": what bf16 gains). --openvino also times OpenVINO (pip openvino) in the
+same rounds with its default CPU settings (on a CPU with AVX512_BF16 that is bf16 inference)
+and the given thread count.
 """
 import argparse
 import json
@@ -62,6 +66,8 @@ def main():
     ap.add_argument("--markdown", help="append the table to this file")
     ap.add_argument("--baseline-build", help="build dir of another edgec/edgert-bench to compare with")
     ap.add_argument("--baseline-args", default="", help="extra edgec compile options for the baseline")
+    ap.add_argument("--edgec-args", default="", help="extra edgec compile options for this build's bundle")
+    ap.add_argument("--openvino", action="store_true", help="also time OpenVINO (its default CPU precision)")
     args = ap.parse_args()
     import onnxruntime as ort
 
@@ -80,8 +86,8 @@ def main():
         for model in args.models:
             name = Path(model).stem
             bundle = Path(tmp) / f"{name}.bundle"
-            subprocess.run([str(edgec), "compile", model, "-o", str(bundle), "-q", "--target", args.target], check=True,
-                           stdout=subprocess.DEVNULL)
+            subprocess.run([str(edgec), "compile", model, "-o", str(bundle), "-q", "--target", args.target,
+                            *shlex.split(args.edgec_args)], check=True, stdout=subprocess.DEVNULL)
             base_bundle = Path(tmp) / f"{name}.baseline.bundle"
             if base:
                 subprocess.run([str(base[0]), "compile", model, "-o", str(base_bundle), "-q", "--target", args.target,
@@ -98,36 +104,57 @@ def main():
                 in_args += ["--input", f"{k}={path}"]
             for _ in range(3):
                 sess.run(None, feeds)
+            ov_request = None
+            if args.openvino:
+                import openvino as ov
+                compiled = ov.Core().compile_model(model, "CPU", {"INFERENCE_NUM_THREADS": args.threads})
+                ov_request = compiled.create_infer_request()
+                for _ in range(3):
+                    ov_request.infer(feeds)
+
+            def timed(run):
+                times = []
+                for _ in range(args.iters):
+                    t0 = time.perf_counter()
+                    run()
+                    times.append((time.perf_counter() - t0) * 1e3)
+                return statistics.median(times)
             def bench_median(tool, b):
                 out = subprocess.run([str(tool), str(b), "--json", "--threads", str(args.threads),
                                       "--warmup", "2", "--iters", str(args.iters), *in_args],
                                      check=True, capture_output=True, text=True).stdout
                 return json.loads(out.strip().splitlines()[-1])["median_ms"]
 
-            edge_medians, ort_medians, base_medians = [], [], []
+            edge_medians, ort_medians, base_medians, ov_medians = [], [], [], []
             for _ in range(args.rounds):
                 edge_medians.append(bench_median(bench, bundle))
                 if base:
                     base_medians.append(bench_median(base[1], base_bundle))
-                times = []
-                for _ in range(args.iters):
-                    t0 = time.perf_counter()
-                    sess.run(None, feeds)
-                    times.append((time.perf_counter() - t0) * 1e3)
-                ort_medians.append(statistics.median(times))
+                ort_medians.append(timed(lambda: sess.run(None, feeds)))
+                if ov_request:
+                    ov_medians.append(timed(lambda: ov_request.infer(feeds)))
             e, o = statistics.median(edge_medians), statistics.median(ort_medians)
             b = statistics.median(base_medians) if base else None
-            rows.append((name, e, o, b))
+            v = statistics.median(ov_medians) if ov_request else None
+            rows.append((name, e, o, b, v))
             print(f"{name}: edgert {e:.3f} ms, onnxruntime {o:.3f} ms, ratio {e / o:.2f}"
-                  + (f"; baseline {b:.3f} ms, this / baseline {e / b:.3f}" if base else ""), flush=True)
+                  + (f"; baseline {b:.3f} ms, this / baseline {e / b:.3f}" if base else "")
+                  + (f"; openvino {v:.3f} ms, edgert / openvino {e / v:.2f}" if v else ""), flush=True)
+    header = ["model", "edgert median ms"]
     if base:
-        table = ["| model | edgert median ms | baseline median ms | edgert / baseline | onnxruntime median ms "
-                 "| edgert / onnxruntime |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
-        table += [f"| {n} | {e:.2f} | {b:.2f} | {e / b:.3f} | {o:.2f} | {e / o:.2f} |" for n, e, o, b in rows]
-    else:
-        table = ["| model | edgert median ms | onnxruntime median ms | edgert / onnxruntime |",
-                 "| --- | ---: | ---: | ---: |"]
-        table += [f"| {n} | {e:.2f} | {o:.2f} | {e / o:.2f} |" for n, e, o, _ in rows]
+        header += ["baseline median ms", "edgert / baseline"]
+    header += ["onnxruntime median ms", "edgert / onnxruntime"]
+    if args.openvino:
+        header += ["openvino median ms", "edgert / openvino"]
+    table = ["| " + " | ".join(header) + " |", "| --- |" + " ---: |" * (len(header) - 1)]
+    for n, e, o, b, v in rows:
+        cells = [n, f"{e:.2f}"]
+        if base:
+            cells += [f"{b:.2f}", f"{e / b:.3f}"]
+        cells += [f"{o:.2f}", f"{e / o:.2f}"]
+        if args.openvino:
+            cells += [f"{v:.2f}", f"{e / v:.2f}"]
+        table.append("| " + " | ".join(cells) + " |")
     text = "\n".join(table)
     print(f"\ntarget {args.target}, threads {args.threads}, {args.rounds} rounds x {args.iters} runs, alternating\n{text}")
     if args.markdown:
