@@ -20,6 +20,7 @@
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "codegen/llvm_emit.h"
 #include "kernel_abi.h"
@@ -282,6 +283,7 @@ class LlvmCpuBackend : public Backend {
     module.setTargetTriple(target_.triple);
     module.setDataLayout(tm->createDataLayout());
     std::vector<std::string> names;
+    std::set<std::string> features;  // the code needs beyond the target's (dot-product instructions)
     for (KernelIR& k : kernels) {
       plan_cpu_launch(k);
       const RegisterTile* tile = nullptr;
@@ -289,7 +291,7 @@ class LlvmCpuBackend : public Backend {
         auto it = options.register_tiles.find(schedule_key(k, target_));
         if (it != options.register_tiles.end()) tile = &it->second;
       }
-      emit_kernel(module, k, target_, tile);
+      for (std::string& f : emit_kernel(module, k, target_, tile)) features.insert(std::move(f));
       names.push_back(k.name);
     }
     std::string verify_errors;
@@ -311,6 +313,9 @@ class LlvmCpuBackend : public Backend {
     code.bytes = std::move(blob.bytes);
     code.functions = std::move(blob.functions);
     code.entry_functions = std::move(blob.entry_functions);
+    for (const std::string& f : features)
+      if (std::find(target_.required_features.begin(), target_.required_features.end(), f) == target_.required_features.end())
+        code.required_features.push_back(f);
     return code;
   }
 

@@ -56,6 +56,7 @@ class Emitter {
   // forced: the register tile to use when the cost model allows it (edgec --tune).
   Emitter(llvm::Module& m, const KernelIR& k, const TargetSpec& target, const RegisterTile* forced = nullptr)
       : m_(m), ctx_(m.getContext()), k_(k), b_(ctx_), forced_tile_(forced), bf16_dot_(target.bf16_products),
+        int8_dot_(target.int8_dot_feature == "avx512vnni"), target_features_(target.llvm_features),
         vector_lanes_(std::max(1, target.vector_bytes / 4)),
         vector_registers_(target.vector_registers),
         // A tile's slice of the weights stays in cache while the image passes under it: 5/8 of
@@ -116,7 +117,8 @@ class Emitter {
     return tiles;
   }
 
-  void emit() {
+  // Returns the CPU features the code uses beyond the target's (emit_kernel).
+  std::vector<std::string> emit() {
     auto* ptr = llvm::PointerType::get(ctx_, 0);
     auto* i32 = llvm::Type::getInt32Ty(ctx_);
     auto* fty = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx_), {ptr, i32, i32}, false);
@@ -161,7 +163,7 @@ class Emitter {
     int max_lanes = vector_lanes_;
     unroll_copies_ = unroll_;
     reduce_order_ = choose_reduce_order();
-    if (vec >= 0) find_bf16_pairs(vec);
+    if (vec >= 0) find_dot_groups(vec);
     std::vector<int> out_order = choose_output_order(vec);
     int lanes = 1;           // of the vectorized dim, once its loop is open
     LV* vec_end = nullptr;   // where it stops, when it is ragged
@@ -250,6 +252,17 @@ class Emitter {
     };
     loop_out(0);
     b_.CreateRetVoid();
+    // An instruction past the target's features (vpdpbusd) is enabled in this function only:
+    // the other kernels never use it and the bundle requires it only where a kernel does.
+    std::vector<std::string> extra;
+    for (const std::string& f : used_features_)
+      if (target_features_.find("+" + f) == std::string::npos) extra.push_back(f);
+    if (!extra.empty()) {
+      std::string fs = target_features_;
+      for (const std::string& f : extra) fs += (fs.empty() ? "+" : ",+") + f;
+      fn_->addFnAttr("target-features", fs);
+    }
+    return {used_features_.begin(), used_features_.end()};
   }
 
  private:
@@ -635,7 +648,7 @@ class Emitter {
           loop_red(level + 1);
           return;
         }
-        if (first + j == pairs_.var && emit_bf16_pairs(lanes, copies, select_copy, accs, at)) return;
+        if (first + j == dot_.var && emit_dot_groups(lanes, copies, select_copy, accs, at)) return;
         if (first + j == reduce_vec_) {
           int64_t extent = k_.reduce_extents[j];
           emit_loop(ic(0), ic(extent), vector_lanes_, [&](LV* iv) {
@@ -684,85 +697,123 @@ class Emitter {
     if (lanes > 1) vars_[vec_var] = vec_base;
   }
 
-  // ---- bf16 dot products (edgec --precision bf16) ----
-  // A reduction the frontend split into pairs (lowering.h bf16_operand): its innermost dim
-  // has extent 2 and its body is the product of two bf16 loads read as float, one the same
-  // for every lane (a pixel, a row) and one 2 elements apart per lane (a weight panel storing
-  // each column's pair together). vdpbf16ps then computes both steps of the pair per lane:
-  // acc + a[1] b[1] + a[0] b[0] (products exact in float32, each sum rounded to nearest even,
-  // denormals flushed). A padding guard on the lane-invariant load (a channels-last conv's
-  // border pixels) zeroes its pair; ragged vectors keep the loop: the same products, summed
-  // one at a time.
-  struct Bf16Pairs {
-    int var = -1;                          // the pair's reduce variable; -1: none
-    const Value* broadcast = nullptr;      // the lane-invariant load
-    const Value* panel = nullptr;          // the load 2 elements apart per lane
+  // ---- dot-product instructions ----
+  // A reduction the frontend split into groups along its innermost dim: bf16 pairs
+  // (lowering.h bf16_operand) or 8-bit quads (lowering.h kInt8Quad). The body is the product
+  // of two narrow loads widened to the accumulator's type, one the same for every lane (a
+  // pixel, a row) and one `group` elements apart per lane (a weight panel storing each
+  // column's group together). One instruction then computes the whole group per lane:
+  //   vdpbf16ps  acc + a[1] b[1] + a[0] b[0]   (bf16 -> f32; products exact in float32,
+  //              each sum rounded to nearest even, denormals flushed)
+  //   vpdpbusd   acc + sum of 4 u8 x s8        (int32, exact: no intermediate saturation)
+  // A padding guard on the lane-invariant load (a channels-last conv's border pixels) makes
+  // its group the padding value; ragged vectors keep the loop: the same products one by one.
+  enum class DotKind { None, Bf16Pairs, U8S8Quads };
+  struct DotGroups {
+    DotKind kind = DotKind::None;
+    int var = -1;                      // the group's reduce variable
+    int group = 1;                     // its extent
+    const Value* broadcast = nullptr;  // the lane-invariant load
+    const Value* panel = nullptr;      // the load `group` elements apart per lane
+    double fill = 0.0;                 // what the broadcast reads where its guard fails
   };
-  // The bf16 load under a widening Cast (and, where guards are known to hold, a padding Where).
-  const Value* bf16_load_under(const Value* v, bool strip_guards) const {
-    if (strip_guards && v->kind == Value::Kind::Alu && v->op == Op::Where && v->srcs[0]->kind == Value::Kind::InBounds &&
-        v->srcs[2]->kind == Value::Kind::Const && v->srcs[2]->constant == 0.0)
-      v = v->srcs[1];
-    if (v->kind != Value::Kind::Alu || v->op != Op::Cast || v->dtype != DType::F32) return nullptr;
-    const Value* l = v->srcs[0];
-    if (l->kind != Value::Kind::Load || l->dynamic || k_.args[l->arg].dtype != DType::BF16) return nullptr;
-    return l;
+  // The load under a dot operand: one widening cast to the accumulator's type and, for a
+  // padded view, a Where(InBounds, ., constant) above or below it. Null for anything else.
+  const Value* dot_load_under(const Value* v, double* fill) const {
+    bool widened = false;
+    *fill = 0.0;
+    while (v->kind == Value::Kind::Alu) {
+      if (v->op == Op::Where && v->srcs[0]->kind == Value::Kind::InBounds && v->srcs[2]->kind == Value::Kind::Const) {
+        *fill = v->srcs[2]->constant;
+        v = v->srcs[1];
+      } else if (v->op == Op::Cast && v->dtype == k_.acc_dtype && !widened) {
+        widened = true;
+        v = v->srcs[0];
+      } else {
+        return nullptr;
+      }
+    }
+    return widened && v->kind == Value::Kind::Load && !v->dynamic ? v : nullptr;
   }
-  void find_bf16_pairs(int vec) {
-    pairs_ = {};
-    if (!bf16_dot_ || !k_.has_reduce() || k_.reduce_op != Op::ReduceSum || k_.acc_dtype != DType::F32 || reduce_order_.empty())
-      return;
+  void find_dot_groups(int vec) {
+    dot_ = {};
+    if (!k_.has_reduce() || k_.reduce_op != Op::ReduceSum || reduce_order_.empty()) return;
     const int j = reduce_order_.back();
     const int var = static_cast<int>(k_.out_shape.size()) + j;
     const Value* body = k_.reduce_body;
-    if (k_.reduce_extents[j] != 2 || body->kind != Value::Kind::Alu || body->op != Op::Mul) return;
-    const Value* a = bf16_load_under(body->srcs[0], true);
-    const Value* b = bf16_load_under(body->srcs[1], true);
+    if (body->kind != Value::Kind::Alu || body->op != Op::Mul) return;
+    double fill_a = 0, fill_b = 0;
+    const Value* a = dot_load_under(body->srcs[0], &fill_a);
+    const Value* b = dot_load_under(body->srcs[1], &fill_b);
     if (!a || !b) return;
-    if (load_depends_on(a, vec)) std::swap(a, b);
+    if (load_depends_on(a, vec)) std::swap(a, b), std::swap(fill_a, fill_b);
+    const DType ta = k_.args[a->arg].dtype, tb = k_.args[b->arg].dtype;
+    DotKind kind = DotKind::None;
+    int group = 1;
+    if (bf16_dot_ && k_.acc_dtype == DType::F32 && ta == DType::BF16 && tb == DType::BF16) kind = DotKind::Bf16Pairs, group = 2;
+    if (int8_dot_ && k_.acc_dtype == DType::I32 && ((ta == DType::U8 && tb == DType::I8) || (ta == DType::I8 && tb == DType::U8)))
+      kind = DotKind::U8S8Quads, group = 4;
+    if (kind == DotKind::None || k_.reduce_extents[j] != group) return;
     const int lanes = lanes_for(k_.out_shape[vec]);
     if (load_depends_on(a, vec) || load_affine_coef(a, var) != 1 || load_affine_coef(b, var) != 1 ||
-        lane_stride(b->index, vec, lanes) != 2 || !b->guards.empty())
+        lane_stride(b->index, vec, lanes) != group || !b->guards.empty())
       return;
     for (const Guard& g : a->guards)
       if (index_depends_on(g.index, vec) || index_depends_on(g.index, var)) return;
-    pairs_ = {var, a, b};
+    dot_ = {kind, var, group, a, b, fill_a};
   }
-  // The pair step for every copy of the tile; false where the loop must run instead.
+  // The group step for every copy of the tile; false where the loop must run instead.
   template <typename SelectCopy>
-  bool emit_bf16_pairs(int lanes, size_t copies, SelectCopy& select_copy, const std::vector<llvm::AllocaInst*>& accs,
+  bool emit_dot_groups(int lanes, size_t copies, SelectCopy& select_copy, const std::vector<llvm::AllocaInst*>& accs,
                        llvm::Type* at) {
     if (!(lanes == 4 || lanes == 8 || lanes == 16)) return false;
     select_copy(0);
     if (lane_mask_) return false;  // a ragged tile: every copy has the same lanes
-    const llvm::Intrinsic::ID dot = lanes == 16  ? llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512
-                                    : lanes == 8 ? llvm::Intrinsic::x86_avx512bf16_dpbf16ps_256
-                                                 : llvm::Intrinsic::x86_avx512bf16_dpbf16ps_128;
-    llvm::Type* bf = b_.getBFloatTy();
-    auto* pair_ty = llvm::FixedVectorType::get(bf, 2);
-    auto* wide_ty = llvm::FixedVectorType::get(bf, static_cast<unsigned>(2 * lanes));
-    vars_[pairs_.var] = ic(0);
+    const bool bf16 = dot_.kind == DotKind::Bf16Pairs;
+    const int size = lanes == 16 ? 2 : lanes == 8 ? 1 : 0;
+    const llvm::Intrinsic::ID dot =
+        bf16 ? std::array{llvm::Intrinsic::x86_avx512bf16_dpbf16ps_128, llvm::Intrinsic::x86_avx512bf16_dpbf16ps_256,
+                          llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512}[size]
+             : std::array{llvm::Intrinsic::x86_avx512_vpdpbusd_128, llvm::Intrinsic::x86_avx512_vpdpbusd_256,
+                          llvm::Intrinsic::x86_avx512_vpdpbusd_512}[size];
+    const DType bt = k_.args[dot_.broadcast->arg].dtype;
+    llvm::Type* elem = storage_type(bt);
+    auto* group_ty = llvm::FixedVectorType::get(elem, static_cast<unsigned>(dot_.group));
+    auto* wide_ty = llvm::FixedVectorType::get(elem, static_cast<unsigned>(dot_.group * lanes));
+    auto* lanes_i32 = llvm::FixedVectorType::get(b_.getInt32Ty(), static_cast<unsigned>(lanes));
+    // The padding value of the whole group, as the 32 bits the broadcast loads.
+    LV* fill = b_.CreateBitCast(b_.CreateVectorSplat(static_cast<unsigned>(dot_.group), llvm::isa<llvm::IntegerType>(elem)
+                                    ? static_cast<LV*>(llvm::ConstantInt::get(elem, static_cast<uint64_t>(static_cast<int64_t>(dot_.fill)), true))
+                                    : llvm::ConstantFP::get(elem, dot_.fill)), b_.getInt32Ty());
+    vars_[dot_.var] = ic(0);
     std::vector<LV*> results(copies);
     for (size_t u = 0; u < copies; ++u) {
       select_copy(u);
-      // Where a guard fails (padding) the load reads element 0 and the pair becomes zeros.
-      LV* ok = guards_known_true_ || pairs_.broadcast->guards.empty() ? nullptr : guards_hold(pairs_.broadcast->guards, false);
+      // Where a guard fails (padding) the load reads element 0 and the group becomes the fill.
+      LV* ok = guards_known_true_ || dot_.broadcast->guards.empty() ? nullptr : guards_hold(dot_.broadcast->guards, false);
       auto load_at = [&](const Value* l, llvm::Type* ty, LV* ok) {
         LV* idx = index(l->index);
         if (ok) idx = b_.CreateSelect(ok, idx, ic(0));
-        auto* ld = b_.CreateAlignedLoad(ty, b_.CreateInBoundsGEP(bf, buffers_[l->arg], idx), llvm::Align(2));
+        auto* ld = b_.CreateAlignedLoad(ty, b_.CreateInBoundsGEP(elem, buffers_[l->arg], idx), llvm::Align(dtype_size(bt)));
         annotate(ld, l->arg);
         return ld;
       };
-      // The pair as one 32-bit element, broadcast to every lane.
-      LV* pair = b_.CreateBitCast(load_at(pairs_.broadcast, pair_ty, ok), b_.getInt32Ty());
-      if (ok) pair = b_.CreateSelect(ok, pair, b_.getInt32(0));
-      LV* spread = b_.CreateBitCast(b_.CreateVectorSplat(static_cast<unsigned>(lanes), pair), wide_ty);
-      LV* panel = load_at(pairs_.panel, wide_ty, nullptr);
+      // The group as one 32-bit element, broadcast to every lane.
+      LV* group = b_.CreateBitCast(load_at(dot_.broadcast, group_ty, ok), b_.getInt32Ty());
+      if (ok) group = b_.CreateSelect(ok, group, fill);
+      LV* spread = b_.CreateVectorSplat(static_cast<unsigned>(lanes), group);
+      LV* panel = b_.CreateBitCast(load_at(dot_.panel, wide_ty, nullptr), bf16 ? static_cast<llvm::Type*>(wide_ty) : lanes_i32);
       LV* acc = b_.CreateLoad(at, accs[u]);
-      results[u] = b_.CreateIntrinsic(dot, {}, {acc, spread, panel});
+      if (bf16) {
+        results[u] = b_.CreateIntrinsic(dot, {}, {acc, b_.CreateBitCast(spread, wide_ty), panel});
+      } else {
+        // vpdpbusd multiplies unsigned bytes (its first source) by signed ones.
+        const bool broadcast_unsigned = bt == DType::U8;
+        results[u] = b_.CreateIntrinsic(dot, {}, {acc, broadcast_unsigned ? spread : panel, broadcast_unsigned ? panel : spread});
+      }
     }
     for (size_t u = 0; u < copies; ++u) b_.CreateStore(results[u], accs[u]);
+    used_features_.insert(bf16 ? "avx512bf16" : "avx512vnni");
     return true;
   }
 
@@ -1464,7 +1515,10 @@ class Emitter {
   LV* acc_ = nullptr;
   const RegisterTile* forced_tile_;
   const bool bf16_dot_;      // the target has vdpbf16ps (TargetSpec::bf16_products)
-  Bf16Pairs pairs_;  // edgec --tune's choice, or null
+  const bool int8_dot_;      // and vpdpbusd (TargetSpec::int8_dot_feature)
+  DotGroups dot_;
+  const std::string target_features_;    // TargetSpec::llvm_features
+  std::set<std::string> used_features_;  // CPU features of the instructions emitted (runtime names)  // edgec --tune's choice, or null
   int vector_lanes_;                 // lanes for the vectorized dim, from the target
   int vector_registers_;             // how many vector registers the target has
   int64_t slice_budget_;             // bytes a tile's slice of shared data may take in cache
@@ -1485,8 +1539,9 @@ class Emitter {
 
 }  // namespace
 
-void emit_kernel(llvm::Module& module, const KernelIR& kernel, const TargetSpec& target, const RegisterTile* tile) {
-  Emitter(module, kernel, target, tile).emit();
+std::vector<std::string> emit_kernel(llvm::Module& module, const KernelIR& kernel, const TargetSpec& target,
+                                     const RegisterTile* tile) {
+  return Emitter(module, kernel, target, tile).emit();
 }
 
 std::vector<RegisterTile> register_tiles_by_cost(const KernelIR& kernel, const TargetSpec& target) {

@@ -1,5 +1,6 @@
 // llvm_emit.h — lowers one kernel's IR to an LLVM function (see llvm_emit.cc).
 #pragma once
+#include <string>
 #include <vector>
 
 #include "codegen/backend.h"
@@ -12,9 +13,11 @@ class Module;
 
 namespace edgec {
 // Vector width and register count come from the target. tile: the register tile to use
-// instead of the cost model's, where the model allows it (null: its choice).
-void emit_kernel(llvm::Module& module, const KernelIR& kernel, const TargetSpec& target,
-                 const RegisterTile* tile = nullptr);
+// instead of the cost model's, where the model allows it (null: its choice). Returns the
+// CPU features the kernel's code uses (a dot-product instruction: "avx512vnni"), which the
+// bundle must require where the target does not already.
+std::vector<std::string> emit_kernel(llvm::Module& module, const KernelIR& kernel, const TargetSpec& target,
+                                     const RegisterTile* tile = nullptr);
 // The register tiles the cost model allows for a kernel whose launch is planned, cheapest
 // first (the first is what emit_kernel picks by itself); empty without a choice.
 std::vector<RegisterTile> register_tiles_by_cost(const KernelIR& kernel, const TargetSpec& target);

@@ -63,6 +63,10 @@ std::vector<TargetSpec> all_targets() {
   };
   // AVX512_BF16 (Cooper Lake, Sapphire Rapids, Zen 4 and later) comes with AVX-512 only.
   for (TargetSpec& t : targets) t.bf16_capable = t.name == "x86_64-avx512";
+  // AVX512_VNNI: Cascade Lake, Ice Lake, Zen 4 and later (not Skylake-SP: an int8 bundle
+  // then needs a newer AVX-512 core; float bundles do not).
+  for (TargetSpec& t : targets)
+    if (t.name == "x86_64-avx512") t.int8_dot_feature = "avx512vnni";
   // Any OpenCL 1.2 device: global buffers, F32 arithmetic, F16 stored as half.
   targets.push_back(opencl_target("opencl", "generic"));
   // The same with activations and weights in images (what Adreno reads fastest), F32 texels.
