@@ -348,25 +348,41 @@ Node* matmul(Graph& g, Node* a, Node* b, DType operands) {
   return drop.empty() ? y : squeeze_axes(g, y, drop);
 }
 
+namespace {
+constexpr int64_t kColumnBlock = 16;  // a multiple of every CPU target's lanes (4, 8, 16)
+
+// x with its last dim filled up with zero columns to a multiple of kColumnBlock (a
+// classifier's 1000 columns: 63 panels).
+Node* filled_to_column_blocks(Graph& g, Node* x) {
+  const int64_t r = int64_t(x->shape.size()), n = x->shape.back();
+  const int64_t filled = (n + kColumnBlock - 1) / kColumnBlock * kColumnBlock;
+  if (filled == n) return x;
+  std::vector<int64_t> lo(size_t(r), 0), hi(size_t(r), 0);
+  hi.back() = filled - n;
+  return g.pad(x, lo, hi, 0.0);
+}
+
+// The view y of filled columns cropped back to n columns.
+Node* cropped_to_columns(Graph& g, Node* y, int64_t n) {
+  if (y->shape.back() == n) return y;
+  Shape end = y->shape;
+  end.back() = n;
+  return g.shrink(y, std::vector<int64_t>(end.size(), 0), end);
+}
+}  // namespace
+
 Node* packed_in_column_blocks(Graph& g, Node* x) {
-  constexpr int64_t kBlock = 16;  // a multiple of every CPU target's lanes (4, 8, 16)
   const Shape s = x->shape;
   const int64_t r = int64_t(s.size()), n = s.back();
-  if (n <= kBlock) {
+  if (n <= kColumnBlock) {
     x->packed = true;
     return x;
   }
-  // The last panel is filled up with zeros (a classifier's 1000 columns: 63 panels).
-  const int64_t blocks = (n + kBlock - 1) / kBlock;
-  Node* filled = x;
-  if (blocks * kBlock != n) {
-    std::vector<int64_t> lo(size_t(r), 0), hi(size_t(r), 0);
-    hi.back() = blocks * kBlock - n;
-    filled = g.pad(x, lo, hi, 0.0);
-  }
+  Node* filled = filled_to_column_blocks(g, x);
+  const int64_t blocks = filled->shape.back() / kColumnBlock;
   Shape split(s.begin(), s.end() - 1);
   split.push_back(blocks);
-  split.push_back(kBlock);
+  split.push_back(kColumnBlock);
   std::vector<int64_t> to_stored{r - 1}, to_split;  // (..., N/16, 16) <-> (N/16, ..., 16)
   for (int64_t i = 0; i < r - 1; ++i) to_stored.push_back(i), to_split.push_back(i + 1);
   to_stored.push_back(r);
@@ -374,29 +390,18 @@ Node* packed_in_column_blocks(Graph& g, Node* x) {
   to_split.push_back(r);
   Node* stored = g.permute(g.reshape(filled, split), to_stored);
   stored->packed = true;
-  Shape filled_shape = s;
-  filled_shape.back() = blocks * kBlock;
-  Node* y = g.reshape(g.permute(stored, to_split), filled_shape);
-  if (filled == x) return y;
-  std::vector<int64_t> begin(size_t(r), 0);
-  return g.shrink(y, begin, s);
+  return cropped_to_columns(g, g.reshape(g.permute(stored, to_split), filled->shape), n);
 }
 
 Node* packed_in_column_groups(Graph& g, Node* x, int64_t group) {
-  constexpr int64_t kBlock = 16;
   const Shape s = x->shape;
   const int64_t r = int64_t(s.size()), n = s.back(), k = s[size_t(r - 2)];
   if (r < 2 || k % group) throw CompileError("internal: " + shape_str(s) + " has no groups of " + std::to_string(group));
-  const int64_t blocks = (n + kBlock - 1) / kBlock;
-  Node* filled = x;
-  if (blocks * kBlock != n) {
-    std::vector<int64_t> lo(size_t(r), 0), hi(size_t(r), 0);
-    hi.back() = blocks * kBlock - n;
-    filled = g.pad(x, lo, hi, 0.0);
-  }
+  Node* filled = filled_to_column_blocks(g, x);
+  const int64_t blocks = filled->shape.back() / kColumnBlock;
   // (..., K/group, group, N/16, 16): dims lead 0..r-3, K/group r-2, group r-1, N/16 r, 16 r+1.
   Shape split(s.begin(), s.end() - 2);
-  for (int64_t d : {k / group, group, blocks, kBlock}) split.push_back(d);
+  for (int64_t d : {k / group, group, blocks, kColumnBlock}) split.push_back(d);
   std::vector<int64_t> to_stored{r};  // (N/16, lead..., K/group, 16, group)
   for (int64_t i = 0; i < r - 1; ++i) to_stored.push_back(i);
   to_stored.push_back(r + 1);
@@ -408,12 +413,8 @@ Node* packed_in_column_groups(Graph& g, Node* x, int64_t group) {
   for (int64_t i = 1; i <= r - 1; ++i) to_split.push_back(i);
   for (int64_t d : {r + 1, int64_t{0}, r}) to_split.push_back(d);
   Shape view(s.begin(), s.end() - 2);
-  for (int64_t d : {k / group, group, blocks * kBlock}) view.push_back(d);
-  Node* y = g.reshape(g.permute(stored, to_split), view);
-  if (filled == x) return y;
-  Shape end = view;
-  end.back() = n;
-  return g.shrink(y, std::vector<int64_t>(view.size(), 0), end);
+  for (int64_t d : {k / group, group, blocks * kColumnBlock}) view.push_back(d);
+  return cropped_to_columns(g, g.reshape(g.permute(stored, to_split), view), n);
 }
 
 Node* bf16_operand(Graph& g, Node* x) { return g.cast(g.cast(x, DType::BF16), x->dtype); }
