@@ -598,6 +598,23 @@ class Emitter {
     return shared * std::min<int64_t>(inner, 8) + static_cast<int64_t>(copies) > vector_registers_;
   }
 
+  // Whether the innermost reduce loop is written out step by step: a window's taps along
+  // the unrolled dim (a depthwise conv's kw, pixels along w) read input vectors the tile's
+  // neighbouring pixels read at other taps; with the taps as constants the loads have equal
+  // addresses that LLVM merges (u + kw - 1 loads per row of taps instead of u * kw).
+  bool unroll_taps_for_reuse(size_t level) const {
+    if (level + 1 != reduce_order_.size() || unroll_dim_ < 0 || unroll_copies_ < 2) return false;
+    const int rank = static_cast<int>(k_.out_shape.size());
+    const int j = reduce_order_[level];
+    if (k_.reduce_extents[j] > 7) return false;
+    for (const Value* l : reduce_body_loads(k_)) {
+      std::optional<int64_t> along_tap = load_affine_coef(l, rank + j), along_unroll = load_affine_coef(l, unroll_dim_);
+      if (along_tap && along_unroll && *along_tap != 0 && *along_unroll != 0 && *along_unroll % *along_tap == 0)
+        return true;
+    }
+    return false;
+  }
+
   // Emits the register tile: one output element (or `lanes` of them) for each value of the
   // unrolled dim in `unrolled` (none: just the current one) and each of tile_vectors_
   // vectors along the vectorized dim, sharing the reduce loops.
@@ -657,6 +674,13 @@ class Emitter {
             loop_red(level + 1);
             end_lanes();
           });
+          return;
+        }
+        if (unroll_taps_for_reuse(level)) {
+          for (int64_t t = 0; t < k_.reduce_extents[j]; ++t) {
+            vars_[first + j] = ic(t);
+            loop_red(level + 1);
+          }
           return;
         }
         emit_loop(ic(0), ic(k_.reduce_extents[j]), 1, [&](LV* iv) {
