@@ -314,11 +314,24 @@ Node* matmul(Graph& g, Node* a, Node* b) {
   // matrix-vector product) the folded (N, K) order is better: each output is a dot product
   // over consecutive weights.
   int64_t rows = a->shape[ra - 1] ? numel(a->shape) / a->shape[ra - 1] : 0;  // K = 0: no rows to share
-  if (rows >= 4 && g.is_constant(b)) b = packed_in_column_blocks(g, b);
+  auto is_8bit = [](const Node* v) { return v->dtype == DType::I8 || v->dtype == DType::U8; };
+  const bool int8 = is_8bit(a) && is_8bit(b);
+  bool packed = false;
+  if (rows >= 4 && g.is_constant(b)) b = packed_in_column_blocks(g, b), packed = true;
   Node* bt = g.permute(b, perm);
+  // 8-bit weights in the folded (N, K) order: Node::packed stores them as they are, instead
+  // of the fold widening them to int32 with the cast below.
+  if (int8 && !packed && g.is_constant(b)) bt->packed = true;
   Shape bs = bt->shape;
   bs.insert(bs.end() - 2, 1);
-  Node* prod = g.binary(Op::Mul, g.reshape(a, as), g.reshape(bt, bs));
+  Node* av = g.reshape(a, as);
+  Node* bv = g.reshape(bt, bs);
+  if (int8) {  // int32 products and sums; broadcast before widening (see conv_core)
+    Shape both = broadcast_shapes(av->shape, bv->shape);
+    av = g.cast(g.broadcast_to(av, both), DType::I32);
+    bv = g.cast(g.broadcast_to(bv, both), DType::I32);
+  }
+  Node* prod = g.binary(Op::Mul, av, bv);
   Node* sum = g.reduce(Op::ReduceSum, prod, {-1});
   Shape out(sum->shape.begin(), sum->shape.end() - 1);
   Node* y = g.reshape(sum, out);

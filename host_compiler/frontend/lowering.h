@@ -103,8 +103,10 @@ Node* dilate_axis(Graph& g, Node* x, int64_t axis, int64_t stride);
 Node* squeeze_axes(Graph& g, Node* x, std::vector<int64_t> axes);
 Node* unsqueeze_axes(Graph& g, Node* x, std::vector<int64_t> axes);
 // ONNX Conv of x and w (+ bias) with the node's attributes (pads, strides, dilations,
-// group, auto_pad); any numeric dtype.
-Node* conv_node(OpContext& ctx, Node* x, Node* w, Node* bias);
+// group, auto_pad); any numeric dtype. The padding reads pad_value (an integer conv on
+// raw quantized values pads with the input's zero point). With int8 / uint8 x and w the
+// result is int32: the operands are widened at the multiply (the weights stay 8-bit).
+Node* conv_node(OpContext& ctx, Node* x, Node* w, Node* bias, double pad_value = 0.0);
 // The Winograd tile (2 or 4) that `mode` gives a stride-1 3x3 conv with c input and k output
 // channels and an oh x ow output; 0 for the direct convolution (conv_winograd.cc).
 int winograd_tile_for(Winograd mode, int64_t c, int64_t k, int64_t oh, int64_t ow);
@@ -112,7 +114,8 @@ int winograd_tile_for(Winograd mode, int64_t c, int64_t k, int64_t oh, int64_t o
 // (K, C, 3, 3) as Winograd F(tile x tile, 3 x 3), tile 2 or 4 (conv_winograd.cc). No bias.
 Node* winograd_conv(Graph& g, Node* x, const HostTensor& w, int tile, const std::array<int64_t, 2>& pad_lo,
                     const std::array<int64_t, 2>& pad_hi);
-// numpy matmul (batch broadcasting, 1-D operands).
+// numpy matmul (batch broadcasting, 1-D operands). With int8 / uint8 a and b the result is
+// int32: the operands are widened at the multiply (constant weights stay 8-bit).
 Node* matmul(Graph& g, Node* a, Node* b);
 // A constant x (..., N) that kernels read as vectors along its last dim (weights whose
 // columns are output channels): stored as (N/16, ..., 16) — each block of 16 columns one

@@ -130,8 +130,12 @@ Node* winograd_if_it_pays(OpContext& ctx, Node* x, Node* w, int64_t groups, cons
   return winograd_conv(ctx.g, x, ctx.g.evaluate(w), tile, lo, hi);
 }
 
-// Convolution of x (N, C, S...) with w (M, C/groups, K...) over the window `spec`.
-Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, const WindowSpec& spec) {
+// Convolution of x (N, C, S...) with w (M, C/groups, K...) over the window `spec`; the
+// padding reads `fill`. With 8-bit integer x and w the products and sums are int32: both
+// are widened at the multiply, so the reduction reads the raw 8-bit operands (what a
+// dot-product instruction takes) and the packed weight stays 8-bit in the bundle.
+Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, const WindowSpec& spec,
+                double fill = 0.0) {
   Graph& g = ctx.g;
   const Shape& ws = w->shape;
   size_t k = ws.size() - 2;
@@ -139,10 +143,12 @@ Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, co
   if (groups < 1 || c % groups || m % groups || ws[1] != c / groups)
     ctx.fail("input channels " + std::to_string(c) + ", weight " + shape_str(ws) + " and group " +
              std::to_string(groups) + " do not fit");
-  if (w->dtype != x->dtype) ctx.fail("input and weight dtypes differ");
+  auto is_8bit = [](const Node* v) { return v->dtype == DType::I8 || v->dtype == DType::U8; };
+  const bool int8 = is_8bit(x) && is_8bit(w);
+  if (w->dtype != x->dtype && !int8) ctx.fail("input and weight dtypes differ");
   std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
   if (Node* y = winograd_if_it_pays(ctx, x, w, groups, spec)) return add_conv_bias(ctx, y, bias);
-  Node* win = windows(g, x, spec, 0.0);  // (N, C, O..., K...)
+  Node* win = windows(g, x, spec, fill);  // (N, C, O..., K...)
   Shape out_spatial(win->shape.begin() + 2, win->shape.begin() + 2 + k);
   int64_t cg = c / groups, mg = m / groups;
 
@@ -164,6 +170,13 @@ Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, co
   wv_shape.push_back(cg);
   wv_shape.insert(wv_shape.end(), kernel.begin(), kernel.end());
   Node* wv = g.reshape(packed_conv_weight(g, w), wv_shape);
+  if (int8) {
+    // Broadcast first, widen after: a repeating view of a cast would make the scheduler
+    // store the widened copy (Expand of a computed value); of the 8-bit buffers it does not.
+    Shape both = broadcast_shapes(xv->shape, wv->shape);
+    xv = g.cast(g.broadcast_to(xv, both), DType::I32);
+    wv = g.cast(g.broadcast_to(wv, both), DType::I32);
+  }
 
   Node* prod = g.binary(Op::Mul, xv, wv);
   int64_t rank = int64_t(prod->shape.size());
@@ -175,14 +188,14 @@ Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, co
 
 }  // namespace
 
-Node* conv_node(OpContext& ctx, Node* x, Node* w, Node* bias) {
+Node* conv_node(OpContext& ctx, Node* x, Node* w, Node* bias, double pad_value) {
   const Shape& ws = w->shape;
   if (ws.size() < 3 || x->shape.size() != ws.size()) ctx.fail("weight " + shape_str(ws) + " does not fit input " + shape_str(x->shape));
   std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
   if (ctx.has_attr("kernel_shape") && ctx.attr_ints("kernel_shape") != kernel)
     ctx.fail("kernel_shape does not match the weight " + shape_str(ws));
   WindowSpec spec = window_spec(ctx, x->shape, kernel, false);
-  return conv_core(ctx, x, w, bias, ctx.attr_int("group", 1), spec);
+  return conv_core(ctx, x, w, bias, ctx.attr_int("group", 1), spec, pad_value);
 }
 
 namespace {

@@ -534,9 +534,18 @@ std::vector<HostTensor> Graph::evaluate(const std::vector<const Node*>& xs, cons
 }
 
 namespace {
-// The packed node under a chain of views, if any.
+// A Cast that widens an 8-bit integer: integer weights (int8 conv / matmul weights) stay
+// 8-bit in the bundle and the kernel widens them as it loads them, instead of the fold
+// storing four times the bytes as int32.
+bool widens_int8(const Node* n) {
+  if (n->op != Op::Cast || is_float(n->dtype) || n->dtype == DType::Bool) return false;
+  DType from = n->srcs[0]->dtype;
+  return from == DType::I8 || from == DType::U8;
+}
+
+// The packed node under a chain of views (and 8-bit widening casts), if any.
 Node* packed_under_views(Node* n) {
-  while (!n->packed && is_movement(n->op)) n = n->srcs[0];
+  while (!n->packed && (is_movement(n->op) || widens_int8(n))) n = n->srcs[0];
   return n->packed ? n : nullptr;
 }
 }  // namespace
@@ -547,7 +556,8 @@ Node* packed_under_views(Node* n) {
 // arithmetic fold, while an Expand / Pad / Window of a small constant stays a cheap view.
 // Only the outermost foldable nodes feeding non-constant nodes or graph outputs are
 // folded; the nodes under them become dead. A packed node (Node::packed) is folded as it
-// is, the views above it stay. Deterministic: targets are taken in id order.
+// is, the views (and 8-bit widening casts) above it stay. Deterministic: targets are
+// taken in id order.
 int Graph::fold_constants() {
   std::vector<Node*> live = live_nodes();
   std::vector<char> constant(nodes_.size(), 0);
