@@ -25,6 +25,8 @@ std::string node_label(const onnx::NodeProto& node, int index) {
 }
 
 constexpr const char* kMlDomain = "ai.onnx.ml";
+// onnxruntime's contrib operators: the quantized ones its quantizer writes (QGemm, QLinearAdd, ...).
+constexpr const char* kMsDomain = "com.microsoft";
 
 // The version of an operator set the model imports, 0 if none.
 int64_t opset_version(const onnx::ModelProto& model, bool default_domain) {
@@ -156,9 +158,11 @@ struct NodeImporter {
     for (int k = 0; k < graph.node_size(); ++k) {
       const onnx::NodeProto& node = graph.node(k);
       const std::string label = node_label(node, k);
-      bool ml = node.domain() == kMlDomain;
-      if (!is_default_domain(node.domain()) && !ml)
+      bool ml = node.domain() == kMlDomain, ms = node.domain() == kMsDomain;
+      if (!is_default_domain(node.domain()) && !ml && !ms)
         throw CompileError(label + ": unsupported operator in domain '" + node.domain() + "'");
+      // com.microsoft has one version of each op edgec implements; the default set's
+      // version stands in.
       int64_t node_opset = ml ? ml_opset : opset;
       if (node_opset == 0)
         throw CompileError(label + ": the model imports no version of the " +
@@ -166,7 +170,8 @@ struct NodeImporter {
       bool control = !ml && (node.op_type() == "If" || node.op_type() == "Loop" || node.op_type() == "Scan");
       auto fn = table.find(table_key(node.domain(), node.op_type()));
       if (!control && fn == table.end())
-        throw CompileError(label + ": unsupported operator" + (ml ? std::string(" in domain 'ai.onnx.ml'") : std::string()));
+        throw CompileError(label + ": unsupported operator" +
+                           (ml || ms ? " in domain '" + node.domain() + "'" : std::string()));
       std::vector<Node*> inputs;
       for (const std::string& name : node.input()) {
         if (name.empty()) {  // an omitted optional input
@@ -453,7 +458,7 @@ std::unique_ptr<Graph> import_onnx_file(const std::string& path, const ImportOpt
 }
 
 bool is_supported_onnx_op(const std::string& domain, const std::string& op_type) {
-  if (!is_default_domain(domain) && domain != kMlDomain) return false;
+  if (!is_default_domain(domain) && domain != kMlDomain && domain != kMsDomain) return false;
   if (is_default_domain(domain) && (op_type == "If" || op_type == "Loop" || op_type == "Scan")) return true;
   return onnx_frontend::op_table().count(table_key(domain, op_type)) > 0;
 }

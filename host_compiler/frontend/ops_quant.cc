@@ -5,6 +5,7 @@
 // Float math runs in float32; rounding is half to even (Round) and results saturate to the
 // target type with an explicit clamp before the Cast. Integer products accumulate in int32.
 #include <cmath>
+#include <optional>
 
 #include "frontend/lowering.h"
 
@@ -138,53 +139,184 @@ Outs lower_conv_integer(OpContext& ctx) {
   return {conv_node(ctx, xs, ws, nullptr)};
 }
 
-Outs lower_qlinear_matmul(OpContext& ctx) {
+// ---- QLinearConv, QLinearMatMul, QGemm (and the QDQ groups the importer fuses into them) ----
+//
+// onnxruntime computes these (MLAS) as acc = sum_k (x - x_zp) * (w - w_zp) in int32, plus the
+// int32 bias, then requantizes (MlasRequantizeOutput): float32(acc) * scale, where scale is
+// x_scale * w_scale[c] / y_scale rounded to float32 in that order (QLinearConv's
+// ComputeOutputScale, QLinearMatMul::Compute, QGemm's ComputeOutputScale: alpha * a_scale *
+// b_scale / y_scale), clamped to the output range less y_zp, rounded half to even (cvtps2dq)
+// and shifted by y_zp. The same float32 operations in the same order give the same bits:
+// Round and the clamp commute here because the bounds are integers.
+//
+// The reduction runs over the raw operands widened to int32 (x * w) and the zero-point terms
+// stay outside it: sum_k((x - zx) * w) = sum_k(x * w) - zx * sum_k(w). With constant weights
+// and a zero weight zero point (symmetric int8 weights, what quantizers emit), sum_k(w) is a
+// constant per output channel that folds into the bias, so a u8 x s8 -> s32 dot-product
+// instruction can compute the reduction as it stands. Padding reads x_zp (the quantized 0).
+// Other cases (a non-zero or non-constant weight zero point, a zero point only known at run
+// time) subtract the zero points before the products: exact, not dot-product shaped.
+
+// An integer zero point known at compile time: its single value, or nullopt.
+std::optional<int64_t> const_scalar_zp(Graph& g, Node* zp) {
+  if (!zp) return int64_t{0};
+  if (numel(zp->shape) != 1 || !g.is_constant(zp)) return std::nullopt;
+  return g.evaluate(zp).get_int(0);
+}
+
+bool all_zero_const(Graph& g, Node* zp) {
+  if (!zp) return true;
+  if (!g.is_constant(zp)) return false;
+  HostTensor t = g.evaluate(zp);
+  for (int64_t i = 0; i < t.numel(); ++i)
+    if (t.get_int(i) != 0) return false;
+  return true;
+}
+
+// A float32 scale as a scalar, or (1-D, `size` entries) shaped to broadcast along `axis` of a
+// rank-`rank` result.
+Node* scale_param(OpContext& ctx, Node* p, const char* what, size_t rank, int64_t axis, int64_t size) {
   Graph& g = ctx.g;
-  Node *a = ctx.input(0), *b = ctx.input(3), *y_zp = ctx.optional_input(7);
-  Node* as = shifted_i32(ctx, a, ctx.optional_input(2), -2);
-  Node* bs = shifted_i32(ctx, b, ctx.optional_input(5), -1);
-  Node* c = to_f32(g, matmul(g, as, bs));
-  auto param = [&](size_t i, int64_t axis, Node* like) {
-    Node* p = to_f32(g, ctx.input(i));
-    if (numel(p->shape) == 1) return g.reshape(p, {});
-    if (p->shape.size() != 1) ctx.fail("scales must be scalars or 1-D");
-    size_t r = like->shape.size();
-    Shape s(r, 1);
-    s[size_t(normalize_axis(axis, int64_t(r)))] = p->shape[0];
-    return g.reshape(p, s);
-  };
-  Node* factor = g.binary(Op::Div, g.binary(Op::Mul, param(1, -2, c), param(4, -1, c)), param(6, -1, c));
-  DType t = y_zp ? y_zp->dtype : a->dtype;
-  Node* z = y_zp ? g.reshape(to_f32(g, y_zp), {}) : nullptr;
-  if (y_zp && numel(y_zp->shape) != 1) ctx.fail("y_zero_point must be a scalar");
-  return {round_saturate(g, g.binary(Op::Mul, c, factor), z, t)};
+  if (!is_float(p->dtype)) ctx.fail(std::string(what) + " must be a float tensor");
+  Node* f = to_f32(g, p);
+  if (numel(p->shape) == 1 && p->shape.size() <= 1) return g.reshape(f, {});
+  if (size < 0 || p->shape.size() != 1 || p->shape[0] != size)
+    ctx.fail(std::string(what) + " " + shape_str(p->shape) + " must be a scalar" +
+             (size >= 0 ? " or hold " + std::to_string(size) + " values" : std::string()));
+  Shape s(rank, 1);
+  s[size_t(normalize_axis(axis, int64_t(rank)))] = size;
+  return g.reshape(f, s);
+}
+
+Node* scalar_scale(OpContext& ctx, Node* p, const char* what) { return scale_param(ctx, p, what, 0, 0, -1); }
+
+// float32(acc) * factor, rounded half to even, + y_zp, saturated to t (MlasRequantizeOutput).
+Node* requantize(OpContext& ctx, Node* acc, Node* factor, Node* y_zp, DType t) {
+  Graph& g = ctx.g;
+  if (!is_quant_int(t)) ctx.fail(std::string("output type ") + dtype_name(t) + " is not supported");
+  Node* z = nullptr;
+  if (y_zp) {
+    if (numel(y_zp->shape) != 1) ctx.fail("y_zero_point must be a scalar");
+    z = g.reshape(to_f32(g, y_zp), {});
+  }
+  return round_saturate(g, g.binary(Op::Mul, to_f32(g, acc), factor), z, t);
+}
+
+void check_int8(OpContext& ctx, Node* v, const char* what) {
+  if (v->dtype != DType::U8 && v->dtype != DType::I8)
+    ctx.fail(std::string(what) + " must be uint8 or int8, not " + dtype_name(v->dtype));
+}
+
+// sum_k(x - x_zp) * (w - w_zp) + bias over a conv window, int32 (N, M, O...).
+Node* integer_conv(OpContext& ctx, Node* x, Node* x_zp, Node* w, Node* w_zp, Node* bias) {
+  Graph& g = ctx.g;
+  check_int8(ctx, x, "x");
+  check_int8(ctx, w, "w");
+  if (w->shape.size() < 3) ctx.fail("weight " + shape_str(w->shape) + " must have a kernel dim");
+  if (bias && bias->dtype != DType::I32) ctx.fail("bias must be int32");
+  const int64_t m = w->shape[0];
+  std::optional<int64_t> zx = const_scalar_zp(g, x_zp);
+  if (!zx || !g.is_constant(w) || !all_zero_const(g, w_zp)) {
+    Node* xs = shifted_i32(ctx, x, x_zp, 1);
+    Node* ws = shifted_i32(ctx, w, w_zp, 0);  // per output channel
+    return conv_node(ctx, xs, ws, bias);
+  }
+  Node* acc = conv_node(ctx, x, w, nullptr, double(*zx));
+  // bias - zx * sum_k(w) per output channel, one int32 constant.
+  HostTensor wt = g.evaluate(w);
+  const int64_t per = m ? wt.numel() / m : 0;
+  std::vector<int64_t> fix(size_t(m), 0);
+  bool const_bias = !bias || g.is_constant(bias);
+  HostTensor bt;
+  if (bias && const_bias) {
+    if (bias->shape != Shape{m}) ctx.fail("bias " + shape_str(bias->shape) + " should be [" + std::to_string(m) + "]");
+    bt = g.evaluate(bias);
+  }
+  bool any = false;
+  for (int64_t c = 0; c < m; ++c) {
+    int64_t sum = 0;
+    for (int64_t k = 0; k < per; ++k) sum += wt.get_int(c * per + k);
+    fix[size_t(c)] = (bias && const_bias ? bt.get_int(c) : 0) - *zx * sum;
+    any = any || fix[size_t(c)] != 0;
+  }
+  Shape bs(acc->shape.size(), 1);
+  bs[1] = m;
+  if (any) acc = g.binary(Op::Add, acc, g.weight(HostTensor::from_ints(DType::I32, bs, fix)));
+  if (bias && !const_bias) {
+    if (bias->shape != Shape{m}) ctx.fail("bias " + shape_str(bias->shape) + " should be [" + std::to_string(m) + "]");
+    acc = g.binary(Op::Add, acc, g.reshape(bias, bs));
+  }
+  return acc;
+}
+
+// sum_k (a - a_zp) * (b - b_zp), int32 (..., M, N): a_zp a scalar or per row of a, b_zp a
+// scalar or per column of b.
+Node* integer_matmul(OpContext& ctx, Node* a, Node* a_zp, Node* b, Node* b_zp) {
+  Graph& g = ctx.g;
+  check_int8(ctx, a, "A");
+  check_int8(ctx, b, "B");
+  std::optional<int64_t> za = const_scalar_zp(g, a_zp);
+  if (!za || b->shape.size() < 2 || a->shape.size() < 2 || !g.is_constant(b) || !all_zero_const(g, b_zp))
+    return matmul(g, shifted_i32(ctx, a, a_zp, -2), shifted_i32(ctx, b, b_zp, -1));
+  Node* acc = matmul(g, a, b);
+  if (*za != 0) {  // - za * sum_k(b) per column: a constant (..., 1, N)
+    Node* colsum = g.reduce(Op::ReduceSum, g.cast(b, DType::I32), {-2});
+    acc = g.binary(Op::Add, acc, g.binary(Op::Mul, colsum, g.constant(double(-*za), DType::I32)));
+  }
+  return acc;
 }
 
 Outs lower_qlinear_conv(OpContext& ctx) {
   Graph& g = ctx.g;
-  Node *x = ctx.input(0), *w = ctx.input(3), *y_zp = ctx.optional_input(7), *bias = ctx.optional_input(8);
-  Node* xs = shifted_i32(ctx, x, ctx.optional_input(2), 1);
-  Node* ws = shifted_i32(ctx, w, ctx.optional_input(5), 0);
-  if (bias && bias->dtype != DType::I32) ctx.fail("bias must be int32");
-  Node* c = to_f32(g, conv_node(ctx, xs, ws, bias));  // (N, M, ...)
-  size_t r = c->shape.size();
-  auto scalar_param = [&](size_t i) {
-    Node* p = ctx.input(i);
-    if (numel(p->shape) != 1) ctx.fail("input " + std::to_string(i) + " must be a scalar");
-    return g.reshape(to_f32(g, p), {});
-  };
-  Node* w_scale = to_f32(g, ctx.input(4));
-  if (numel(w_scale->shape) == 1) {
-    w_scale = g.reshape(w_scale, {});
-  } else {
-    Shape s(r, 1);
-    s[1] = numel(w_scale->shape);
-    w_scale = g.reshape(w_scale, s);
+  Node *x = ctx.input(0), *w = ctx.input(3), *y_zp = ctx.optional_input(7);
+  Node* acc = integer_conv(ctx, x, ctx.optional_input(2), w, ctx.optional_input(5), ctx.optional_input(8));
+  const size_t r = acc->shape.size();
+  Node* factor = g.binary(Op::Div,
+                          g.binary(Op::Mul, scalar_scale(ctx, ctx.input(1), "x_scale"),
+                                   scale_param(ctx, ctx.input(4), "w_scale", r, 1, w->shape[0])),
+                          scalar_scale(ctx, ctx.input(6), "y_scale"));
+  return {requantize(ctx, acc, factor, y_zp, y_zp ? y_zp->dtype : x->dtype)};
+}
+
+Outs lower_qlinear_matmul(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node *a = ctx.input(0), *b = ctx.input(3), *y_zp = ctx.optional_input(7);
+  Node* acc = integer_matmul(ctx, a, ctx.optional_input(2), b, ctx.optional_input(5));
+  const size_t r = acc->shape.size();
+  const int64_t rows = a->shape.size() >= 2 ? a->shape[a->shape.size() - 2] : -1;
+  const int64_t cols = b->shape.size() >= 2 ? b->shape.back() : -1;
+  Node* factor = g.binary(Op::Div,
+                          g.binary(Op::Mul, scale_param(ctx, ctx.input(1), "a_scale", r, -2, rows),
+                                   scale_param(ctx, ctx.input(4), "b_scale", r, -1, cols)),
+                          scalar_scale(ctx, ctx.input(6), "y_scale"));
+  return {requantize(ctx, acc, factor, y_zp, y_zp ? y_zp->dtype : a->dtype)};
+}
+
+// com.microsoft QGemm: alpha * (A' - a_zp)(B' - b_zp) + C (int32), requantized when y_scale
+// is given, float otherwise (A' / B' transposed per transA / transB).
+Outs lower_qgemm(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node *a = ctx.input(0), *b = ctx.input(3), *c = ctx.optional_input(6);
+  Node *y_scale = ctx.optional_input(7), *y_zp = ctx.optional_input(8);
+  if (a->shape.size() != 2 || b->shape.size() != 2) ctx.fail("A and B must be matrices");
+  if (ctx.attr_int("transA", 0)) a = g.permute(a, {1, 0});
+  if (ctx.attr_int("transB", 0)) b = g.permute(b, {1, 0});
+  if (c && c->dtype != DType::I32) ctx.fail("C must be int32");
+  Node* b_zp = ctx.optional_input(5);
+  if (b_zp && numel(b_zp->shape) != 1 && !all_zero_const(g, b_zp))
+    ctx.fail("a per-column b_zero_point that is not zero is not supported");
+  if (b_zp && numel(b_zp->shape) != 1) b_zp = nullptr;  // all zero
+  Node* acc = integer_matmul(ctx, a, ctx.optional_input(2), b, b_zp);
+  if (c) acc = g.binary(Op::Add, acc, c);
+  const float alpha = ctx.attr_float("alpha", 1.0f);
+  Node* factor = g.binary(Op::Mul, g.constant(alpha, DType::F32), scalar_scale(ctx, ctx.input(1), "a_scale"));
+  factor = g.binary(Op::Mul, factor, scale_param(ctx, ctx.input(4), "b_scale", 2, 1, b->shape[1]));
+  if (!y_scale) {
+    if (y_zp) ctx.fail("y_zero_point without y_scale");
+    return {g.binary(Op::Mul, to_f32(g, acc), factor)};
   }
-  Node* factor = g.binary(Op::Div, g.binary(Op::Mul, scalar_param(1), w_scale), scalar_param(6));
-  DType t = y_zp ? y_zp->dtype : x->dtype;
-  Node* z = y_zp ? scalar_param(7) : nullptr;
-  return {round_saturate(g, g.binary(Op::Mul, c, factor), z, t)};
+  factor = g.binary(Op::Div, factor, scalar_scale(ctx, y_scale, "y_scale"));
+  return {requantize(ctx, acc, factor, y_zp, y_zp ? y_zp->dtype : DType::U8)};
 }
 
 }  // namespace
@@ -197,6 +329,7 @@ void add_quant_ops(OpTable& t) {
   t["ConvInteger"] = lower_conv_integer;
   t["QLinearMatMul"] = lower_qlinear_matmul;
   t["QLinearConv"] = lower_qlinear_conv;
+  t["com.microsoft.QGemm"] = lower_qgemm;
 }
 
 }  // namespace edgec::onnx_frontend
