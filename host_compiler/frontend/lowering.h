@@ -85,6 +85,11 @@ void add_attention_ops(OpTable& table);
 void add_ml_ops(OpTable& table);  // keys "ai.onnx.ml.<op>"
 const OpTable& op_table();
 
+// Rewrites the QDQ groups of a graph (DequantizeLinear -> Conv / MatMul / Gemm ->
+// QuantizeLinear, and QDQ around pure data movement) into the integer operators onnxruntime
+// runs them as (qdq_fusion.cc); returns how many groups it rewrote.
+int fuse_qdq_groups(onnx::GraphProto& graph);
+
 // ---- helpers shared by op families ----
 
 // from, from+1, ..., to-1 (empty if to <= from).

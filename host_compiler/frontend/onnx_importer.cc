@@ -162,7 +162,7 @@ struct NodeImporter {
       if (!is_default_domain(node.domain()) && !ml && !ms)
         throw CompileError(label + ": unsupported operator in domain '" + node.domain() + "'");
       // com.microsoft has one version of each op edgec implements; the default set's
-      // version stands in.
+      // version stands in (the QDQ fusion writes such nodes into models that import none).
       int64_t node_opset = ml ? ml_opset : opset;
       if (node_opset == 0)
         throw CompileError(label + ": the model imports no version of the " +
@@ -387,8 +387,17 @@ std::unique_ptr<Graph> import_graph(const onnx::ModelProto& model, const ImportO
   if (ml_opset > kMaxMlOpset)
     throw CompileError("the model imports operator set " + std::to_string(ml_opset) + " of ai.onnx.ml; edgec implements up to " +
                        std::to_string(kMaxMlOpset));
-  const onnx::GraphProto& graph = model.graph();
-  check_graph_names(graph);
+  check_graph_names(model.graph());
+  // QDQ groups become the integer ops onnxruntime runs them as (qdq_fusion.cc); a copy, as
+  // the caller's model is const.
+  onnx::GraphProto fused;
+  bool quantized = false;
+  for (const auto& n : model.graph().node()) quantized = quantized || n.op_type() == "QuantizeLinear";
+  if (quantized) {
+    fused = model.graph();
+    onnx_frontend::fuse_qdq_groups(fused);
+  }
+  const onnx::GraphProto& graph = quantized ? fused : model.graph();
   auto g = std::make_unique<Graph>();
   std::unordered_map<std::string, Node*> values;
 
