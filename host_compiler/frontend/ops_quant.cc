@@ -4,6 +4,7 @@
 //
 // Float math runs in float32; rounding is half to even (Round) and results saturate to the
 // target type with an explicit clamp before the Cast. Integer products accumulate in int32.
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -156,6 +157,8 @@ Outs lower_conv_integer(OpContext& ctx) {
 // instruction can compute the reduction as it stands. Padding reads x_zp (the quantized 0).
 // Other cases (a non-zero or non-constant weight zero point, a zero point only known at run
 // time) subtract the zero points before the products: exact, not dot-product shaped.
+
+bool g_is_const_scalar(Graph& g, Node* v) { return numel(v->shape) == 1 && g.is_constant(v); }
 
 // An integer zero point known at compile time: its single value, or nullopt.
 std::optional<int64_t> const_scalar_zp(Graph& g, Node* zp) {
@@ -319,6 +322,167 @@ Outs lower_qgemm(OpContext& ctx) {
   return {requantize(ctx, acc, factor, y_zp, y_zp ? y_zp->dtype : DType::U8)};
 }
 
+// ---- com.microsoft QLinear ops (onnxruntime's quantizer writes them; the QDQ fusion makes
+// them from DQ -> Add / Mul / Sigmoid / LeakyRelu / GlobalAveragePool / Concat -> Q) ----
+//
+// Each mirrors the float32 arithmetic of onnxruntime's CPU kernel for it (MLAS on x86-64), so
+// that results match bit for bit; where a kernel uses a fused multiply-add the product and
+// sum are formed in float64 (exact for 8-bit operands times a float32 ratio plus a float32
+// term of the magnitudes that occur) and rounded once to float32, as the FMA does.
+
+struct QuantParam {
+  float scale;
+  int64_t zp;
+};
+
+// Scale input i and zero point input i + 1 (optional: 0), constant scalars.
+QuantParam const_qparam(OpContext& ctx, size_t i, const char* what) {
+  Node *s = ctx.input(i), *z = ctx.optional_input(i + 1);
+  if (!g_is_const_scalar(ctx.g, s) || (z && !g_is_const_scalar(ctx.g, z)))
+    ctx.fail(std::string(what) + " scale and zero point must be constant scalars");
+  if (s->dtype != DType::F32) ctx.fail(std::string(what) + " scale must be float32");
+  return {float(ctx.g.evaluate(s).get(0)), z ? ctx.g.evaluate(z).get_int(0) : 0};
+}
+
+// onnxruntime's lookup table for an elementwise op on 8-bit values (QlinearBuildLookupTable):
+// each of the 256 values dequantized in float32 (x_scale * (x - x_zp)), mapped by f, and
+// quantized as MlasQuantizeLinear does (divide, clamp to the range less y_zp, round half to
+// even, add y_zp). Returns y = table[x], a gather of a 256-entry constant.
+template <typename F>
+Node* lookup_table(Graph& g, Node* x, QuantParam in, QuantParam out, DType t, F f) {
+  const int64_t lo = int64_t(lowest_value(x->dtype));
+  const float qlo = float(lowest_value(t) - double(out.zp)), qhi = float(highest_value(t) - double(out.zp));
+  std::vector<int64_t> table(256);
+  for (int64_t i = 0; i < 256; ++i) {
+    float xf = in.scale * float(int32_t(lo + i) - int32_t(in.zp));
+    float q = f(xf) / out.scale;
+    q = std::min(std::max(q, qlo), qhi);
+    table[size_t(i)] = int64_t(std::nearbyint(q)) + out.zp;
+  }
+  Node* flat = g.reshape(x, {numel(x->shape)});
+  Node* idx = g.cast(flat, DType::I32);
+  if (lo != 0) idx = g.binary(Op::Sub, idx, g.constant(double(lo), DType::I32));
+  Node* y = g.gather(g.weight(HostTensor::from_ints(t, {256}, table)), idx, 0);
+  return g.reshape(y, x->shape);
+}
+
+DType check_8bit_same(OpContext& ctx, std::initializer_list<Node*> xs) {
+  DType t = (*xs.begin())->dtype;
+  for (Node* x : xs) {
+    check_int8(ctx, x, "input");
+    if (x->dtype != t) ctx.fail("inputs differ in type (uint8 / int8)");
+  }
+  return t;
+}
+
+// MlasQLinearAdd, AVX2 kernel (what onnxruntime runs on x86-64 with AVX2): with
+// ra = sa / sc, rb = sb / sc and k = zc - (ra * za + rb * zb) in float32 (see below),
+// c = round(fma(a, ra, fma(b, rb, k))); an operand broadcast over the other (a per-channel
+// one) is its scalar form, k + b * rb rounded before the one FMA with a.
+Outs lower_qlinear_add(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node *a = ctx.input(0), *b = ctx.input(3);
+  DType t = check_8bit_same(ctx, {a, b});
+  QuantParam pa = const_qparam(ctx, 1, "A"), pb = const_qparam(ctx, 4, "B"), pc = const_qparam(ctx, 6, "C");
+  const float ra = pa.scale / pc.scale, rb = pb.scale / pc.scale;
+  // The compiler contracts ra * za + rb * zb into fma(ra, za, rb * zb) in onnxruntime's
+  // build (measured: the unfused sum flips 3 of 50176 residual-add outputs of a QDQ
+  // ResNet-18); float64 forms that FMA exactly (8-bit za).
+  const float k = float(pc.zp) - float(double(ra) * double(pa.zp) + double(rb * float(pb.zp)));
+  Shape out = broadcast_shapes(a->shape, b->shape);
+  // a is the operand that covers the output; b the broadcast one, if any.
+  if (a->shape != out && b->shape == out) std::swap(a, b);
+  const float ra2 = a == ctx.input(0) ? ra : rb, rb2 = a == ctx.input(0) ? rb : ra;
+  auto f64 = [&](Node* v) { return g.cast(v, DType::F64); };
+  auto c64 = [&](double v) { return g.constant(v, DType::F64); };
+  Node* inner;
+  if (b->shape == out) {
+    inner = g.cast(g.binary(Op::Add, g.binary(Op::Mul, f64(b), c64(rb2)), c64(k)), DType::F32);
+  } else {
+    Node* bf = g.binary(Op::Mul, g.cast(b, DType::F32), g.constant(rb2, DType::F32));
+    inner = g.binary(Op::Add, bf, g.constant(k, DType::F32));
+  }
+  Node* v = g.cast(g.binary(Op::Add, g.binary(Op::Mul, f64(a), c64(ra2)), g.cast(inner, DType::F64)), DType::F32);
+  return {round_saturate(g, g.broadcast_to(v, out), nullptr, t)};
+}
+
+// MlasQLinearMul (SSE2 kernel): c = round(float32((a - za) * (b - zb)) * (sa * sb / sc) + zc),
+// the product exact in int32, the multiply and add separate float32 operations.
+Outs lower_qlinear_mul(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node *a = ctx.input(0), *b = ctx.input(3);
+  DType t = check_8bit_same(ctx, {a, b});
+  QuantParam pa = const_qparam(ctx, 1, "A"), pb = const_qparam(ctx, 4, "B"), pc = const_qparam(ctx, 6, "C");
+  const float ratio = pa.scale * pb.scale / pc.scale;
+  auto shifted = [&](Node* v, int64_t zp) {
+    return g.binary(Op::Sub, g.cast(v, DType::I32), g.constant(double(zp), DType::I32));
+  };
+  Node* p = g.binary(Op::Mul, shifted(a, pa.zp), shifted(b, pb.zp));
+  Node* v = g.binary(Op::Add, g.binary(Op::Mul, g.cast(p, DType::F32), g.constant(ratio, DType::F32)),
+                     g.constant(float(pc.zp), DType::F32));
+  return {round_saturate(g, v, nullptr, t)};
+}
+
+// QLinearSigmoid: onnxruntime's table of MlasComputeLogistic (a rational approximation
+// accurate to about an ulp); the table here uses the float64 logistic rounded to float32, so
+// an entry can differ by one step where the quantized value is within an ulp of a tie.
+Outs lower_qlinear_sigmoid(OpContext& ctx) {
+  Node* x = ctx.input(0);
+  check_int8(ctx, x, "X");
+  QuantParam px = const_qparam(ctx, 1, "X"), py = const_qparam(ctx, 3, "Y");
+  DType t = ctx.optional_input(4) ? ctx.input(4)->dtype : x->dtype;
+  return {lookup_table(ctx.g, x, px, py, t, [](float v) { return float(1.0 / (1.0 + std::exp(-double(v)))); })};
+}
+
+Outs lower_qlinear_leaky_relu(OpContext& ctx) {
+  Node* x = ctx.input(0);
+  check_int8(ctx, x, "X");
+  QuantParam px = const_qparam(ctx, 1, "X"), py = const_qparam(ctx, 3, "Y");
+  const float alpha = ctx.attr_float("alpha", 0.01f);
+  DType t = ctx.optional_input(4) ? ctx.input(4)->dtype : x->dtype;
+  return {lookup_table(ctx.g, x, px, py, t, [alpha](float v) { return v >= 0 ? v : alpha * v; })};
+}
+
+// MlasQLinearGlobalAveragePool: acc = sum(x) - x_zp * n in int32, requantized with the
+// float32 scale x_scale / (y_scale * n).
+Outs lower_qlinear_global_average_pool(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node* x = ctx.input(0);
+  check_int8(ctx, x, "X");
+  if (x->shape.size() < 3) ctx.fail("X must have spatial dims");
+  const bool last = ctx.attr_int("channels_last", 0) != 0;
+  QuantParam px = const_qparam(ctx, 1, "x"), py = const_qparam(ctx, 3, "y");
+  std::vector<int64_t> axes;
+  int64_t n = 1;
+  const int64_t r = int64_t(x->shape.size());
+  for (int64_t d = last ? 1 : 2; d < (last ? r - 1 : r); ++d) axes.push_back(d), n *= x->shape[size_t(d)];
+  Node* acc = g.reduce(Op::ReduceSum, g.cast(x, DType::I32), axes);
+  if (px.zp) acc = g.binary(Op::Add, acc, g.constant(double(-px.zp * n), DType::I32));
+  const float scale = px.scale / (py.scale * float(n));
+  Node* y_zp = ctx.optional_input(4);
+  return {requantize(ctx, acc, g.constant(scale, DType::F32), y_zp, y_zp ? y_zp->dtype : x->dtype)};
+}
+
+// QLinearConcat: an input quantized as the output is copied; another is mapped through
+// onnxruntime's dequantize -> quantize table.
+Outs lower_qlinear_concat(OpContext& ctx) {
+  Graph& g = ctx.g;
+  QuantParam py = const_qparam(ctx, 0, "Y");
+  if (ctx.num_inputs() < 5 || (ctx.num_inputs() - 2) % 3) ctx.fail("expects Y_scale, Y_zero_point, then (X, scale, zero point) triples");
+  std::vector<Node*> parts;
+  DType t = ctx.input(1)->dtype;
+  for (size_t i = 2; i < ctx.num_inputs(); i += 3) {
+    Node* x = ctx.input(i);
+    check_int8(ctx, x, "X");
+    if (x->dtype != t) ctx.fail("inputs differ in type (uint8 / int8)");
+    QuantParam px = const_qparam(ctx, i + 1, "X");
+    if (px.scale == py.scale && px.zp == py.zp) parts.push_back(x);
+    else parts.push_back(lookup_table(g, x, px, py, t, [](float v) { return v; }));
+  }
+  int64_t axis = ctx.axis(ctx.attr_int("axis", 0), int64_t(parts[0]->shape.size()));
+  return {parts.size() == 1 ? parts[0] : concat(g, parts, axis)};
+}
+
 }  // namespace
 
 void add_quant_ops(OpTable& t) {
@@ -330,6 +494,12 @@ void add_quant_ops(OpTable& t) {
   t["QLinearMatMul"] = lower_qlinear_matmul;
   t["QLinearConv"] = lower_qlinear_conv;
   t["com.microsoft.QGemm"] = lower_qgemm;
+  t["com.microsoft.QLinearAdd"] = lower_qlinear_add;
+  t["com.microsoft.QLinearMul"] = lower_qlinear_mul;
+  t["com.microsoft.QLinearSigmoid"] = lower_qlinear_sigmoid;
+  t["com.microsoft.QLinearLeakyRelu"] = lower_qlinear_leaky_relu;
+  t["com.microsoft.QLinearGlobalAveragePool"] = lower_qlinear_global_average_pool;
+  t["com.microsoft.QLinearConcat"] = lower_qlinear_concat;
 }
 
 }  // namespace edgec::onnx_frontend

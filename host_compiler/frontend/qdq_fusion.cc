@@ -7,6 +7,8 @@
 //   DQ(a), DQ(b const)[, DQ(c int32 const)]     -> Gemm   -> Q   =>  com.microsoft QGemm
 //   DQ(x) -> MaxPool / Reshape / Flatten / Transpose / Squeeze / Unsqueeze -> Q, with the same
 //   scale and zero point on both sides                           =>  the op on the quantized values
+//   DQ(...) -> Add / Mul / Sigmoid / LeakyRelu / GlobalAveragePool / Concat -> Q
+//                                                    =>  com.microsoft QLinearAdd, QLinearMul, ...
 //
 // Why: imported node by node, a QDQ model runs in float32 (the weights stored dequantized)
 // and rounds differently from onnxruntime, whose QDQ transformers make the same groups
@@ -24,7 +26,7 @@
 namespace edgec::onnx_frontend {
 namespace {
 
-constexpr const char* kMsDomain = "com.microsoft";  // QGemm
+constexpr const char* kMsDomain = "com.microsoft";
 
 bool default_domain(const onnx::NodeProto& n) { return n.domain().empty() || n.domain() == "ai.onnx"; }
 bool is_op(const onnx::NodeProto& n, const char* op) { return default_domain(n) && n.op_type() == op; }
@@ -199,6 +201,48 @@ std::optional<Rewrite> match_drop_qdq(const GraphIndex& ix, int k) {
   return r;
 }
 
+// DQ(inputs) -> Add / Mul / Sigmoid / LeakyRelu / GlobalAveragePool / Concat -> Q, per-tensor
+// and one 8-bit type throughout => the com.microsoft QLinear op onnxruntime runs instead.
+std::optional<Rewrite> match_qlinear(const GraphIndex& ix, int k) {
+  const onnx::NodeProto& n = ix.g.node(k);
+  const char* op = nullptr;
+  for (const char* o : {"Add", "Mul", "Sigmoid", "LeakyRelu", "GlobalAveragePool", "Concat"})
+    if (is_op(n, o)) op = o;
+  if (!op || n.output_size() != 1 || n.input_size() < 1) return std::nullopt;
+  const std::string type(op);
+  const bool binary = type == "Add" || type == "Mul", concat = type == "Concat";
+  if ((binary && n.input_size() != 2) || (!binary && !concat && n.input_size() != 1)) return std::nullopt;
+  auto q = ix.only_q_consumer(n.output(0));
+  if (!q) return std::nullopt;
+  auto py = qparams(ix, ix.g.node(*q));
+  if (!py) return std::nullopt;
+  const int type_y = ix.init(py->zp)->data_type();
+  if (type_y == onnx::TensorProto::INT32) return std::nullopt;
+  std::vector<QParams> xs;
+  for (const std::string& in : n.input()) {
+    const onnx::NodeProto* d = ix.produced_by(in, "DequantizeLinear");
+    if (!d) return std::nullopt;
+    auto p = qparams(ix, *d);
+    if (!p || ix.init(p->zp)->data_type() != type_y) return std::nullopt;
+    xs.push_back(*p);
+  }
+  Rewrite r{k, *q, {}};
+  onnx::NodeProto& f = r.node;
+  f.set_name(n.name());
+  f.set_domain(kMsDomain);
+  f.set_op_type("QLinear" + type);
+  f.add_output(ix.g.node(*q).output(0));
+  if (concat) {
+    f.add_input(py->scale), f.add_input(py->zp);
+    for (const QParams& p : xs) f.add_input(p.value), f.add_input(p.scale), f.add_input(p.zp);
+  } else {
+    for (const QParams& p : xs) f.add_input(p.value), f.add_input(p.scale), f.add_input(p.zp);
+    f.add_input(py->scale), f.add_input(py->zp);
+  }
+  copy_attrs(n, f);
+  return r;
+}
+
 }  // namespace
 
 int fuse_qdq_groups(onnx::GraphProto& graph) {
@@ -214,6 +258,7 @@ int fuse_qdq_groups(onnx::GraphProto& graph) {
     for (int k = 0; k < graph.node_size(); ++k) {
       std::optional<Rewrite> r = match_product(ix, k);
       if (!r) r = match_drop_qdq(ix, k);
+      if (!r) r = match_qlinear(ix, k);
       if (r && !used.count(r->q)) {
         used.insert(r->q);
         rewrites.push_back(std::move(*r));

@@ -283,6 +283,119 @@ def int8_weights_stay_int8():
     assert s8 <= 0.3 * s32, f"QDQ weights {s8} bytes, fp32 {s32}"
 
 
+# ---- the com.microsoft QLinear operators, each against onnxruntime's own kernel ----
+
+def ms_op(op, inputs, params, out_dtype=np.uint8, **attrs):
+    """One com.microsoft node: inputs {name: array} are graph inputs, params [(name, array)]
+    initializers, in the node's input order given by `order` (inputs and params interleaved
+    as the op wants: pass a list of names)."""
+    names, inits, ins = [], [], []
+    for n, v in inputs:
+        names.append(n)
+        if isinstance(v, np.ndarray) and n.startswith("in"):
+            ins.append(helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape))
+        else:
+            inits.append(numpy_helper.from_array(np.asarray(v), n))
+    node = helper.make_node(op, names, ["y"], domain="com.microsoft", name=op.lower(), **attrs)
+    g = helper.make_graph([node], op, ins, [helper.make_tensor_value_info("y", helper.np_dtype_to_tensor_dtype(np.dtype(out_dtype)), None)], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)])
+    m.ir_version = 8
+    feeds = {n: v for n, v in inputs if n.startswith("in")}
+    return m, feeds
+
+
+def check_exact(name, m, feeds):
+    import quantize_models as qm
+    want = qm.ort_session(m).run(["y"], feeds)[0]
+    got = lib.compile_and_run(m, feeds, WORK, name=name)["y"]
+    assert got.shape == want.shape and got.dtype == want.dtype, f"{name}: {got.dtype}{got.shape} vs {want.dtype}{want.shape}"
+    eq, steps = qm.step_stats(got.astype(np.int32), want.astype(np.int32), 1.0)
+    print(f"    {name}: {eq * 100:.3f}% equal, max {steps} steps ({got.size} elements)")
+    assert eq == 1.0, f"{name}: not bit-exact to onnxruntime"
+
+
+def qparams_f(rng, t=np.uint8):
+    zp = rng.integers(0, 256) if t == np.uint8 else rng.integers(-128, 128)
+    return np.float32(rng.uniform(0.002, 0.1)), np.array(zp, t)
+
+
+def rand_q(rng, shape, t=np.uint8):
+    info = np.iinfo(t)
+    return rng.integers(info.min, int(info.max) + 1, size=shape).astype(t)
+
+
+@suite.case
+def qlinear_add_mul():
+    rng = np.random.default_rng(11)
+    for t in (np.uint8, np.int8):
+        for op in ("QLinearAdd", "QLinearMul"):
+            for b_shape in ((1, 8, 16, 16), (1, 8, 1, 1)):
+                for trial in range(3):
+                    (sa, za), (sb, zb), (sc, zc) = qparams_f(rng, t), qparams_f(rng, t), qparams_f(rng, t)
+                    m, feeds = ms_op(op, [("in_a", rand_q(rng, (1, 8, 16, 16), t)), ("sa", sa), ("za", za),
+                                          ("in_b", rand_q(rng, b_shape, t)), ("sb", sb), ("zb", zb), ("sc", sc), ("zc", zc)],
+                                     None, t)
+                    check_exact(f"{op}_{np.dtype(t).name}_{b_shape[2]}_{trial}", m, feeds)
+
+
+@suite.case
+def qlinear_add_all_pairs():
+    # Every (a, b) pair of uint8 values, with scales (found by a search) where forming
+    # onnxruntime's constant term zc - (ra * za + rb * zb) without its FMA flips 2 outputs,
+    # and forming the per-element FMAs as separate float32 operations flips more.
+    a = np.repeat(np.arange(256), 256).astype(np.uint8).reshape(1, 1, 256, 256)
+    b = np.tile(np.arange(256), 256).astype(np.uint8).reshape(1, 1, 256, 256)
+    p = [np.float32(0.03016665), np.array(107, np.uint8), np.float32(0.0068865833), np.array(160, np.uint8),
+         np.float32(0.032431655), np.array(199, np.uint8)]
+    m, feeds = ms_op("QLinearAdd", [("in_a", a), ("sa", p[0]), ("za", p[1]), ("in_b", b), ("sb", p[2]), ("zb", p[3]),
+                                    ("sc", p[4]), ("zc", p[5])], None)
+    check_exact("QLinearAdd_all_pairs", m, feeds)
+
+
+@suite.case
+def qlinear_sigmoid_leaky_relu_all_values():
+    rng = np.random.default_rng(12)
+    for t in (np.uint8, np.int8):
+        x = np.arange(np.iinfo(t).min, int(np.iinfo(t).max) + 1).astype(t).reshape(1, 1, 16, 16)
+        for trial in range(4):
+            (sx, zx), (sy, zy) = qparams_f(rng, t), qparams_f(rng, t)
+            sx = np.float32(sx * 20)  # inputs over the sigmoid's whole range
+            m, feeds = ms_op("QLinearSigmoid", [("in_x", x), ("sx", sx), ("zx", zx), ("sy", np.float32(1 / 256)), ("zy", zy)], None, t)
+            check_exact(f"sigmoid_{np.dtype(t).name}_{trial}", m, feeds)
+            m, feeds = ms_op("QLinearLeakyRelu", [("in_x", x), ("sx", sx), ("zx", zx), ("sy", sy), ("zy", zy)], None, t, alpha=0.1)
+            check_exact(f"leaky_relu_{np.dtype(t).name}_{trial}", m, feeds)
+
+
+@suite.case
+def qlinear_global_average_pool_and_concat():
+    rng = np.random.default_rng(13)
+    for t in (np.uint8, np.int8):
+        for trial in range(3):
+            (sx, zx), (sy, zy) = qparams_f(rng, t), qparams_f(rng, t)
+            m, feeds = ms_op("QLinearGlobalAveragePool", [("in_x", rand_q(rng, (1, 16, 7, 9), t)), ("sx", sx), ("zx", zx),
+                                                          ("sy", sy), ("zy", zy)], None, t, channels_last=0)
+            check_exact(f"gap_{np.dtype(t).name}_{trial}", m, feeds)
+            (s1, z1), (s2, z2) = qparams_f(rng, t), qparams_f(rng, t)
+            m, feeds = ms_op("QLinearConcat", [("sy", sy), ("zy", zy), ("in_1", rand_q(rng, (1, 4, 5, 5), t)), ("s1", s1), ("z1", z1),
+                                               ("in_2", rand_q(rng, (1, 6, 5, 5), t)), ("s2", sy), ("z2", zy),
+                                               ("in_3", rand_q(rng, (1, 2, 5, 5), t)), ("s2b", s2), ("z2b", z2)], None, t, axis=1)
+            check_exact(f"concat_{np.dtype(t).name}_{trial}", m, feeds)
+
+
+@suite.case
+def qgemm_per_column_bias_trans():
+    rng = np.random.default_rng(14)
+    for trans_b in (0, 1):
+        a = rand_q(rng, (5, 40))
+        b = rng.integers(-127, 128, size=(40, 24) if not trans_b else (24, 40)).astype(np.int8)
+        sb = rng.uniform(0.001, 0.01, size=24).astype(np.float32)
+        (sa, za), (sy, zy) = qparams_f(rng), qparams_f(rng)
+        c = rng.integers(-5000, 5000, size=24).astype(np.int32)
+        m, feeds = ms_op("QGemm", [("in_a", a), ("sa", sa), ("za", za), ("b", b), ("sb", sb), ("zb", np.zeros(24, np.int8)),
+                                   ("c", c), ("sy", sy), ("zy", zy)], None, np.uint8, transB=trans_b)
+        check_exact(f"qgemm_t{trans_b}", m, feeds)
+
+
 if __name__ == "__main__":
     WORK = lib.work_dir("test_int8")
     sys.exit(suite.main())
