@@ -73,8 +73,12 @@ struct GraphIndex {
     auto it = inits.find(name);
     return it == inits.end() || inputs.count(name) ? nullptr : it->second;
   }
+  // The `op` node that produces `name`, through Identity nodes (exporters share equal
+  // tensors, a bias, through Identity; onnxruntime removes them before its QDQ fusion).
   const onnx::NodeProto* produced_by(const std::string& name, const char* op) const {
     auto it = producer.find(name);
+    for (int hops = 0; it != producer.end() && is_op(g.node(it->second), "Identity") && hops < 64; ++hops)
+      it = producer.find(g.node(it->second).input(0));
     if (it == producer.end() || !is_op(g.node(it->second), op)) return nullptr;
     return &g.node(it->second);
   }

@@ -283,6 +283,29 @@ def int8_weights_stay_int8():
     assert s8 <= 0.3 * s32, f"QDQ weights {s8} bytes, fp32 {s32}"
 
 
+@suite.case
+def shared_bias_through_identity():
+    # Exporters share equal tensors through Identity (EfficientNet-B0's SE biases);
+    # onnxruntime removes Identity before fusing, so the group must fuse through it.
+    import quantize_models as qm
+    import onnx
+    path = qm.quantize(conv_relu(seed=9), WORK / "identity.qdq.onnx", seed=9)
+    q = onnx.load(str(path))
+    nodes = []
+    for n in q.graph.node:
+        if n.op_type == "Conv" and len(n.input) > 2:
+            nodes.append(helper.make_node("Identity", [n.input[2]], [n.input[2] + "_shared"]))
+            n.input[2] = n.input[2] + "_shared"
+        nodes.append(n)
+    del q.graph.node[:]
+    q.graph.node.extend(nodes)
+    rng = np.random.default_rng(109)
+    compare_qdq("identity", q, {"input": rng.standard_normal((1, 3, 16, 16)).astype(np.float32)})
+    weights, _ = weight_buffers(WORK / "identity.bundle")
+    floats = [(w["dtype"], w["shape"]) for w in weights if w["dtype"] == "F32" and w["size"] > 256]
+    assert not floats, f"float weights left (a conv not fused): {floats}"
+
+
 # ---- the com.microsoft QLinear operators, each against onnxruntime's own kernel ----
 
 def ms_op(op, inputs, params, out_dtype=np.uint8, **attrs):
