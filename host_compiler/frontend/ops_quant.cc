@@ -463,6 +463,25 @@ Outs lower_qlinear_global_average_pool(OpContext& ctx) {
   return {requantize(ctx, acc, g.constant(scale, DType::F32), y_zp, y_zp ? y_zp->dtype : x->dtype)};
 }
 
+// QLinearAveragePool (onnxruntime's qlinear_pool.cc): the input dequantized in float32
+// (x_scale * (x - x_zp)), the window summed and divided by its tap count in float32 as
+// AveragePool does, then quantized as round(y / y_scale + y_zp) (the zero point added
+// before rounding), saturated.
+Outs lower_qlinear_average_pool(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node* x = ctx.input(0);
+  check_int8(ctx, x, "X");
+  if (ctx.attr_int("channels_last", 0)) ctx.fail("channels_last is not supported");
+  QuantParam px = const_qparam(ctx, 1, "x"), py = const_qparam(ctx, 3, "y");
+  Node* xd = g.binary(Op::Mul, g.constant(px.scale, DType::F32),
+                      g.cast(g.binary(Op::Sub, g.cast(x, DType::I32), g.constant(double(px.zp), DType::I32)), DType::F32));
+  OpContext pool(g, ctx.node, ctx.opset, {xd});
+  Node* y = op_table().at("AveragePool")(pool)[0];
+  Node* v = g.binary(Op::Add, g.binary(Op::Div, y, g.constant(py.scale, DType::F32)), g.constant(float(py.zp), DType::F32));
+  Node* y_zp = ctx.optional_input(4);
+  return {round_saturate(g, v, nullptr, y_zp ? y_zp->dtype : x->dtype)};
+}
+
 // QLinearConcat: an input quantized as the output is copied; another is mapped through
 // onnxruntime's dequantize -> quantize table.
 Outs lower_qlinear_concat(OpContext& ctx) {
@@ -500,6 +519,7 @@ void add_quant_ops(OpTable& t) {
   t["com.microsoft.QLinearLeakyRelu"] = lower_qlinear_leaky_relu;
   t["com.microsoft.QLinearGlobalAveragePool"] = lower_qlinear_global_average_pool;
   t["com.microsoft.QLinearConcat"] = lower_qlinear_concat;
+  t["com.microsoft.QLinearAveragePool"] = lower_qlinear_average_pool;
 }
 
 }  // namespace edgec::onnx_frontend

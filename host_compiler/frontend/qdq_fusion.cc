@@ -7,7 +7,7 @@
 //   DQ(a), DQ(b const)[, DQ(c int32 const)]     -> Gemm   -> Q   =>  com.microsoft QGemm
 //   DQ(x) -> MaxPool / Reshape / Flatten / Transpose / Squeeze / Unsqueeze -> Q, with the same
 //   scale and zero point on both sides                           =>  the op on the quantized values
-//   DQ(...) -> Add / Mul / Sigmoid / LeakyRelu / GlobalAveragePool / Concat -> Q
+//   DQ(...) -> Add / Mul / Sigmoid / LeakyRelu / (Global)AveragePool / Concat -> Q
 //                                                    =>  com.microsoft QLinearAdd, QLinearMul, ...
 //
 // Why: imported node by node, a QDQ model runs in float32 (the weights stored dequantized)
@@ -205,12 +205,12 @@ std::optional<Rewrite> match_drop_qdq(const GraphIndex& ix, int k) {
   return r;
 }
 
-// DQ(inputs) -> Add / Mul / Sigmoid / LeakyRelu / GlobalAveragePool / Concat -> Q, per-tensor
+// DQ(inputs) -> Add / Mul / Sigmoid / LeakyRelu / (Global)AveragePool / Concat -> Q, per-tensor
 // and one 8-bit type throughout => the com.microsoft QLinear op onnxruntime runs instead.
 std::optional<Rewrite> match_qlinear(const GraphIndex& ix, int k) {
   const onnx::NodeProto& n = ix.g.node(k);
   const char* op = nullptr;
-  for (const char* o : {"Add", "Mul", "Sigmoid", "LeakyRelu", "GlobalAveragePool", "Concat"})
+  for (const char* o : {"Add", "Mul", "Sigmoid", "LeakyRelu", "GlobalAveragePool", "AveragePool", "Concat"})
     if (is_op(n, o)) op = o;
   if (!op || n.output_size() != 1 || n.input_size() < 1) return std::nullopt;
   const std::string type(op);

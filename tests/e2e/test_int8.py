@@ -406,6 +406,21 @@ def qlinear_global_average_pool_and_concat():
 
 
 @suite.case
+def qlinear_average_pool():
+    rng = np.random.default_rng(15)
+    configs = [dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+               dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=1),
+               dict(kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1),
+               dict(kernel_shape=[5, 5], strides=[1, 1], pads=[2, 2, 2, 2])]
+    for t in (np.uint8, np.int8):
+        for i, attrs in enumerate(configs):
+            (sx, zx), (sy, zy) = qparams_f(rng, t), qparams_f(rng, t)
+            m, feeds = ms_op("QLinearAveragePool", [("in_x", rand_q(rng, (1, 16, 15, 15), t)), ("sx", sx), ("zx", zx),
+                                                    ("sy", sy), ("zy", zy)], None, t, **attrs)
+            check_exact(f"avgpool_{np.dtype(t).name}_{i}", m, feeds)
+
+
+@suite.case
 def qgemm_per_column_bias_trans():
     rng = np.random.default_rng(14)
     for trans_b in (0, 1):
