@@ -77,8 +77,10 @@ struct GraphIndex {
   // tensors, a bias, through Identity; onnxruntime removes them before its QDQ fusion).
   const onnx::NodeProto* produced_by(const std::string& name, const char* op) const {
     auto it = producer.find(name);
-    for (int hops = 0; it != producer.end() && is_op(g.node(it->second), "Identity") && hops < 64; ++hops)
+    for (int hops = 0; it != producer.end() && is_op(g.node(it->second), "Identity") && hops < 64; ++hops) {
+      if (g.node(it->second).input_size() < 1) return nullptr;  // malformed; the lowering says so
       it = producer.find(g.node(it->second).input(0));
+    }
     if (it == producer.end() || !is_op(g.node(it->second), op)) return nullptr;
     return &g.node(it->second);
   }
