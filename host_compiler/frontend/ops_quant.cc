@@ -377,8 +377,9 @@ DType check_8bit_same(OpContext& ctx, std::initializer_list<Node*> xs) {
 
 // MlasQLinearAdd, AVX2 kernel (what onnxruntime runs on x86-64 with AVX2): with
 // ra = sa / sc, rb = sb / sc and k = zc - (ra * za + rb * zb) in float32 (see below),
-// c = round(fma(a, ra, fma(b, rb, k))); an operand broadcast over the other (a per-channel
-// one) is its scalar form, k + b * rb rounded before the one FMA with a.
+// c = round(fma(a, ra, fma(b, rb, k))). A broadcast b (the kernel's scalar-b form, which
+// adds b * rb to k once) is the same expression: onnxruntime's build fuses that multiply-add
+// too (a constant scalar b, as in a QDQ GELU's Add of 1, flips outputs otherwise).
 Outs lower_qlinear_add(OpContext& ctx) {
   Graph& g = ctx.g;
   Node *a = ctx.input(0), *b = ctx.input(3);
@@ -395,13 +396,7 @@ Outs lower_qlinear_add(OpContext& ctx) {
   const float ra2 = a == ctx.input(0) ? ra : rb, rb2 = a == ctx.input(0) ? rb : ra;
   auto f64 = [&](Node* v) { return g.cast(v, DType::F64); };
   auto c64 = [&](double v) { return g.constant(v, DType::F64); };
-  Node* inner;
-  if (b->shape == out) {
-    inner = g.cast(g.binary(Op::Add, g.binary(Op::Mul, f64(b), c64(rb2)), c64(k)), DType::F32);
-  } else {
-    Node* bf = g.binary(Op::Mul, g.cast(b, DType::F32), g.constant(rb2, DType::F32));
-    inner = g.binary(Op::Add, bf, g.constant(k, DType::F32));
-  }
+  Node* inner = g.cast(g.binary(Op::Add, g.binary(Op::Mul, f64(b), c64(rb2)), c64(k)), DType::F32);
   Node* v = g.cast(g.binary(Op::Add, g.binary(Op::Mul, f64(a), c64(ra2)), g.cast(inner, DType::F64)), DType::F32);
   return {round_saturate(g, g.broadcast_to(v, out), nullptr, t)};
 }

@@ -376,6 +376,22 @@ def qlinear_add_all_pairs():
 
 
 @suite.case
+def qlinear_add_scalar_b():
+    # A constant scalar b (a QDQ GELU's Add of 1): onnxruntime's scalar-b kernel, whose
+    # k + b * rb its build fuses into an FMA; for these scales and b (found by a search) the
+    # unfused form flips one of the 256 outputs.
+    cases = [(0.04192623868584633, 0.041144952178001404, 0.09139818698167801, 21, 100, 6, 208),
+             (0.043436404317617416, 0.06820793449878693, 0.03662138432264328, 131, 50, 50, 135),
+             (0.08824754506349564, 0.09643221646547318, 0.017889373004436493, 221, 182, 29, 206)]
+    a = np.arange(256).astype(np.uint8).reshape(1, 1, 16, 16)
+    for i, (sa, sb, sc, za, zb, zc, b) in enumerate(cases):
+        m, feeds = ms_op("QLinearAdd", [("in_a", a), ("sa", np.float32(sa)), ("za", np.array(za, np.uint8)),
+                                        ("b", np.array(b, np.uint8)), ("sb", np.float32(sb)), ("zb", np.array(zb, np.uint8)),
+                                        ("sc", np.float32(sc)), ("zc", np.array(zc, np.uint8))], None)
+        check_exact(f"QLinearAdd_scalar_b_{i}", m, feeds)
+
+
+@suite.case
 def qlinear_sigmoid_leaky_relu_all_values():
     rng = np.random.default_rng(12)
     for t in (np.uint8, np.int8):

@@ -22,20 +22,31 @@ from pathlib import Path
 import numpy as np
 
 
+def seeded_feeds(model, rng):
+    """One seeded input per graph input: standard normal floats, integers over their range."""
+    from onnx import helper
+    init = {t.name for t in model.graph.initializer}
+    feeds = {}
+    for vi in model.graph.input:
+        if vi.name in init:
+            continue
+        shape = [d.dim_value or 1 for d in vi.type.tensor_type.shape.dim]
+        dtype = helper.tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type)
+        if np.issubdtype(dtype, np.integer):
+            info = np.iinfo(dtype)
+            feeds[vi.name] = rng.integers(info.min, int(info.max) + 1, size=shape).astype(dtype)
+        else:
+            feeds[vi.name] = rng.standard_normal(shape).astype(dtype)
+    return feeds
+
+
 class SeededReader:
-    """onnxruntime CalibrationDataReader over `count` seeded standard-normal inputs."""
+    """onnxruntime CalibrationDataReader over `count` seeded inputs (seeded_feeds)."""
 
     def __init__(self, model, count, seed):
-        import onnx
         rng = np.random.default_rng(seed)
-        init = {t.name for t in model.graph.initializer}
-        self.batches = []
-        feeds = [(vi.name, [d.dim_value or 1 for d in vi.type.tensor_type.shape.dim])
-                 for vi in model.graph.input if vi.name not in init]
-        for _ in range(count):
-            self.batches.append({n: rng.standard_normal(s).astype(np.float32) for n, s in feeds})
+        self.batches = [seeded_feeds(model, rng) for _ in range(count)]
         self.it = iter(self.batches)
-        del onnx
 
     def get_next(self):
         return next(self.it, None)
@@ -99,21 +110,19 @@ def compare_model(qdq_path, input_npy=None, seed=0):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     import edge_testlib as lib
     model = onnx.load(str(qdq_path))
-    name = model.graph.input[0].name
-    if input_npy and Path(input_npy).exists():
-        x = np.load(input_npy)
-    else:
-        shape = [d.dim_value or 1 for d in model.graph.input[0].type.tensor_type.shape.dim]
-        x = np.random.default_rng(seed + 7).standard_normal(shape).astype(np.float32)
+    feeds = seeded_feeds(model, np.random.default_rng(seed + 7))
+    if input_npy and Path(input_npy).exists() and len(feeds) == 1:
+        feeds = {next(iter(feeds)): np.load(input_npy)}
     work = Path(tempfile.mkdtemp(prefix="int8_"))
     outs = [o.name for o in model.graph.output]
-    expected = dict(zip(outs, ort_session(model).run(outs, {name: x})))
-    actual = lib.compile_and_run(model, {name: x}, work, name=Path(qdq_path).stem.replace(".", "_"), timeout=3600)
+    expected = dict(zip(outs, ort_session(model).run(outs, feeds)))
+    actual = lib.compile_and_run(model, feeds, work, name=Path(qdq_path).stem.replace(".", "_"), timeout=3600)
     for o in outs:
         q = output_quant(model, o)
         scale = q[0] if q else 0.0
         eq, steps = step_stats(actual[o], expected[o], scale)
-        print(f"{qdq_path}: {o}: {eq * 100:.3f}% equal, max diff {steps} steps (scale {scale:g})")
+        print(f"{qdq_path}: {o}: {eq * 100:.3f}% equal, max diff {steps} steps (scale {scale:g}, "
+              f"{actual[o].size} elements)")
 
 
 def main():
