@@ -87,8 +87,9 @@ const OpTable& op_table();
 
 // Rewrites the QDQ groups of a graph (DequantizeLinear -> Conv / MatMul / Gemm ->
 // QuantizeLinear, and QDQ around pure data movement) into the integer operators onnxruntime
-// runs them as (qdq_fusion.cc); returns how many groups it rewrote.
-int fuse_qdq_groups(onnx::GraphProto& graph);
+// runs them as (qdq_fusion.cc); returns how many groups it rewrote. opset: the model's
+// default operator set.
+int fuse_qdq_groups(onnx::GraphProto& graph, int64_t opset);
 
 // ---- helpers shared by op families ----
 

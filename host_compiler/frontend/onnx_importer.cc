@@ -395,7 +395,7 @@ std::unique_ptr<Graph> import_graph(const onnx::ModelProto& model, const ImportO
   for (const auto& n : model.graph().node()) quantized = quantized || n.op_type() == "QuantizeLinear";
   if (quantized) {
     fused = model.graph();
-    onnx_frontend::fuse_qdq_groups(fused);
+    onnx_frontend::fuse_qdq_groups(fused, opset);
   }
   const onnx::GraphProto& graph = quantized ? fused : model.graph();
   auto g = std::make_unique<Graph>();

@@ -6,6 +6,7 @@
 // target type with an explicit clamp before the Cast. Integer products accumulate in int32.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 
 #include "frontend/lowering.h"
@@ -477,6 +478,36 @@ Outs lower_qlinear_average_pool(OpContext& ctx) {
   return {round_saturate(g, v, nullptr, y_zp ? y_zp->dtype : x->dtype)};
 }
 
+// QLinearSoftmax (onnxruntime's qlinear_softmax.cc, uint8, opset >= 13 semantics): a
+// 256-entry float32 table of exp((i - 255 + shift) * x_scale) (shift keeps the sums finite),
+// indexed by x + 255 - max(x) along the axis, summed in float32, and
+// y = round(t * floor(1 / y_scale) / sum) + y_zp, at most 255.
+Outs lower_qlinear_softmax(OpContext& ctx) {
+  Graph& g = ctx.g;
+  Node* x = ctx.input(0);
+  if (x->dtype != DType::U8) ctx.fail("only uint8 X is supported");
+  if (ctx.attr_int("opset", 13) < 13) ctx.fail("opset < 13 (softmax over flattened dims) is not supported");
+  if (x->shape.empty()) ctx.fail("X must have an axis");
+  QuantParam px = const_qparam(ctx, 1, "X"), py = const_qparam(ctx, 3, "Y");
+  const int64_t r = int64_t(x->shape.size()), axis = ctx.axis(ctx.attr_int("axis", -1), r);
+  const int64_t d = x->shape[size_t(axis)];
+  if (d < 1) ctx.fail("empty softmax axis");
+  double shift = std::log(double(std::numeric_limits<float>::max() / float(d)));
+  shift = std::max(0.0, shift - 5.0) / double(px.scale);
+  std::vector<double> table(256);
+  for (int i = 0; i < 256; ++i) table[size_t(i)] = double(float(std::exp((double(i) - 255 + shift) * double(px.scale))));
+  Node* xi = g.cast(x, DType::I32);
+  Node* xmax = g.reduce(Op::ReduceMax, xi, {axis});
+  Node* idx = g.binary(Op::Add, g.binary(Op::Sub, xi, xmax), g.constant(255, DType::I32));
+  Node* flat = g.reshape(idx, {numel(x->shape)});
+  Node* t = g.reshape(g.gather(g.weight(HostTensor::from_doubles(DType::F32, {256}, table)), flat, 0), x->shape);
+  Node* sum = g.reduce(Op::ReduceSum, t, {axis});
+  const float y_scale = std::floor(1.0f / py.scale);
+  Node* q = g.unary(Op::Round, g.binary(Op::Div, g.binary(Op::Mul, t, g.constant(y_scale, DType::F32)), sum));
+  q = g.binary(Op::Min, g.binary(Op::Add, q, g.constant(double(py.zp), DType::F32)), g.constant(255, DType::F32));
+  return {g.cast(q, DType::U8)};
+}
+
 // QLinearConcat: an input quantized as the output is copied; another is mapped through
 // onnxruntime's dequantize -> quantize table.
 Outs lower_qlinear_concat(OpContext& ctx) {
@@ -515,6 +546,7 @@ void add_quant_ops(OpTable& t) {
   t["com.microsoft.QLinearGlobalAveragePool"] = lower_qlinear_global_average_pool;
   t["com.microsoft.QLinearConcat"] = lower_qlinear_concat;
   t["com.microsoft.QLinearAveragePool"] = lower_qlinear_average_pool;
+  t["com.microsoft.QLinearSoftmax"] = lower_qlinear_softmax;
 }
 
 }  // namespace edgec::onnx_frontend

@@ -7,7 +7,7 @@
 //   DQ(a), DQ(b const)[, DQ(c int32 const)]     -> Gemm   -> Q   =>  com.microsoft QGemm
 //   DQ(x) -> MaxPool / Reshape / Flatten / Transpose / Squeeze / Unsqueeze -> Q, with the same
 //   scale and zero point on both sides                           =>  the op on the quantized values
-//   DQ(...) -> Add / Mul / Sigmoid / LeakyRelu / (Global)AveragePool / Concat -> Q
+//   DQ(...) -> Add / Mul / Sigmoid / LeakyRelu / (Global)AveragePool / Concat / Softmax -> Q
 //                                                    =>  com.microsoft QLinearAdd, QLinearMul, ...
 //
 // Why: imported node by node, a QDQ model runs in float32 (the weights stored dequantized)
@@ -207,13 +207,15 @@ std::optional<Rewrite> match_drop_qdq(const GraphIndex& ix, int k) {
   return r;
 }
 
-// DQ(inputs) -> Add / Mul / Sigmoid / LeakyRelu / (Global)AveragePool / Concat -> Q, per-tensor
+// DQ(inputs) -> Add / Mul / Sigmoid / LeakyRelu / (Global)AveragePool / Concat / Softmax -> Q, per-tensor
 // and one 8-bit type throughout => the com.microsoft QLinear op onnxruntime runs instead.
-std::optional<Rewrite> match_qlinear(const GraphIndex& ix, int k) {
+std::optional<Rewrite> match_qlinear(const GraphIndex& ix, int k, int64_t opset) {
   const onnx::NodeProto& n = ix.g.node(k);
   const char* op = nullptr;
-  for (const char* o : {"Add", "Mul", "Sigmoid", "LeakyRelu", "GlobalAveragePool", "AveragePool", "Concat"})
+  for (const char* o : {"Add", "Mul", "Sigmoid", "LeakyRelu", "GlobalAveragePool", "AveragePool", "Concat", "Softmax"})
     if (is_op(n, o)) op = o;
+  // QLinearSoftmax: uint8, and the opset-13 Softmax (one axis, not the flattened tail).
+  if (op && std::string(op) == "Softmax" && opset < 13) return std::nullopt;
   if (!op || n.output_size() != 1 || n.input_size() < 1) return std::nullopt;
   const std::string type(op);
   const bool binary = type == "Add" || type == "Mul", concat = type == "Concat";
@@ -224,6 +226,7 @@ std::optional<Rewrite> match_qlinear(const GraphIndex& ix, int k) {
   if (!py) return std::nullopt;
   const int type_y = ix.init(py->zp)->data_type();
   if (type_y == onnx::TensorProto::INT32) return std::nullopt;
+  if (type == "Softmax" && type_y != onnx::TensorProto::UINT8) return std::nullopt;
   std::vector<QParams> xs;
   for (const std::string& in : n.input()) {
     const onnx::NodeProto* d = ix.produced_by(in, "DequantizeLinear");
@@ -246,12 +249,18 @@ std::optional<Rewrite> match_qlinear(const GraphIndex& ix, int k) {
     f.add_input(py->scale), f.add_input(py->zp);
   }
   copy_attrs(n, f);
+  if (type == "Softmax") {
+    onnx::AttributeProto* a = f.add_attribute();
+    a->set_name("opset");
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(opset);
+  }
   return r;
 }
 
 }  // namespace
 
-int fuse_qdq_groups(onnx::GraphProto& graph) {
+int fuse_qdq_groups(onnx::GraphProto& graph, int64_t opset) {
   // A subgraph (If / Loop / Scan body) may read any value of this graph: the consumer
   // counts above would be incomplete, so such graphs are imported as they are.
   for (const auto& n : graph.node())
@@ -264,7 +273,7 @@ int fuse_qdq_groups(onnx::GraphProto& graph) {
     for (int k = 0; k < graph.node_size(); ++k) {
       std::optional<Rewrite> r = match_product(ix, k);
       if (!r) r = match_drop_qdq(ix, k);
-      if (!r) r = match_qlinear(ix, k);
+      if (!r) r = match_qlinear(ix, k, opset);
       if (r && !used.count(r->q)) {
         used.insert(r->q);
         rewrites.push_back(std::move(*r));

@@ -437,6 +437,17 @@ def qlinear_average_pool():
 
 
 @suite.case
+def qlinear_softmax():
+    rng = np.random.default_rng(16)
+    for i, (shape, axis) in enumerate((((4, 50), -1), ((2, 8, 25), -1), ((1, 10, 7), 1))):
+        sx = np.float32(rng.uniform(0.02, 0.2))
+        m, feeds = ms_op("QLinearSoftmax", [("in_x", rand_q(rng, shape)), ("sx", sx), ("zx", np.array(rng.integers(0, 256), np.uint8)),
+                                            ("sy", np.float32(1 / 256)), ("zy", np.array(0, np.uint8))], None, np.uint8,
+                         axis=axis, opset=13)
+        check_exact(f"softmax_{i}", m, feeds)
+
+
+@suite.case
 def qgemm_per_column_bias_trans():
     rng = np.random.default_rng(14)
     for trans_b in (0, 1):
