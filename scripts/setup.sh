@@ -6,7 +6,7 @@
 #        cross compiler and qemu-user (scripts/build_aarch64.sh, the aarch64 tests); OpenCL
 #        headers, the ICD loader and two CPU implementations (PoCL, Mesa's rusticl) for the
 #        opencl port's tests, clinfo
-#   pip (for the python3 on PATH): onnx==1.17.0, onnxruntime, numpy
+#   pip (for the python3 on PATH): onnx==1.17.0, onnxruntime, numpy, ml_dtypes
 #   --torchvision: also Debian's python3-torchvision (for tests/models/, manual check)
 # Quiet when nothing is missing; safe to run any number of times.
 set -euo pipefail
@@ -53,6 +53,9 @@ pip_missing=()
 "$PYTHON" -c 'import onnx, sys; sys.exit(onnx.__version__ != "1.17.0")' 2>/dev/null || pip_missing+=("onnx==1.17.0")
 "$PYTHON" -c 'import onnxruntime' 2>/dev/null || pip_missing+=(onnxruntime)
 "$PYTHON" -c 'import numpy' 2>/dev/null || pip_missing+=(numpy)
+# onnxruntime.quantization (tests/e2e/test_int8.py quantizes its models) imports ml_dtypes,
+# which the onnxruntime wheel does not pull in.
+"$PYTHON" -c 'import ml_dtypes' 2>/dev/null || pip_missing+=(ml_dtypes)
 if ((${#pip_missing[@]})); then
   echo "setup: pip installing for $("$PYTHON" -c 'import sys; print(sys.executable)'): ${pip_missing[*]}"
   "$PYTHON" -m pip install -q --disable-pip-version-check "${pip_missing[@]}"

@@ -39,6 +39,7 @@ struct TargetSpec {
   // The 8-bit dot product (u8 x s8 -> s32) the code may use where a kernel reduces 8-bit
   // groups ("avx512vnni": vpdpbusd); a bundle using it requires the feature. Empty: none.
   std::string int8_dot_feature;
+  int int8_dot_group = 1;  // 8-bit elements it reduces per 32-bit lane (frontend DotLayout)
   // Storage and arithmetic. F16 intermediates are kept as F16 only where the target reads
   // and writes half cheaply (GPUs: vload_half / vstore_half); CPUs store them as F32.
   bool f16_storage = false;

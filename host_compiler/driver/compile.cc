@@ -170,7 +170,8 @@ CompileResult compile_onnx_file(const std::string& model_path, const CompileOpti
   import_options.constant_inputs = options.constant_inputs;
   import_options.warn = options.warn;
   import_options.winograd = options.winograd.value_or(target.winograd ? Winograd::Auto : Winograd::Off);
-  import_options.product_operands = options.precision;
+  import_options.dots.float_operands = options.precision;
+  import_options.dots.int8_group = target.int8_dot_group;
   std::unique_ptr<Graph> graph = import_onnx_file(model_path, import_options);
   progress("imported " + model_path + ": " + std::to_string(graph->live_nodes().size()) + " primitive ops");
 

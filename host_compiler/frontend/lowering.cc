@@ -294,7 +294,7 @@ Node* unsqueeze_axes(Graph& g, Node* x, std::vector<int64_t> axes) {
   return g.reshape(x, shape);
 }
 
-Node* matmul(Graph& g, Node* a, Node* b, DType operands) {
+Node* matmul(Graph& g, Node* a, Node* b, const DotLayout& dots) {
   if (a->shape.empty() || b->shape.empty()) throw CompileError("MatMul of a scalar");
   bool a_vec = a->shape.size() == 1, b_vec = b->shape.size() == 1;
   if (a_vec) a = g.reshape(a, {1, a->shape[0]});
@@ -304,22 +304,34 @@ Node* matmul(Graph& g, Node* a, Node* b, DType operands) {
     throw CompileError("MatMul: inner dims of " + shape_str(a->shape) + " and " + shape_str(b->shape) + " differ");
   const int64_t k = a->shape[ra - 1];
   const int64_t rows = k ? numel(a->shape) / k : 0;  // K = 0: no rows to share
-  Node* prod;
+  auto is_8bit = [](const Node* v) { return v->dtype == DType::I8 || v->dtype == DType::U8; };
+  const bool int8 = is_8bit(a) && is_8bit(b);
+  // A constant b (weights) multiplied by several rows of a stays stored (..., K, N), read
+  // through a transposing view: a kernel computing a vector of N outputs for a few rows
+  // loads consecutive weights that the rows share (Node::packed). With one row (a
+  // matrix-vector product) the folded (N, K) order is better: each output is a dot product
+  // over consecutive weights.
+  const bool weights = rows >= 4 && g.is_constant(b);
+  const bool bf16 = weights && a->dtype == DType::F32 && dots.float_operands == DType::BF16 && k % kBf16Pair == 0;
+  const int64_t group = bf16 ? kBf16Pair : weights && int8 && k % dots.int8_group == 0 ? dots.int8_group : 1;
+  Node *av, *bv;
   std::vector<int64_t> summed;
-  if (operands == DType::BF16 && rows >= 4 && g.is_constant(b) && a->dtype == DType::F32 && k % kBf16Pair == 0) {
-    // The reduction split in pairs: (..., M, 1, K/2, 2) * (..., 1, N, K/2, 2), each column's
-    // pairs of b stored together (packed_in_column_groups).
+  if (group > 1) {
+    // The reduction in groups: (..., M, 1, K/g, g) * (..., 1, N, K/g, g), each column's
+    // group of b stored together (packed_in_column_groups).
     Shape as = a->shape;
-    as.back() = k / kBf16Pair;
-    as.push_back(kBf16Pair);
+    as.back() = k / group;
+    as.push_back(group);
     as.insert(as.end() - 2, 1);
-    Node* bp = packed_in_column_groups(g, g.cast(b, DType::BF16), kBf16Pair);  // (..., K/2, 2, N)
+    Node* bp = packed_in_column_groups(g, bf16 ? g.cast(b, DType::BF16) : b, group);  // (..., K/g, g, N)
     std::vector<int64_t> to_nk = iota_ints(0, int64_t(rb) + 1);
-    std::rotate(to_nk.end() - 3, to_nk.end() - 1, to_nk.end());  // (..., N, K/2, 2)
-    Node* bt = g.cast(g.permute(bp, to_nk), DType::F32);
+    std::rotate(to_nk.end() - 3, to_nk.end() - 1, to_nk.end());  // (..., N, K/g, g)
+    Node* bt = g.permute(bp, to_nk);
     Shape bs = bt->shape;
     bs.insert(bs.end() - 3, 1);
-    prod = g.binary(Op::Mul, bf16_operand(g, g.reshape(a, as)), g.reshape(bt, bs));
+    av = g.reshape(a, as);
+    bv = g.reshape(bt, bs);
+    if (bf16) av = bf16_operand(g, av), bv = g.cast(bv, DType::F32);
     summed = {-2, -1};
   } else {
     // (..., M, K) x (..., K, N) as (..., M, 1, K) * (..., 1, N, K) summed over the last dim,
@@ -328,19 +340,23 @@ Node* matmul(Graph& g, Node* a, Node* b, DType operands) {
     as.insert(as.end() - 1, 1);
     std::vector<int64_t> perm = iota_ints(0, int64_t(rb));
     std::swap(perm[rb - 1], perm[rb - 2]);
-    // A constant b (weights) multiplied by several rows of a stays stored (..., K, N), read
-    // through the transposing view: a kernel computing a vector of N outputs for a few rows
-    // loads consecutive weights that the rows share (Node::packed). With one row (a
-    // matrix-vector product) the folded (N, K) order is better: each output is a dot product
-    // over consecutive weights.
-    if (rows >= 4 && g.is_constant(b)) b = packed_in_column_blocks(g, b);
+    if (weights) b = packed_in_column_blocks(g, b);
     Node* bt = g.permute(b, perm);
+    // 8-bit weights in the folded (N, K) order: Node::packed stores them as they are, instead
+    // of the fold widening them to int32 with the cast below.
+    if (int8 && !weights && g.is_constant(b)) bt->packed = true;
     Shape bs = bt->shape;
     bs.insert(bs.end() - 2, 1);
-    prod = g.binary(Op::Mul, g.reshape(a, as), g.reshape(bt, bs));
+    av = g.reshape(a, as);
+    bv = g.reshape(bt, bs);
     summed = {-1};
   }
-  Node* sum = g.reduce(Op::ReduceSum, prod, summed);
+  if (int8) {  // int32 products and sums; broadcast before widening (see conv_core)
+    Shape both = broadcast_shapes(av->shape, bv->shape);
+    av = g.cast(g.broadcast_to(av, both), DType::I32);
+    bv = g.cast(g.broadcast_to(bv, both), DType::I32);
+  }
+  Node* sum = g.reduce(Op::ReduceSum, g.binary(Op::Mul, av, bv), summed);
   Node* y = g.reshape(sum, Shape(sum->shape.begin(), sum->shape.end() - int64_t(summed.size())));
   std::vector<int64_t> drop;
   if (a_vec) drop.push_back(-2);

@@ -30,7 +30,7 @@ class OpContext {
   const onnx::NodeProto& node;
   const int64_t opset;  // version of the default (ai.onnx) operator set the model imports
   Winograd winograd = Winograd::Off;  // ImportOptions::winograd
-  DType product_operands = DType::F32;  // ImportOptions::product_operands
+  DotLayout dots;                       // ImportOptions::dots
 
   // Throws CompileError(message); the importer prefixes the node name and op type.
   [[noreturn]] void fail(const std::string& message) const;
@@ -86,6 +86,12 @@ void add_attention_ops(OpTable& table);
 void add_ml_ops(OpTable& table);  // keys "ai.onnx.ml.<op>"
 const OpTable& op_table();
 
+// Rewrites the QDQ groups of a graph (DequantizeLinear -> Conv / MatMul / Gemm ->
+// QuantizeLinear, and QDQ around pure data movement) into the integer operators onnxruntime
+// runs them as (qdq_fusion.cc); returns how many groups it rewrote. opset: the model's
+// default operator set.
+int fuse_qdq_groups(onnx::GraphProto& graph, int64_t opset);
+
 // ---- helpers shared by op families ----
 
 // from, from+1, ..., to-1 (empty if to <= from).
@@ -104,8 +110,10 @@ Node* dilate_axis(Graph& g, Node* x, int64_t axis, int64_t stride);
 Node* squeeze_axes(Graph& g, Node* x, std::vector<int64_t> axes);
 Node* unsqueeze_axes(Graph& g, Node* x, std::vector<int64_t> axes);
 // ONNX Conv of x and w (+ bias) with the node's attributes (pads, strides, dilations,
-// group, auto_pad); any numeric dtype.
-Node* conv_node(OpContext& ctx, Node* x, Node* w, Node* bias);
+// group, auto_pad); any numeric dtype. The padding reads pad_value (an integer conv on
+// raw quantized values pads with the input's zero point). With int8 / uint8 x and w the
+// result is int32: the operands are widened at the multiply (the weights stay 8-bit).
+Node* conv_node(OpContext& ctx, Node* x, Node* w, Node* bias, double pad_value = 0.0);
 // The Winograd tile (2 or 4) that `mode` gives a stride-1 3x3 conv with c input and k output
 // channels and an oh x ow output; 0 for the direct convolution (conv_winograd.cc).
 // operands BF16 (bf16 products): auto never picks F(4x4).
@@ -115,9 +123,10 @@ int winograd_tile_for(Winograd mode, int64_t c, int64_t k, int64_t oh, int64_t o
 // operands BF16: the products in bf16 pairs (bf16_operand) where C is even.
 Node* winograd_conv(Graph& g, Node* x, const HostTensor& w, int tile, const std::array<int64_t, 2>& pad_lo,
                     const std::array<int64_t, 2>& pad_hi, DType operands = DType::F32);
-// numpy matmul (batch broadcasting, 1-D operands). operands BF16 (edgec --precision bf16):
-// a constant b of 4 rows or more and an even inner dim make a bf16 product (bf16_operand).
-Node* matmul(Graph& g, Node* a, Node* b, DType operands = DType::F32);
+// numpy matmul (batch broadcasting, 1-D operands). With int8 / uint8 a and b the result is
+// int32: the operands are widened at the multiply (constant weights stay 8-bit). A constant
+// b of 4 rows or more takes the dot layout where the inner dim splits into its groups.
+Node* matmul(Graph& g, Node* a, Node* b, const DotLayout& dots = {});
 // A constant x (..., N) that kernels read as vectors along its last dim (weights whose
 // columns are output channels): stored as (N/16, ..., 16) — each block of 16 columns one
 // contiguous panel, so a tile of output channels streams its weights from consecutive

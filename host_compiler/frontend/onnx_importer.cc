@@ -25,6 +25,8 @@ std::string node_label(const onnx::NodeProto& node, int index) {
 }
 
 constexpr const char* kMlDomain = "ai.onnx.ml";
+// onnxruntime's contrib operators: the quantized ones its quantizer writes (QGemm, QLinearAdd, ...).
+constexpr const char* kMsDomain = "com.microsoft";
 
 // The version of an operator set the model imports, 0 if none.
 int64_t opset_version(const onnx::ModelProto& model, bool default_domain) {
@@ -150,16 +152,18 @@ struct NodeImporter {
   Graph& g;
   int64_t opset, ml_opset;
   Winograd winograd = Winograd::Off;  // ImportOptions::winograd
-  DType product_operands = DType::F32;  // ImportOptions::product_operands
+  DotLayout dots;                       // ImportOptions::dots
 
   void run(const onnx::GraphProto& graph, Scope& scope) {
     const auto& table = onnx_frontend::op_table();
     for (int k = 0; k < graph.node_size(); ++k) {
       const onnx::NodeProto& node = graph.node(k);
       const std::string label = node_label(node, k);
-      bool ml = node.domain() == kMlDomain;
-      if (!is_default_domain(node.domain()) && !ml)
+      bool ml = node.domain() == kMlDomain, ms = node.domain() == kMsDomain;
+      if (!is_default_domain(node.domain()) && !ml && !ms)
         throw CompileError(label + ": unsupported operator in domain '" + node.domain() + "'");
+      // com.microsoft has one version of each op edgec implements; the default set's
+      // version stands in (the QDQ fusion writes such nodes into models that import none).
       int64_t node_opset = ml ? ml_opset : opset;
       if (node_opset == 0)
         throw CompileError(label + ": the model imports no version of the " +
@@ -167,7 +171,8 @@ struct NodeImporter {
       bool control = !ml && (node.op_type() == "If" || node.op_type() == "Loop" || node.op_type() == "Scan");
       auto fn = table.find(table_key(node.domain(), node.op_type()));
       if (!control && fn == table.end())
-        throw CompileError(label + ": unsupported operator" + (ml ? std::string(" in domain 'ai.onnx.ml'") : std::string()));
+        throw CompileError(label + ": unsupported operator" +
+                           (ml || ms ? " in domain '" + node.domain() + "'" : std::string()));
       std::vector<Node*> inputs;
       for (const std::string& name : node.input()) {
         if (name.empty()) {  // an omitted optional input
@@ -182,7 +187,7 @@ struct NodeImporter {
       try {
         OpContext ctx(g, node, node_opset, std::move(inputs));
         ctx.winograd = winograd;
-        ctx.product_operands = product_operands;
+        ctx.dots = dots;
         if (!control) outputs = fn->second(ctx);
         else if (node.op_type() == "If") outputs = lower_if(ctx, scope);
         else if (node.op_type() == "Loop") outputs = lower_loop(ctx, scope);
@@ -384,8 +389,17 @@ std::unique_ptr<Graph> import_graph(const onnx::ModelProto& model, const ImportO
   if (ml_opset > kMaxMlOpset)
     throw CompileError("the model imports operator set " + std::to_string(ml_opset) + " of ai.onnx.ml; edgec implements up to " +
                        std::to_string(kMaxMlOpset));
-  const onnx::GraphProto& graph = model.graph();
-  check_graph_names(graph);
+  check_graph_names(model.graph());
+  // QDQ groups become the integer ops onnxruntime runs them as (qdq_fusion.cc); a copy, as
+  // the caller's model is const.
+  onnx::GraphProto fused;
+  bool quantized = false;
+  for (const auto& n : model.graph().node()) quantized = quantized || n.op_type() == "QuantizeLinear";
+  if (quantized) {
+    fused = model.graph();
+    onnx_frontend::fuse_qdq_groups(fused, opset);
+  }
+  const onnx::GraphProto& graph = quantized ? fused : model.graph();
   auto g = std::make_unique<Graph>();
   std::unordered_map<std::string, Node*> values;
 
@@ -416,7 +430,7 @@ std::unique_ptr<Graph> import_graph(const onnx::ModelProto& model, const ImportO
 
   Scope top;
   top.values = std::move(values);
-  NodeImporter importer{*g, opset, ml_opset, options.winograd, options.product_operands};
+  NodeImporter importer{*g, opset, ml_opset, options.winograd, options.dots};
   importer.run(graph, top);
   values = std::move(top.values);
 
@@ -455,7 +469,7 @@ std::unique_ptr<Graph> import_onnx_file(const std::string& path, const ImportOpt
 }
 
 bool is_supported_onnx_op(const std::string& domain, const std::string& op_type) {
-  if (!is_default_domain(domain) && domain != kMlDomain) return false;
+  if (!is_default_domain(domain) && domain != kMlDomain && domain != kMsDomain) return false;
   if (is_default_domain(domain) && (op_type == "If" || op_type == "Loop" || op_type == "Scan")) return true;
   return onnx_frontend::op_table().count(table_key(domain, op_type)) > 0;
 }

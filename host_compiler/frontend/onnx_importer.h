@@ -14,6 +14,17 @@ namespace edgec {
 // wherever it applies, or per conv the tile that pays (conv_winograd.cc).
 enum class Winograd : uint8_t { Off, Tile2, Tile4, Auto };
 
+// How a product with constant weights lays out its reduction for a dot-product instruction
+// of the target: split as (K/group, group), each column's group of weights stored together
+// (lowering.h packed_in_column_groups). bf16 operands go in pairs (vdpbf16ps); 8-bit ones in
+// groups of int8_group (4: vpdpbusd; 1: not split).
+struct DotLayout {
+  // BF16: convolutions and matrix products with constant float weights take bfloat16
+  // operands, products summed in float32 (edgec --precision bf16; lowering.h bf16_operand).
+  DType float_operands = DType::F32;
+  int64_t int8_group = 1;
+};
+
 struct ImportOptions {
   // Shapes for graph inputs by name; required where the model has symbolic or unknown dims.
   std::map<std::string, Shape> input_shapes;
@@ -27,9 +38,7 @@ struct ImportOptions {
   // channels as Winograd F(m x m, 3 x 3): fewer multiply-adds where the products dominate
   // (CPUs), more weight bytes; results differ from the direct sums by rounding.
   Winograd winograd = Winograd::Off;
-  // BF16: convolutions and matrix products with constant float weights take bfloat16
-  // operands, products summed in float32 (edgec --precision bf16; lowering.h bf16_operand).
-  DType product_operands = DType::F32;
+  DotLayout dots;
 };
 
 // Throw CompileError naming the ONNX node and op type for anything they cannot import.

@@ -101,16 +101,16 @@ Node* packed_conv_weight(Graph& g, Node* w) {
   return g.permute(packed_in_column_blocks(g, g.permute(w, pack)), unpack);
 }
 
-// The same in bfloat16 for products in pairs (edgec --precision bf16), stored as
-// (M/16, K..., C/groups/2, 16, 2) and read as float32 in the order (M, C/groups/2, 2, K...).
-Node* packed_conv_weight_pairs(Graph& g, Node* w) {
+// The same for a dot-product instruction reducing `group` channels per lane (DotLayout):
+// stored as (M/16, K..., C/groups/group, 16, group) and read in the order
+// (M, C/groups/group, group, K...).
+Node* packed_conv_weight_groups(Graph& g, Node* w, int64_t group) {
   const int64_t k = int64_t(w->shape.size()) - 2;
-  std::vector<int64_t> pack, unpack{k + 2, k, k + 1};  // (K..., C, M) <-> (M, C/2, 2, K...)
+  std::vector<int64_t> pack, unpack{k + 2, k, k + 1};  // (K..., C, M) <-> (M, C/g, g, K...)
   for (int64_t i = 0; i < k; ++i) pack.push_back(2 + i), unpack.push_back(i);
   pack.push_back(1);
   pack.push_back(0);
-  Node* packed = packed_in_column_groups(g, g.cast(g.permute(w, pack), DType::BF16), kBf16Pair);
-  return g.cast(g.permute(packed, unpack), DType::F32);
+  return g.permute(packed_in_column_groups(g, g.permute(w, pack), group), unpack);
 }
 
 // y (N, M, O...) + bias (M) where there is one.
@@ -137,13 +137,17 @@ Node* winograd_if_it_pays(OpContext& ctx, Node* x, Node* w, int64_t groups, cons
   if (c < kMinChannels || k < kMinChannels || !ctx.g.is_constant(w)) return nullptr;
   const std::array<int64_t, 2> lo{spec.pad_lo[0], spec.pad_lo[1]}, hi{spec.pad_hi[0], spec.pad_hi[1]};
   const int64_t oh = x->shape[2] + lo[0] + hi[0] - 2, ow = x->shape[3] + lo[1] + hi[1] - 2;
-  const int tile = winograd_tile_for(ctx.winograd, c, k, oh, ow, ctx.product_operands);
+  const int tile = winograd_tile_for(ctx.winograd, c, k, oh, ow, ctx.dots.float_operands);
   if (tile == 0 || oh < tile || ow < tile) return nullptr;
-  return winograd_conv(ctx.g, x, ctx.g.evaluate(w), tile, lo, hi, ctx.product_operands);
+  return winograd_conv(ctx.g, x, ctx.g.evaluate(w), tile, lo, hi, ctx.dots.float_operands);
 }
 
-// Convolution of x (N, C, S...) with w (M, C/groups, K...) over the window `spec`.
-Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, const WindowSpec& spec) {
+// Convolution of x (N, C, S...) with w (M, C/groups, K...) over the window `spec`; the
+// padding reads `fill`. With 8-bit integer x and w the products and sums are int32: both
+// are widened at the multiply, so the reduction reads the raw 8-bit operands (what a
+// dot-product instruction takes) and the packed weight stays 8-bit in the bundle.
+Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, const WindowSpec& spec,
+                double fill = 0.0) {
   Graph& g = ctx.g;
   const Shape& ws = w->shape;
   size_t k = ws.size() - 2;
@@ -151,20 +155,25 @@ Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, co
   if (groups < 1 || c % groups || m % groups || ws[1] != c / groups)
     ctx.fail("input channels " + std::to_string(c) + ", weight " + shape_str(ws) + " and group " +
              std::to_string(groups) + " do not fit");
-  if (w->dtype != x->dtype) ctx.fail("input and weight dtypes differ");
+  auto is_8bit = [](const Node* v) { return v->dtype == DType::I8 || v->dtype == DType::U8; };
+  const bool int8 = is_8bit(x) && is_8bit(w);
+  if (w->dtype != x->dtype && !int8) ctx.fail("input and weight dtypes differ");
   std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
   if (Node* y = winograd_if_it_pays(ctx, x, w, groups, spec)) return add_conv_bias(ctx, y, bias);
-  // --precision bf16: the channel reduction in pairs of bf16 operands (lowering.h bf16_operand).
-  const bool bf16 = ctx.product_operands == DType::BF16 && x->dtype == DType::F32 && c / groups % kBf16Pair == 0 &&
+  // The channel reduction in the groups of the target's dot-product instruction (DotLayout):
+  // bf16 pairs (lowering.h bf16_operand) or 8-bit groups, where the channels split evenly.
+  const int64_t cg = c / groups, mg = m / groups;
+  const bool bf16 = ctx.dots.float_operands == DType::BF16 && x->dtype == DType::F32 && cg % kBf16Pair == 0 &&
                     g.is_constant(w);
-  const int64_t pair = bf16 ? kBf16Pair : 1;
+  const int64_t group = bf16                                                                         ? kBf16Pair
+                        : int8 && g.is_constant(w) && ctx.dots.int8_group > 1 && cg % ctx.dots.int8_group == 0 ? ctx.dots.int8_group
+                                                                                                     : 1;
   if (bf16) x = bf16_operand(g, x);
-  Node* win = windows(g, x, spec, 0.0);  // (N, C, O..., K...)
+  Node* win = windows(g, x, spec, fill);  // (N, C, O..., K...)
   Shape out_spatial(win->shape.begin() + 2, win->shape.begin() + 2 + k);
-  int64_t cg = c / groups, mg = m / groups;
-  // The channels of a group as (C/G/pair, pair): one dim (pair 1) or two.
-  Shape channel_dims{cg / pair};
-  if (pair > 1) channel_dims.push_back(pair);
+  // The channels of a group as (C/G/group, group): one dim (group 1) or two.
+  Shape channel_dims{cg / group};
+  if (group > 1) channel_dims.push_back(group);
   const int64_t cd = int64_t(channel_dims.size());
 
   // Product laid out as (N, G, M/G, O..., C/G, K...) so the reduction is over the trailing,
@@ -185,7 +194,15 @@ Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, co
   wv_shape.insert(wv_shape.end(), k, 1);
   wv_shape.insert(wv_shape.end(), channel_dims.begin(), channel_dims.end());
   wv_shape.insert(wv_shape.end(), kernel.begin(), kernel.end());
-  Node* wv = g.reshape(bf16 ? packed_conv_weight_pairs(g, w) : packed_conv_weight(g, w), wv_shape);
+  Node* wv = group > 1 ? packed_conv_weight_groups(g, bf16 ? g.cast(w, DType::BF16) : w, group) : packed_conv_weight(g, w);
+  wv = g.reshape(bf16 ? g.cast(wv, DType::F32) : wv, wv_shape);
+  if (int8) {
+    // Broadcast first, widen after: a repeating view of a cast would make the scheduler
+    // store the widened copy (Expand of a computed value); of the 8-bit buffers it does not.
+    Shape both = broadcast_shapes(xv->shape, wv->shape);
+    xv = g.cast(g.broadcast_to(xv, both), DType::I32);
+    wv = g.cast(g.broadcast_to(wv, both), DType::I32);
+  }
 
   Node* prod = g.binary(Op::Mul, xv, wv);
   int64_t rank = int64_t(prod->shape.size());
@@ -197,14 +214,14 @@ Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, co
 
 }  // namespace
 
-Node* conv_node(OpContext& ctx, Node* x, Node* w, Node* bias) {
+Node* conv_node(OpContext& ctx, Node* x, Node* w, Node* bias, double pad_value) {
   const Shape& ws = w->shape;
   if (ws.size() < 3 || x->shape.size() != ws.size()) ctx.fail("weight " + shape_str(ws) + " does not fit input " + shape_str(x->shape));
   std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
   if (ctx.has_attr("kernel_shape") && ctx.attr_ints("kernel_shape") != kernel)
     ctx.fail("kernel_shape does not match the weight " + shape_str(ws));
   WindowSpec spec = window_spec(ctx, x->shape, kernel, false);
-  return conv_core(ctx, x, w, bias, ctx.attr_int("group", 1), spec);
+  return conv_core(ctx, x, w, bias, ctx.attr_int("group", 1), spec, pad_value);
 }
 
 namespace {
@@ -617,7 +634,7 @@ Outs lower_layer_norm(OpContext& ctx) {
   return {y, parts[1], parts[2]};
 }
 
-Outs lower_matmul(OpContext& ctx) { return {matmul(ctx.g, ctx.input(0), ctx.input(1), ctx.product_operands)}; }
+Outs lower_matmul(OpContext& ctx) { return {matmul(ctx.g, ctx.input(0), ctx.input(1), ctx.dots)}; }
 
 // Einsum: every operand's dims are labelled (a repeated label in one operand takes the
 // diagonal), permuted into one common order (output labels, then summed labels), multiplied
@@ -746,7 +763,7 @@ Outs lower_gemm(OpContext& ctx) {
   if (a->shape.size() != 2 || b->shape.size() != 2) ctx.fail("A and B must be 2-D");
   if (ctx.attr_int("transA", 0)) a = g.permute(a, {1, 0});
   if (ctx.attr_int("transB", 0)) b = g.permute(b, {1, 0});
-  Node* y = matmul(g, a, b, ctx.product_operands);
+  Node* y = matmul(g, a, b, ctx.dots);
   float alpha = ctx.attr_float("alpha", 1.0f), beta = ctx.attr_float("beta", 1.0f);
   if (alpha != 1.0f) y = g.binary(Op::Mul, y, scalar(g, alpha, y));
   if (c && beta != 0.0f) {

@@ -540,11 +540,10 @@ std::vector<HostTensor> Graph::evaluate(const std::vector<const Node*>& xs, cons
 }
 
 namespace {
-// The packed node under a chain of views, if any.
-// A widening float cast counts as a view: the kernel converts as it loads (bf16 weights stay
-// bf16 in the bundle).
+// The packed node under a chain of views, if any. A widening cast counts as a view: the
+// kernel converts as it loads (bf16 and int8 weights stay narrow in the bundle).
 Node* packed_under_views(Node* n) {
-  while (!n->packed && (is_movement(n->op) || is_widening_float_cast(n))) n = n->srcs[0];
+  while (!n->packed && (is_movement(n->op) || is_widening_cast(n))) n = n->srcs[0];
   return n->packed ? n : nullptr;
 }
 }  // namespace

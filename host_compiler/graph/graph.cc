@@ -177,9 +177,12 @@ float half_to_float(uint16_t h) {
   return f;
 }
 
-bool is_widening_float_cast(const Node* n) {
-  return n->op == Op::Cast && is_float(n->dtype) && is_float(n->srcs[0]->dtype) &&
-         dtype_size(n->dtype) > dtype_size(n->srcs[0]->dtype);
+bool is_widening_cast(const Node* n) {
+  if (n->op != Op::Cast) return false;
+  const DType from = n->srcs[0]->dtype, to = n->dtype;
+  if (from == DType::Bool || to == DType::Bool || is_float(from) != is_float(to) || dtype_size(to) <= dtype_size(from))
+    return false;
+  return is_float(to) || !is_signed_int(from) || is_signed_int(to);  // a negative value fits no unsigned type
 }
 
 uint16_t float_to_bf16(float f) {

@@ -71,9 +71,10 @@ bool is_elementwise(Op op);  // unary, binary, Where
 bool is_reduce(Op op);
 bool is_movement(Op op);
 struct Node;
-// A Cast from a float type to a wider one (bf16 -> f32): exact, and as cheap as a load, so
-// constant folding and the scheduler let it ride along with the views above a buffer.
-bool is_widening_float_cast(const Node* n);
+// A Cast to a wider type of the same kind (bf16 -> f32, u8 -> i32, i8 -> i32): exact, and as
+// cheap as a load, so constant folding and the scheduler let it ride along with the views
+// above a buffer.
+bool is_widening_cast(const Node* n);
 
 struct Node {
   int id = 0;

@@ -98,7 +98,7 @@ class Scheduler {
           if (!(is_elementwise(consumer->op) || view)) break;
           // A widening cast is read with the consumer's loads: the narrow value is stored
           // (bf16 activations, half the bytes; the bf16 dot products load pairs of them).
-          if (is_widening_float_cast(consumer)) break;
+          if (is_widening_cast(consumer)) break;
           tail = consumer;
         }
         realize(tail);
@@ -110,7 +110,7 @@ class Scheduler {
         // A view that repeats elements would recompute its source for every repeat (a
         // widening cast may be: it is a load).
         const Node* src = n->srcs[0];
-        while ((is_movement(src->op) || is_widening_float_cast(src)) && !realized_[src->id]) src = src->srcs[0];
+        while ((is_movement(src->op) || is_widening_cast(src)) && !realized_[src->id]) src = src->srcs[0];
         if (!is_leaf(src)) realize(src);
       }
     }

@@ -1,0 +1,466 @@
+#!/usr/bin/env python3
+"""End-to-end int8: small CNNs (onnx.helper, seeded numpy) quantized by onnxruntime's
+quantize_static into QDQ models (tests/models/quantize_models.py: per-channel int8 weights,
+uint8 activations, seeded calibration), compiled with edgec, run with edgert-run and compared
+with onnxruntime on the SAME QDQ model with default session options: onnxruntime fuses the
+QDQ groups into its integer kernels (QLinearConv, QLinearMatMul, QGemm, QLinearAdd, ...), and
+those results are the reference.
+
+Each case prints, per output, the fraction of elements equal to onnxruntime's and the
+largest difference in quantization steps of that output, for the float output (after the
+last DequantizeLinear) and for the uint8 tensor in front of it (exposed as a second output).
+Run directly (uses build/) or via ctest (env EDGEC, EDGERT_RUN, EDGE_WORK_DIR); needs
+onnxruntime's quantization package (numpy, onnx, ml_dtypes)."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "models"))
+import numpy as np  # noqa: E402
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+import edge_testlib as lib  # noqa: E402
+
+suite = lib.Suite("test_int8")
+WORK = None
+
+
+class Builder:
+    def __init__(self, seed, in_shape):
+        self.rng = np.random.default_rng(seed)
+        self.nodes, self.inits, self.n = [], [], 0
+        self.in_shape = in_shape
+
+    def name(self, p):
+        self.n += 1
+        return f"{p}{self.n}"
+
+    def const(self, arr, p="w"):
+        nm = self.name(p)
+        self.inits.append(numpy_helper.from_array(np.asarray(arr), nm))
+        return nm
+
+    def op(self, op_type, inputs, **attrs):
+        out = self.name(op_type.lower() + "_")
+        self.nodes.append(helper.make_node(op_type, inputs, [out], name=out, **attrs))
+        return out
+
+    def conv(self, x, cin, cout, k=3, stride=1, group=1, bias=True):
+        fan = cin // group * k * k
+        w = (self.rng.standard_normal((cout, cin // group, k, k)) * np.sqrt(2.0 / fan)).astype(np.float32)
+        ins = [x, self.const(w)]
+        if bias:
+            ins.append(self.const((self.rng.standard_normal(cout) * 0.1).astype(np.float32), "b"))
+        return self.op("Conv", ins, kernel_shape=[k, k], strides=[stride, stride], pads=[k // 2] * 4, group=group)
+
+    def model(self, out, out_shape, opset=13):
+        g = helper.make_graph(self.nodes, "int8_test",
+                              [helper.make_tensor_value_info("input", TensorProto.FLOAT, self.in_shape)],
+                              [helper.make_tensor_value_info(out, TensorProto.FLOAT, out_shape)], self.inits)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+        m.ir_version = 8
+        return m
+
+
+def conv_relu(seed=0, size=16):
+    b = Builder(seed, [1, 3, size, size])
+    y = b.op("Relu", [b.conv("input", 3, 8)])
+    y = b.op("Relu", [b.conv(y, 8, 16, stride=2)])
+    y = b.conv(y, 16, 8, k=1)
+    return b.model(y, [1, 8, size // 2, size // 2])
+
+
+def residual(seed=1, size=16):
+    b = Builder(seed, [1, 3, size, size])
+    x = b.op("Relu", [b.conv("input", 3, 16)])
+    y = b.op("Relu", [b.conv(x, 16, 16)])
+    y = b.conv(y, 16, 16)
+    y = b.op("Relu", [b.op("Add", [x, y])])
+    y = b.op("MaxPool", [y], kernel_shape=[2, 2], strides=[2, 2])
+    return b.model(y, [1, 16, size // 2, size // 2])
+
+
+def depthwise(seed=2, size=16):
+    b = Builder(seed, [1, 3, size, size])
+    x = b.op("Relu", [b.conv("input", 3, 16)])
+    lo, hi = b.const(np.float32(0), "lo"), b.const(np.float32(6), "hi")
+    y = b.op("Clip", [b.conv(x, 16, 16, group=16), lo, hi])
+    y = b.op("AveragePool", [y], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    y = b.conv(y, 16, 24, k=1)
+    return b.model(y, [1, 24, size // 2, size // 2])
+
+
+def concat_pool(seed=3, size=16):
+    b = Builder(seed, [1, 3, size, size])
+    x = b.op("Relu", [b.conv("input", 3, 8)])
+    l = b.op("Relu", [b.conv(x, 8, 8, k=1)])
+    r = b.op("Relu", [b.conv(x, 8, 8)])
+    y = b.op("Concat", [l, r], axis=1)
+    y = b.op("MaxPool", [y], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    y = b.conv(y, 16, 8)
+    return b.model(y, [1, 8, size // 2, size // 2])
+
+
+def classifier(seed=4, size=16, head="Gemm"):
+    b = Builder(seed, [1, 3, size, size])
+    x = b.op("Relu", [b.conv("input", 3, 16, stride=2)])
+    x = b.op("Relu", [b.conv(x, 16, 32)])
+    x = b.op("GlobalAveragePool", [x])
+    x = b.op("Flatten", [x], axis=1)
+    w = (b.rng.standard_normal((32, 10)) * 0.2).astype(np.float32)
+    bias = (b.rng.standard_normal(10) * 0.1).astype(np.float32)
+    if head == "Gemm":
+        y = b.op("Gemm", [x, b.const(w.T.copy()), b.const(bias, "b")], transB=1)
+    else:
+        y = b.op("Add", [b.op("MatMul", [x, b.const(w)]), b.const(bias, "b")])
+    return b.model(y, [1, 10])
+
+
+def activations(seed=5, size=16):
+    """Sigmoid gate (x * sigmoid(x), SiLU as in EfficientNet), HardSwish-like tail, Mul."""
+    b = Builder(seed, [1, 3, size, size])
+    x = b.conv("input", 3, 16)
+    x = b.op("Mul", [x, b.op("Sigmoid", [x])])
+    y = b.conv(x, 16, 16)
+    y = b.op("Mul", [y, b.op("HardSigmoid", [y], alpha=1.0 / 6, beta=0.5)])
+    y = b.conv(y, 16, 8, k=1)
+    y = b.op("Sigmoid", [y])
+    return b.model(y, [1, 8, size, size])
+
+
+
+def expose_quantized_output(model):
+    """Adds the uint8 tensor in front of the final DequantizeLinear as a second output."""
+    import quantize_models as qm
+    out = model.graph.output[0].name
+    scale, zp, q_name = qm.output_quant(model, out)
+    dims = [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim]
+    model.graph.output.append(helper.make_tensor_value_info(q_name, TensorProto.UINT8, dims))
+    return scale, q_name
+
+
+def check(name, model, exact=True, min_equal=1.0, max_steps=0.0, weight_type="int8", seed=0):
+    """Quantizes `model` (quantize_static), compares edgert with onnxruntime on it."""
+    import quantize_models as qm
+    import onnx
+    from onnxruntime.quantization import QuantType
+    wt = {"int8": QuantType.QInt8, "uint8": QuantType.QUInt8}[weight_type]
+    extra = {} if weight_type == "int8" else {"WeightSymmetric": False}
+    path = qm.quantize(model, WORK / f"{name}.qdq.onnx", calibration=4, seed=seed, weight_type=wt, extra_options=extra)
+    q = onnx.load(str(path))
+    rng = np.random.default_rng(100 + seed)
+    shape = [d.dim_value for d in q.graph.input[0].type.tensor_type.shape.dim]
+    compare_qdq(name, q, {"input": rng.standard_normal(shape).astype(np.float32)}, exact, min_equal, max_steps)
+    return path
+
+
+def compare_qdq(name, q, inputs, exact=True, min_equal=1.0, max_steps=0.0):
+    """Runs the QDQ model q with edgert and onnxruntime. exact: every uint8 element (and so
+    every float output) equal; otherwise at least min_equal of them and none more than
+    max_steps apart."""
+    import quantize_models as qm
+    scale, q_name = expose_quantized_output(q)
+    names = [o.name for o in q.graph.output]
+    expected = dict(zip(names, qm.ort_session(q).run(names, inputs)))
+    actual = lib.compile_and_run(q, inputs, WORK, name=name)
+    out = names[0]
+    eq_f, steps_f = qm.step_stats(actual[out], expected[out], scale)
+    eq_q, steps_q = qm.step_stats(actual[q_name].astype(np.int32), expected[q_name].astype(np.int32), 1.0)
+    print(f"    {name}: output {out}: {eq_f * 100:.3f}% equal, max {steps_f} steps; "
+          f"uint8 {q_name}: {eq_q * 100:.3f}% equal, max {steps_q} steps ({actual[q_name].size} elements)")
+    assert actual[q_name].dtype == np.uint8, actual[q_name].dtype
+    if exact:
+        assert eq_q == 1.0 and eq_f == 1.0, f"{name}: not bit-exact to onnxruntime"
+    else:
+        assert eq_q >= min_equal and steps_q <= max_steps, \
+            f"{name}: {eq_q * 100:.3f}% equal (want {min_equal * 100:.1f}%), max {steps_q} steps (want <= {max_steps})"
+
+
+def qdq_conv_ties(sx=0.03387615, sw=0.017618401, sy=0.18608256, zy=160):
+    """A hand-made QDQ 1x1 conv whose 65280 products (x - 128) * w, x = 0..255 (the input),
+    w = -127..127 (the output channels), hit the cases where onnxruntime's integer
+    requantization, round(acc * float32(sx * sw / sy)), and the float path,
+    round(float32(x_deq * w_deq) / sy), round to different steps (16 of them for these
+    scales, found by a search over random scales)."""
+    f32 = np.float32
+    x_q = np.arange(256, dtype=np.int64).reshape(1, 1, 16, 16)
+    inputs = {"input": ((x_q - 128).astype(f32) * f32(sx)).astype(f32)}
+    w = np.arange(-127, 128, dtype=np.int8).reshape(255, 1, 1, 1)
+    inits = [numpy_helper.from_array(np.array(sx, f32), "sx"), numpy_helper.from_array(np.array(128, np.uint8), "zx"),
+             numpy_helper.from_array(w, "w_q"), numpy_helper.from_array(np.array(sw, f32), "sw"),
+             numpy_helper.from_array(np.array(0, np.int8), "zw"), numpy_helper.from_array(np.array(sy, f32), "sy"),
+             numpy_helper.from_array(np.array(zy, np.uint8), "zy")]
+    nodes = [helper.make_node("QuantizeLinear", ["input", "sx", "zx"], ["x_q"]),
+             helper.make_node("DequantizeLinear", ["x_q", "sx", "zx"], ["x_dq"]),
+             helper.make_node("DequantizeLinear", ["w_q", "sw", "zw"], ["w_dq"]),
+             helper.make_node("Conv", ["x_dq", "w_dq"], ["y"], name="conv", kernel_shape=[1, 1]),
+             helper.make_node("QuantizeLinear", ["y", "sy", "zy"], ["y_q"]),
+             helper.make_node("DequantizeLinear", ["y_q", "sy", "zy"], ["output"])]
+    g = helper.make_graph(nodes, "ties", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 1, 16, 16])],
+                          [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 255, 16, 16])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m, inputs
+
+
+@suite.case
+def requantization_rounds_as_onnxruntime():
+    # Fails where the conv runs in float between DequantizeLinear and QuantizeLinear.
+    m, inputs = qdq_conv_ties()
+    compare_qdq("conv_ties", m, inputs)
+
+
+@suite.case
+def conv_relu_exact():
+    check("conv_relu", conv_relu())
+
+
+@suite.case
+def residual_add_maxpool():
+    check("residual", residual())
+
+
+@suite.case
+def depthwise_clip_avgpool():
+    check("depthwise", depthwise())
+
+
+@suite.case
+def concat_maxpool():
+    check("concat_pool", concat_pool())
+
+
+@suite.case
+def classifier_gemm():
+    check("classifier_gemm", classifier(head="Gemm"))
+
+
+@suite.case
+def classifier_matmul_add():
+    check("classifier_matmul", classifier(seed=6, head="MatMul"))
+
+
+@suite.case
+def sigmoid_hardswish_mul():
+    check("activations", activations())
+
+
+@suite.case
+def asymmetric_uint8_weights():
+    # Non-zero weight zero points: the slower form that subtracts them before the products.
+    check("conv_relu_u8w", conv_relu(seed=7), weight_type="uint8", seed=7)
+
+
+def weight_buffers(bundle):
+    import json
+    out = lib.run_cmd([lib.find_tool("edgec"), "inspect", bundle, "--json"]).stdout
+    info = json.loads(out)
+    weights = [b for b in info["buffers"] if b["kind"] == "Weight"]
+    section = sum(s["size"] for s in info["sections"] if s["kind"] == "Weights")
+    return weights, section
+
+
+@suite.case
+def int8_weights_stay_int8():
+    # The conv weights go into the bundle as int8 (no float or int32 copy): the weights
+    # section is about a quarter of the float model's.
+    b = Builder(8, [1, 16, 16, 16])
+    y = b.op("Relu", [b.conv("input", 16, 64)])
+    y = b.op("Relu", [b.conv(y, 64, 64)])
+    y = b.conv(y, 64, 32)
+    fp32 = b.model(y, [1, 32, 16, 16])
+    import quantize_models as qm
+    path = qm.quantize(fp32, WORK / "weights.qdq.onnx", seed=8)
+    # Direct convolutions: the Winograd form of the float model stores more weight bytes.
+    lib.compile_model(fp32, WORK / "weights_fp32.bundle", ["--winograd", "0"])
+    lib.compile_model(path, WORK / "weights_qdq.bundle")
+    w32, s32 = weight_buffers(WORK / "weights_fp32.bundle")
+    w8, s8 = weight_buffers(WORK / "weights_qdq.bundle")
+    big = [w for w in w8 if w["size"] >= 4096]
+    print(f"    weights section: fp32 {s32} bytes, QDQ {s8} bytes ({s8 / s32:.3f}); "
+          f"large QDQ weights: {[(w['dtype'], w['shape']) for w in big]}")
+    assert big and all(w["dtype"] == "I8" for w in big), big
+    assert s8 <= 0.3 * s32, f"QDQ weights {s8} bytes, fp32 {s32}"
+
+
+@suite.case
+def shared_bias_through_identity():
+    # Exporters share equal tensors through Identity (EfficientNet-B0's SE biases);
+    # onnxruntime removes Identity before fusing, so the group must fuse through it.
+    import quantize_models as qm
+    import onnx
+    path = qm.quantize(conv_relu(seed=9), WORK / "identity.qdq.onnx", seed=9)
+    q = onnx.load(str(path))
+    nodes = []
+    for n in q.graph.node:
+        if n.op_type == "Conv" and len(n.input) > 2:
+            nodes.append(helper.make_node("Identity", [n.input[2]], [n.input[2] + "_shared"]))
+            n.input[2] = n.input[2] + "_shared"
+        nodes.append(n)
+    del q.graph.node[:]
+    q.graph.node.extend(nodes)
+    rng = np.random.default_rng(109)
+    compare_qdq("identity", q, {"input": rng.standard_normal((1, 3, 16, 16)).astype(np.float32)})
+    weights, _ = weight_buffers(WORK / "identity.bundle")
+    floats = [(w["dtype"], w["shape"]) for w in weights if w["dtype"] == "F32" and w["size"] > 256]
+    assert not floats, f"float weights left (a conv not fused): {floats}"
+
+
+# ---- the com.microsoft QLinear operators, each against onnxruntime's own kernel ----
+
+def ms_op(op, inputs, params, out_dtype=np.uint8, **attrs):
+    """One com.microsoft node: inputs {name: array} are graph inputs, params [(name, array)]
+    initializers, in the node's input order given by `order` (inputs and params interleaved
+    as the op wants: pass a list of names)."""
+    names, inits, ins = [], [], []
+    for n, v in inputs:
+        names.append(n)
+        if isinstance(v, np.ndarray) and n.startswith("in"):
+            ins.append(helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape))
+        else:
+            inits.append(numpy_helper.from_array(np.asarray(v), n))
+    node = helper.make_node(op, names, ["y"], domain="com.microsoft", name=op.lower(), **attrs)
+    g = helper.make_graph([node], op, ins, [helper.make_tensor_value_info("y", helper.np_dtype_to_tensor_dtype(np.dtype(out_dtype)), None)], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)])
+    m.ir_version = 8
+    feeds = {n: v for n, v in inputs if n.startswith("in")}
+    return m, feeds
+
+
+def check_exact(name, m, feeds):
+    import quantize_models as qm
+    want = qm.ort_session(m).run(["y"], feeds)[0]
+    got = lib.compile_and_run(m, feeds, WORK, name=name)["y"]
+    assert got.shape == want.shape and got.dtype == want.dtype, f"{name}: {got.dtype}{got.shape} vs {want.dtype}{want.shape}"
+    eq, steps = qm.step_stats(got.astype(np.int32), want.astype(np.int32), 1.0)
+    print(f"    {name}: {eq * 100:.3f}% equal, max {steps} steps ({got.size} elements)")
+    assert eq == 1.0, f"{name}: not bit-exact to onnxruntime"
+
+
+def qparams_f(rng, t=np.uint8):
+    zp = rng.integers(0, 256) if t == np.uint8 else rng.integers(-128, 128)
+    return np.float32(rng.uniform(0.002, 0.1)), np.array(zp, t)
+
+
+def rand_q(rng, shape, t=np.uint8):
+    info = np.iinfo(t)
+    return rng.integers(info.min, int(info.max) + 1, size=shape).astype(t)
+
+
+@suite.case
+def qlinear_add_mul():
+    rng = np.random.default_rng(11)
+    for t in (np.uint8, np.int8):
+        for op in ("QLinearAdd", "QLinearMul"):
+            for b_shape in ((1, 8, 16, 16), (1, 8, 1, 1)):
+                for trial in range(3):
+                    (sa, za), (sb, zb), (sc, zc) = qparams_f(rng, t), qparams_f(rng, t), qparams_f(rng, t)
+                    m, feeds = ms_op(op, [("in_a", rand_q(rng, (1, 8, 16, 16), t)), ("sa", sa), ("za", za),
+                                          ("in_b", rand_q(rng, b_shape, t)), ("sb", sb), ("zb", zb), ("sc", sc), ("zc", zc)],
+                                     None, t)
+                    check_exact(f"{op}_{np.dtype(t).name}_{b_shape[2]}_{trial}", m, feeds)
+
+
+@suite.case
+def qlinear_add_all_pairs():
+    # Every (a, b) pair of uint8 values, with scales (found by a search) where forming
+    # onnxruntime's constant term zc - (ra * za + rb * zb) without its FMA flips 2 outputs,
+    # and forming the per-element FMAs as separate float32 operations flips more.
+    a = np.repeat(np.arange(256), 256).astype(np.uint8).reshape(1, 1, 256, 256)
+    b = np.tile(np.arange(256), 256).astype(np.uint8).reshape(1, 1, 256, 256)
+    p = [np.float32(0.03016665), np.array(107, np.uint8), np.float32(0.0068865833), np.array(160, np.uint8),
+         np.float32(0.032431655), np.array(199, np.uint8)]
+    m, feeds = ms_op("QLinearAdd", [("in_a", a), ("sa", p[0]), ("za", p[1]), ("in_b", b), ("sb", p[2]), ("zb", p[3]),
+                                    ("sc", p[4]), ("zc", p[5])], None)
+    check_exact("QLinearAdd_all_pairs", m, feeds)
+
+
+@suite.case
+def qlinear_add_scalar_b():
+    # A constant scalar b (a QDQ GELU's Add of 1): onnxruntime's scalar-b kernel, whose
+    # k + b * rb its build fuses into an FMA; for these scales and b (found by a search) the
+    # unfused form flips one of the 256 outputs.
+    cases = [(0.04192623868584633, 0.041144952178001404, 0.09139818698167801, 21, 100, 6, 208),
+             (0.043436404317617416, 0.06820793449878693, 0.03662138432264328, 131, 50, 50, 135),
+             (0.08824754506349564, 0.09643221646547318, 0.017889373004436493, 221, 182, 29, 206)]
+    a = np.arange(256).astype(np.uint8).reshape(1, 1, 16, 16)
+    for i, (sa, sb, sc, za, zb, zc, b) in enumerate(cases):
+        m, feeds = ms_op("QLinearAdd", [("in_a", a), ("sa", np.float32(sa)), ("za", np.array(za, np.uint8)),
+                                        ("b", np.array(b, np.uint8)), ("sb", np.float32(sb)), ("zb", np.array(zb, np.uint8)),
+                                        ("sc", np.float32(sc)), ("zc", np.array(zc, np.uint8))], None)
+        check_exact(f"QLinearAdd_scalar_b_{i}", m, feeds)
+
+
+@suite.case
+def qlinear_sigmoid_leaky_relu_all_values():
+    rng = np.random.default_rng(12)
+    for t in (np.uint8, np.int8):
+        x = np.arange(np.iinfo(t).min, int(np.iinfo(t).max) + 1).astype(t).reshape(1, 1, 16, 16)
+        for trial in range(4):
+            (sx, zx), (sy, zy) = qparams_f(rng, t), qparams_f(rng, t)
+            sx = np.float32(sx * 20)  # inputs over the sigmoid's whole range
+            m, feeds = ms_op("QLinearSigmoid", [("in_x", x), ("sx", sx), ("zx", zx), ("sy", np.float32(1 / 256)), ("zy", zy)], None, t)
+            check_exact(f"sigmoid_{np.dtype(t).name}_{trial}", m, feeds)
+            m, feeds = ms_op("QLinearLeakyRelu", [("in_x", x), ("sx", sx), ("zx", zx), ("sy", sy), ("zy", zy)], None, t, alpha=0.1)
+            check_exact(f"leaky_relu_{np.dtype(t).name}_{trial}", m, feeds)
+
+
+@suite.case
+def qlinear_global_average_pool_and_concat():
+    rng = np.random.default_rng(13)
+    for t in (np.uint8, np.int8):
+        for trial in range(3):
+            (sx, zx), (sy, zy) = qparams_f(rng, t), qparams_f(rng, t)
+            m, feeds = ms_op("QLinearGlobalAveragePool", [("in_x", rand_q(rng, (1, 16, 7, 9), t)), ("sx", sx), ("zx", zx),
+                                                          ("sy", sy), ("zy", zy)], None, t, channels_last=0)
+            check_exact(f"gap_{np.dtype(t).name}_{trial}", m, feeds)
+            (s1, z1), (s2, z2) = qparams_f(rng, t), qparams_f(rng, t)
+            m, feeds = ms_op("QLinearConcat", [("sy", sy), ("zy", zy), ("in_1", rand_q(rng, (1, 4, 5, 5), t)), ("s1", s1), ("z1", z1),
+                                               ("in_2", rand_q(rng, (1, 6, 5, 5), t)), ("s2", sy), ("z2", zy),
+                                               ("in_3", rand_q(rng, (1, 2, 5, 5), t)), ("s2b", s2), ("z2b", z2)], None, t, axis=1)
+            check_exact(f"concat_{np.dtype(t).name}_{trial}", m, feeds)
+
+
+@suite.case
+def qlinear_average_pool():
+    rng = np.random.default_rng(15)
+    configs = [dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+               dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=1),
+               dict(kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1),
+               dict(kernel_shape=[5, 5], strides=[1, 1], pads=[2, 2, 2, 2])]
+    for t in (np.uint8, np.int8):
+        for i, attrs in enumerate(configs):
+            (sx, zx), (sy, zy) = qparams_f(rng, t), qparams_f(rng, t)
+            m, feeds = ms_op("QLinearAveragePool", [("in_x", rand_q(rng, (1, 16, 15, 15), t)), ("sx", sx), ("zx", zx),
+                                                    ("sy", sy), ("zy", zy)], None, t, **attrs)
+            check_exact(f"avgpool_{np.dtype(t).name}_{i}", m, feeds)
+
+
+@suite.case
+def qlinear_softmax():
+    rng = np.random.default_rng(16)
+    for i, (shape, axis) in enumerate((((4, 50), -1), ((2, 8, 25), -1), ((1, 10, 7), 1))):
+        sx = np.float32(rng.uniform(0.02, 0.2))
+        m, feeds = ms_op("QLinearSoftmax", [("in_x", rand_q(rng, shape)), ("sx", sx), ("zx", np.array(rng.integers(0, 256), np.uint8)),
+                                            ("sy", np.float32(1 / 256)), ("zy", np.array(0, np.uint8))], None, np.uint8,
+                         axis=axis, opset=13)
+        check_exact(f"softmax_{i}", m, feeds)
+
+
+@suite.case
+def qgemm_per_column_bias_trans():
+    rng = np.random.default_rng(14)
+    for trans_b in (0, 1):
+        a = rand_q(rng, (5, 40))
+        b = rng.integers(-127, 128, size=(40, 24) if not trans_b else (24, 40)).astype(np.int8)
+        sb = rng.uniform(0.001, 0.01, size=24).astype(np.float32)
+        (sa, za), (sy, zy) = qparams_f(rng), qparams_f(rng)
+        c = rng.integers(-5000, 5000, size=24).astype(np.int32)
+        m, feeds = ms_op("QGemm", [("in_a", a), ("sa", sa), ("za", za), ("b", b), ("sb", sb), ("zb", np.zeros(24, np.int8)),
+                                   ("c", c), ("sy", sy), ("zy", zy)], None, np.uint8, transB=trans_b)
+        check_exact(f"qgemm_t{trans_b}", m, feeds)
+
+
+if __name__ == "__main__":
+    WORK = lib.work_dir("test_int8")
+    sys.exit(suite.main())
