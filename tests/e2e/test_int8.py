@@ -11,6 +11,7 @@ largest difference in quantization steps of that output, for the float output (a
 last DequantizeLinear) and for the uint8 tensor in front of it (exposed as a second output).
 Run directly (uses build/) or via ctest (env EDGEC, EDGERT_RUN, EDGE_WORK_DIR); needs
 onnxruntime's quantization package (numpy, onnx, ml_dtypes)."""
+import os
 import sys
 from pathlib import Path
 
@@ -213,6 +214,24 @@ def requantization_rounds_as_onnxruntime():
 @suite.case
 def conv_relu_exact():
     check("conv_relu", conv_relu())
+
+
+@suite.case
+def vnni_dot_products_on_avx512():
+    """x86_64-avx512 computes the 8-bit convs with vpdpbusd (channels in groups of 4, the
+    bundle then requires avx512vnni); x86_64 (AVX2) has no such instruction and needs nothing
+    more. Compile-time checks: the avx512 suite (ctest avx512_e2e_test_int8) runs them."""
+    import re
+    path = check("conv_relu_vnni", conv_relu())
+    edgec = lib.find_tool("edgec")
+    for target, vnni in (("x86_64-avx512", True), ("x86_64", False)):
+        ir, bundle = WORK / f"vnni_{target}.ll", WORK / f"vnni_{target}.bundle"
+        # The host edgec directly: EDGEC may be a wrapper that appends its own --target.
+        host = os.environ.get("EDGE_HOST_EDGEC", edgec)
+        lib.run_cmd([host, "compile", path, "-o", bundle, "--target", target, "--dump-llvm-ir", ir])
+        features = re.search(r"features=(\S*)", lib.run_cmd([host, "inspect", bundle]).stdout).group(1).split(",")
+        assert ("llvm.x86.avx512.vpdpbusd" in ir.read_text()) == vnni, target
+        assert ("avx512vnni" in features) == vnni, (target, features)
 
 
 @suite.case
