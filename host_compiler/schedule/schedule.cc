@@ -99,6 +99,9 @@ class Scheduler {
           // A widening cast is read with the consumer's loads: the narrow value is stored
           // (bf16 activations, half the bytes; the bf16 dot products load pairs of them).
           if (is_widening_cast(consumer)) break;
+          // Nor through a reshape that cuts the innermost dim short (a matrix product's K split
+          // in bf16 pairs): the kernel vectorizes that dim, and 2 lanes waste the vectors.
+          if (consumer->op == Op::Reshape && consumer->shape.back() < std::min<int64_t>(tail->shape.back(), 16)) break;
           tail = consumer;
         }
         realize(tail);
