@@ -101,7 +101,9 @@ class Scheduler {
           if (is_widening_cast(consumer)) break;
           // Nor through a reshape that cuts the innermost dim short (a matrix product's K split
           // in bf16 pairs): the kernel vectorizes that dim, and 2 lanes waste the vectors.
-          if (consumer->op == Op::Reshape && consumer->shape.back() < std::min<int64_t>(tail->shape.back(), 16)) break;
+          if (consumer->op == Op::Reshape && !consumer->shape.empty() && !tail->shape.empty() &&
+              consumer->shape.back() < std::min<int64_t>(tail->shape.back(), 16))
+            break;
           tail = consumer;
         }
         realize(tail);
