@@ -40,9 +40,10 @@ struct TargetSpec {
   // groups ("avx512vnni": vpdpbusd); a bundle using it requires the feature. Empty: none.
   std::string int8_dot_feature;
   // Storage and arithmetic. F16 intermediates are kept as F16 only where the target reads
-  // and writes half cheaply (GPUs: vload_half / vstore_half); CPUs store them as F32.
+  // and writes half cheaply (GPUs: vload_half / vstore_half; aarch64-fp16); other CPUs store
+  // them as F32 (AVX2 has no masked or gathered 16-bit loads, see ScheduleOptions).
   bool f16_storage = false;
-  bool half_arithmetic = false;     // compute F16 values in half (cl_khr_fp16)
+  bool half_arithmetic = false;     // compute F16 values in half (cl_khr_fp16; ARMv8.2 FP16)
   // OpenCL targets
   bool image_mode = false;          // activations and weights as image2d_t (RGBA texels)
   int image_pitch_alignment = 0;    // bytes an image row pitch must be a multiple of
