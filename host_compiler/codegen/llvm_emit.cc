@@ -51,13 +51,51 @@ using LV = llvm::Value;
 
 bool is_unsigned(DType t) { return t == DType::U8 || t == DType::U16 || t == DType::U32 || t == DType::U64 || t == DType::Bool; }
 
+// F16 on a target with half arithmetic (TargetSpec::half_arithmetic; on the CPU:
+// aarch64-fp16, ARMv8.2 FEAT_FP16). As in the OpenCL emitter's half mode: F16 values are
+// computed in half (loads and stores convert nothing, a vector register holds 8 of them), F16
+// constants are half, a cast to or from F16 is one fptrunc / fpext, and the transcendentals
+// (exp, log, tanh, erf, sin, cos, pow) stay float expansions between an fpext and an fptrunc
+// (a half polynomial would lose digits for no gain: they are a small part of the time).
+// ReduceMax over F16 runs in half (exact).
+//
+// F16 sums differ from the OpenCL policy, which adds each half product into a float
+// accumulator. On NEON that costs two fcvtl and two float adds per 8 products: no faster
+// than the float code, so the point of FP16 (8 multiply-adds per `fmla v.8h`) would be lost.
+// A half accumulator over the whole reduction is no answer either: its error grows with the
+// length (2048 + 1 == 2048 in half; a 3x3 conv over 256 channels sums 2304 products). So a
+// sum accumulates in half over blocks of at most kHalfBlock steps of its reduce loops, one
+// `fmla` per step, and the blocks are added in float (two fcvtl and two fadd per block); the
+// total is rounded to half once. The half rounding error is then bounded by the block's
+// length, not the reduction's: at most about kHalfBlock half-ulps (2^-11) of a block's sum of
+// magnitudes, typically a few. A reduction of at most kHalfBlock steps sums in half only.
+// 8 trades the two: the fp16 driving model under qemu (BENCHMARKS.md, seeds 1-3) used at
+// most 65% / 84% / 88% / 105% of its tolerance with blocks of 1 / 8 / 16 / 32 steps, and
+// with 16 a change of code shape elsewhere (the written-out taps; not traced, likely other
+// multiply-adds fused, which in half rounds visibly) took it to 113%, where 8 stays at 82%. A block's overhead
+// per accumulator (fcvtl, fcvtl2, two fadd, the zeroing, and spills of the float sums where a
+// tile has many: 5-8 instructions) is then up to about one per `fmla`.
+constexpr int64_t kHalfBlock = 8;
+
+// Whether a kernel computes in half where the target can: its accumulator (a reduction) or
+// its result is F16. Such a kernel gets twice the lanes (CPU vectors of 2-byte elements).
+bool computes_in_half(const KernelIR& k) {
+  return k.has_reduce() ? k.acc_dtype == DType::F16 : k.result->dtype == DType::F16;
+}
+
 class Emitter {
  public:
   // forced: the register tile to use when the cost model allows it (edgec --tune).
   Emitter(llvm::Module& m, const KernelIR& k, const TargetSpec& target, const RegisterTile* forced = nullptr)
       : m_(m), ctx_(m.getContext()), k_(k), b_(ctx_), forced_tile_(forced), bf16_dot_(target.bf16_products),
         int8_dot_(target.int8_dot_feature == "avx512vnni"), target_features_(target.llvm_features),
-        vector_lanes_(std::max(1, target.vector_bytes / 4)),
+        half_(target.half_arithmetic),
+        // A vector register holds vector_bytes / 4 floats, or twice as many halves where
+        // the kernel computes in half (NEON: 8 lanes of .8h): the lanes of the vectorized dim,
+        // and the accumulator vectors the register-tile cost model counts, are registers.
+        // (The float sums of half blocks, kHalfBlock, are not counted: they are touched once
+        // per block, outside the inner loops, and spill there when they must.)
+        vector_lanes_(std::max(1, target.vector_bytes / (half_ && computes_in_half(k) ? 2 : 4))),
         vector_registers_(target.vector_registers),
         // A tile's slice of the weights stays in cache while the image passes under it: 5/8 of
         // the core's L2 (measured on Zen 4, 1 MB: ResNet-18's last convs ran 40% faster with
@@ -318,15 +356,19 @@ class Emitter {
   }
 
   // ---- types ----
+  // F16 values are computed in float, or in half where the target has half arithmetic
+  // (aarch64-fp16: ARMv8.2 FP16, `fmla v.8h`); see the policy at kHalfBlock.
   llvm::Type* scalar_type(DType t) {
     switch (t) {
-      case DType::F32: case DType::F16: case DType::BF16: return b_.getFloatTy();
+      case DType::F16: return half_ ? b_.getHalfTy() : b_.getFloatTy();
+      case DType::F32: case DType::BF16: return b_.getFloatTy();
       case DType::F64: return b_.getDoubleTy();
       case DType::Bool: return b_.getInt1Ty();
       default: return b_.getIntNTy(static_cast<unsigned>(dtype_size(t) * 8));
     }
   }
-  // F16 and BF16 values are computed in float and stored narrow.
+  // F16 and BF16 values are computed in float and stored narrow (F16 in half with half
+  // arithmetic: cast() handles it before round_to_narrow).
   llvm::Type* narrow_float_type(DType t) {
     return t == DType::F16 ? b_.getHalfTy() : t == DType::BF16 ? b_.getBFloatTy() : nullptr;
   }
@@ -647,6 +689,29 @@ class Emitter {
       }
       for (llvm::AllocaInst* acc : accs) b_.CreateStore(reduce_identity(at), acc);
       int first = static_cast<int>(k_.out_shape.size());
+      // An F16 sum in half accumulates in blocks (kHalfBlock): the iterations of the reduce
+      // loop at block_level go block_iters at a time, each block from a zero half
+      // accumulator, added into a float sum after it. block_level -1: the whole reduction
+      // is one block (no float sum).
+      int block_level = -1;
+      int64_t block_iters = 0;
+      if (half_ && k_.acc_dtype == DType::F16 && k_.reduce_op == Op::ReduceSum) {
+        int64_t inner = 1;  // steps of the loops inside the level
+        for (int l = static_cast<int>(reduce_order_.size()) - 1; l >= 0 && block_level < 0; --l) {
+          const int j = reduce_order_[l];
+          const int64_t extent = k_.reduce_extents[j];
+          const int64_t iters = first + j == reduce_vec_ ? (extent + vector_lanes_ - 1) / vector_lanes_ : extent;
+          if (inner * iters > kHalfBlock) block_level = l, block_iters = std::max<int64_t>(1, kHalfBlock / inner);
+          inner *= iters;
+        }
+      }
+      llvm::Type* sum_type = lanes_of(b_.getFloatTy(), acc_lanes);
+      std::vector<llvm::AllocaInst*> sums;
+      if (block_level >= 0) {
+        IRBuilder<> eb(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+        for (size_t u = 0; u < copies; ++u) sums.push_back(eb.CreateAlloca(sum_type));
+        for (llvm::AllocaInst* sum : sums) b_.CreateStore(llvm::Constant::getNullValue(sum_type), sum);
+      }
       std::function<void(size_t)> loop_red = [&](size_t level) {
         if (level == reduce_order_.size()) {
           for (size_t u = 0; u < copies; ++u) {
@@ -666,27 +731,46 @@ class Emitter {
           return;
         }
         if (first + j == dot_.var && emit_dot_groups(lanes, copies, select_copy, accs, at)) return;
-        if (first + j == reduce_vec_) {
-          int64_t extent = k_.reduce_extents[j];
-          emit_loop(ic(0), ic(extent), vector_lanes_, [&](LV* iv) {
-            vars_[first + j] = iv;
-            begin_lanes(first + j, vector_lanes_, extent % vector_lanes_ ? ic(extent) : nullptr);
-            loop_red(level + 1);
-            end_lanes();
-          });
-          return;
-        }
-        if (unroll_taps_for_reuse(level)) {
-          for (int64_t t = 0; t < k_.reduce_extents[j]; ++t) {
-            vars_[first + j] = ic(t);
-            loop_red(level + 1);
+        const int64_t extent = k_.reduce_extents[j];
+        const bool vectorized = first + j == reduce_vec_;
+        const int step = vectorized ? vector_lanes_ : 1;
+        auto run = [&](LV* lo, LV* hi) {  // this level's loop over [lo, hi)
+          if (vectorized) {
+            emit_loop(lo, hi, step, [&](LV* iv) {
+              vars_[first + j] = iv;
+              begin_lanes(first + j, vector_lanes_, extent % vector_lanes_ ? ic(extent) : nullptr);
+              loop_red(level + 1);
+              end_lanes();
+            });
+            return;
           }
+          emit_loop(lo, hi, 1, [&](LV* iv) {
+            vars_[first + j] = iv;
+            loop_red(level + 1);
+          }, keep_reduce_loops_rolled(copies));
+        };
+        if (static_cast<int>(level) != block_level) {
+          if (!vectorized && unroll_taps_for_reuse(level)) {
+            for (int64_t t = 0; t < extent; ++t) {
+              vars_[first + j] = ic(t);
+              loop_red(level + 1);
+            }
+            return;
+          }
+          run(ic(0), ic(extent));
           return;
         }
-        emit_loop(ic(0), ic(k_.reduce_extents[j]), 1, [&](LV* iv) {
-          vars_[first + j] = iv;
-          loop_red(level + 1);
-        }, keep_reduce_loops_rolled(copies));
+        const int64_t span = block_iters * step;
+        emit_loop(ic(0), ic(extent), static_cast<int>(span), [&](LV* lo) {
+          for (llvm::AllocaInst* acc : accs) b_.CreateStore(reduce_identity(at), acc);
+          LV* hi = b_.CreateAdd(lo, ic(span));
+          if (extent % span) hi = b_.CreateSelect(b_.CreateICmpSLT(hi, ic(extent)), hi, ic(extent));
+          run(lo, hi);
+          for (size_t u = 0; u < copies; ++u) {
+            LV* block = b_.CreateFPExt(b_.CreateLoad(at, accs[u]), sum_type);
+            b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(sum_type, sums[u]), block), sums[u]);
+          }
+        });
       };
       // Most tiles lie inside the image: where every guard of the reduction holds for the
       // whole tile and window, run a copy of the loops that tests none (no padding).
@@ -708,8 +792,9 @@ class Emitter {
         loop_red(0);
       }
       for (size_t u = 0; u < copies; ++u) {
-        acc_values[u] = b_.CreateLoad(at, accs[u]);
+        acc_values[u] = block_level >= 0 ? b_.CreateLoad(sum_type, sums[u]) : b_.CreateLoad(at, accs[u]);
         if (reduce_vec_ >= 0) acc_values[u] = horizontal(acc_values[u], k_.acc_dtype);
+        if (block_level >= 0) acc_values[u] = b_.CreateFPTrunc(acc_values[u], same_lanes(acc_values[u], b_.getHalfTy()));
       }
     }
     for (size_t u = 0; u < copies; ++u) {
@@ -1073,14 +1158,23 @@ class Emitter {
     inst->setMetadata(llvm::LLVMContext::MD_alias_scope, scope_md_[arg]);
     inst->setMetadata(llvm::LLVMContext::MD_noalias, noalias_md_[arg]);
   }
-  LV* widen(LV* l, DType t) {
-    if (narrow_float_type(t)) return b_.CreateFPExt(l, same_lanes(l, b_.getFloatTy()));
+  // A loaded element (of storage dtype t) as the value dtype `as` computes in.
+  LV* widen(LV* l, DType t, DType as) {
     if (t == DType::Bool) return b_.CreateICmpNE(l, llvm::Constant::getNullValue(l->getType()));
+    if (narrow_float_type(t) || as == DType::F16) return fp_convert(l, same_lanes(l, scalar_type(as)));
     return l;
   }
+  // fpext / fptrunc / nothing, by the widths (half <-> bfloat through float).
+  LV* fp_convert(LV* x, llvm::Type* to) {
+    if (x->getType() == to) return x;
+    if (x->getType()->getScalarSizeInBits() == to->getScalarSizeInBits()) x = b_.CreateFPExt(x, same_lanes(x, b_.getFloatTy()));
+    return x->getType()->getScalarSizeInBits() < to->getScalarSizeInBits() ? b_.CreateFPExt(x, to) : b_.CreateFPTrunc(x, to);
+  }
   LV* load(const Value* v) {
-    // Storage and value dtypes differ only for F16 values stored as F32: both compute in float.
+    // Storage and value dtypes differ only for F16 values stored as F32 (targets without
+    // f16_storage): they compute in float, or in half (fptrunc) with half arithmetic.
     const DType stored = k_.args[v->arg].dtype;
+    auto widen = [&](LV* l, DType t) { return this->widen(l, t, v->dtype); };
     static const std::vector<Guard> kNoGuards;
     const std::vector<Guard>& guards = guards_known_true_ ? kNoGuards : v->guards;
     llvm::Type* st = storage_type(stored);
@@ -1207,7 +1301,7 @@ class Emitter {
 
   void store(const Index& ix, LV* v, DType t) {
     llvm::Type* st = storage_type(t);
-    if (narrow_float_type(t)) v = b_.CreateFPTrunc(v, same_lanes(v, st));
+    if (v->getType()->isFPOrFPVectorTy()) v = fp_convert(v, same_lanes(v, st));  // F16 in float, or F32 / F16 mixed
     if (t == DType::Bool) v = b_.CreateZExt(v, same_lanes(v, st));
     llvm::Align align(dtype_size(t));
     llvm::Instruction* st_inst;
@@ -1338,6 +1432,14 @@ class Emitter {
   }
 
   LV* cast(LV* x, DType from, DType to) {
+    if (half_ && from != to && (from == DType::F16 || to == DType::F16) && to != DType::Bool) {
+      // In half: F16 <-> F32 is one fpext / fptrunc. Other types go through float, exactly
+      // as the float code does (half -> float is exact; double -> half has no instruction,
+      // LLVM would call __truncdfhf2; integers round to float first, as before).
+      if (from == DType::F16) return to == DType::F32 ? b_.CreateFPExt(x, vtype(to)) : cast(b_.CreateFPExt(x, f32t()), DType::F32, to);
+      if (from != DType::F32) x = cast(x, from, DType::F32);
+      return b_.CreateFPTrunc(x, vtype(DType::F16));
+    }
     llvm::Type* tt = vtype(to);
     llvm::Type* ft = x->getType();
     if (to == DType::Bool) {
@@ -1366,15 +1468,16 @@ class Emitter {
 
   LV* intrinsic(llvm::Intrinsic::ID id, LV* x) { return b_.CreateUnaryIntrinsic(id, x); }
 
-  // Transcendentals are computed in float; double values round-trip through float.
+  // Transcendentals are computed in float; double and half values round-trip through float.
   LV* math1(LV* x, const std::function<LV*(LV*)>& f) {
-    if (x->getType()->getScalarType()->isDoubleTy()) return b_.CreateFPExt(f(b_.CreateFPTrunc(x, f32t())), lanes_of(b_.getDoubleTy(), lanes_));
-    return f(x);
+    llvm::Type* t = x->getType();
+    if (t->getScalarType()->isFloatTy()) return f(x);
+    return fp_convert(f(fp_convert(x, f32t())), t);
   }
   LV* math2(LV* x, LV* y, const std::function<LV*(LV*, LV*)>& f) {
-    if (x->getType()->getScalarType()->isDoubleTy())
-      return b_.CreateFPExt(f(b_.CreateFPTrunc(x, f32t()), b_.CreateFPTrunc(y, f32t())), lanes_of(b_.getDoubleTy(), lanes_));
-    return f(x, y);
+    llvm::Type* t = x->getType();
+    if (t->getScalarType()->isFloatTy()) return f(x, y);
+    return fp_convert(f(fp_convert(x, f32t()), fp_convert(y, f32t())), t);
   }
   // Constants and types with the current number of lanes.
   llvm::Type* vtype(DType t) { return lanes_of(scalar_type(t), lanes_); }
@@ -1543,6 +1646,7 @@ class Emitter {
   DotGroups dot_;
   const std::string target_features_;    // TargetSpec::llvm_features
   std::set<std::string> used_features_;  // CPU features of the instructions emitted (runtime names)  // edgec --tune's choice, or null
+  bool half_;                        // F16 values computed in half (kHalfBlock)
   int vector_lanes_;                 // lanes for the vectorized dim, from the target
   int vector_registers_;             // how many vector registers the target has
   int64_t slice_budget_;             // bytes a tile's slice of shared data may take in cache

@@ -761,7 +761,9 @@ class KernelRenderer {
 
   // ---- reductions ----
   // F16 reductions accumulate in float, also with half arithmetic: a half accumulator
-  // loses the sum of a long reduction (2048 + 1 == 2048), and llvm_emit sums in float.
+  // loses the sum of a long reduction (2048 + 1 == 2048). (llvm_emit's half arithmetic on
+  // aarch64-fp16 sums in half over blocks of at most 8 steps, added in float, to keep its
+  // `fmla v.8h`: see kHalfBlock there.)
   std::string acc_type() const { return k_.acc_dtype == DType::F16 ? "float" : ctype(k_.acc_dtype); }
   std::string acc_name(int u, int l) const { return "acc" + std::to_string(u) + "_" + std::to_string(l); }
   std::string reduce_identity() const {

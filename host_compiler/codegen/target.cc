@@ -55,12 +55,16 @@ std::vector<TargetSpec> all_targets() {
       // axis, and the code generator vectorizes output dims only, so +dotprod emits the very
       // same code (checked on int8 Cast/Mul/ReduceSum and MatMul models) while refusing
       // ARMv8.0 cores. Add it here once it changes code; the runtime already checks "dotprod".
-      //
-      // + ARMv8.2 half-precision arithmetic (FPHP scalar, ASIMDHP vector): float16 min/max,
-      // IsNaN/IsInf and comparisons compute in half precision instead of converting to float.
-      cpu_target("aarch64-fp16", arm, "aarch64-unknown-linux-gnu", "generic", "+neon,+fullfp16",
-                 {"neon", "fp16", "fullfp16"}, 16, 32, 256 << 10),
   };
+  // + ARMv8.2 half-precision arithmetic (FEAT_FP16: FPHP scalar, ASIMDHP vector): float16
+  // values are computed in half, 8 lanes per register (`fmla v.8h`), and F16 intermediates
+  // stay half in memory (NEON loads and stores half as cheaply as float); sums accumulate in
+  // half over short blocks added in float (llvm_emit.cc, kHalfBlock).
+  TargetSpec fp16 = cpu_target("aarch64-fp16", arm, "aarch64-unknown-linux-gnu", "generic", "+neon,+fullfp16",
+                               {"neon", "fp16", "fullfp16"}, 16, 32, 256 << 10);
+  fp16.half_arithmetic = true;
+  fp16.f16_storage = true;
+  targets.push_back(fp16);
   // AVX512_BF16 (Cooper Lake, Sapphire Rapids, Zen 4 and later) comes with AVX-512 only.
   for (TargetSpec& t : targets) t.bf16_capable = t.name == "x86_64-avx512";
   // AVX512_VNNI: Cascade Lake, Ice Lake, Zen 4 and later (not Skylake-SP: an int8 bundle

@@ -41,9 +41,10 @@ struct TargetSpec {
   std::string int8_dot_feature;
   int int8_dot_group = 1;  // 8-bit elements it reduces per 32-bit lane (frontend DotLayout)
   // Storage and arithmetic. F16 intermediates are kept as F16 only where the target reads
-  // and writes half cheaply (GPUs: vload_half / vstore_half); CPUs store them as F32.
+  // and writes half cheaply (GPUs: vload_half / vstore_half; aarch64-fp16); other CPUs store
+  // them as F32 (AVX2 has no masked or gathered 16-bit loads, see ScheduleOptions).
   bool f16_storage = false;
-  bool half_arithmetic = false;     // compute F16 values in half (cl_khr_fp16)
+  bool half_arithmetic = false;     // compute F16 values in half (cl_khr_fp16; ARMv8.2 FP16)
   // OpenCL targets
   bool image_mode = false;          // activations and weights as image2d_t (RGBA texels)
   int image_pitch_alignment = 0;    // bytes an image row pitch must be a multiple of

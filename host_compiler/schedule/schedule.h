@@ -64,7 +64,8 @@ struct ScheduleOptions {
   // half arithmetic, and x86 (AVX2) has no masked or gathered 16-bit loads: stored as
   // F16 every padded or strided read would go element by element. Model inputs,
   // outputs and weights keep their dtype. The driver sets it from the target: GPUs
-  // (TargetSpec::f16_storage) keep F16 intermediates in half, read with vload_half.
+  // (TargetSpec::f16_storage) keep F16 intermediates in half, read with vload_half, and so
+  // does aarch64-fp16, which computes them in half.
   bool f16_intermediates_in_f32 = true;
   // Store the 4-D intermediates of convolutions and pooling channels-last (N, H, W, C) in
   // place of NCHW: a kernel then computes consecutive channels of one pixel as one vector,

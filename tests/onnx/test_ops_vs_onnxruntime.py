@@ -3,7 +3,8 @@
 tests do not cover (bidirectional RNNs with sequence_lens, ConvTranspose strides/dilations/
 groups/output_shape, Resize modes on float16 and uint8, Einsum forms, GridSample modes,
 opset-23 Attention / RotaryEmbedding / RMSNormalization), the Cast matrix over the types a
-driving model uses, and float16 variants of the new ops (vs float32 onnxruntime).
+driving model uses, float16 variants of the new ops and float16 long sums, convs and math
+(vs float32 onnxruntime; aarch64-fp16 computes them in half).
 
     python3 tests/onnx/test_ops_vs_onnxruntime.py [case-substring ...]
 
@@ -220,6 +221,62 @@ def float16_versions_of_new_ops():
                     ["y"], [(n, v.astype(np.float32) if v.dtype == np.float16 else v) for n, v in init16], opset=opset)
         check(m16, feeds16, rtol=1e-2, atol=1e-2, ref_model=m32,
               ref_feeds={k: v.astype(np.float32) for k, v in feeds16.items()}, scale_tol=True)
+
+
+def check_fp16(nodes, feeds16, outputs, inits16=(), rtol=1e-2, atol=1e-2, opset=18):
+    """The float16 model against onnxruntime on the same model in float32, fed the same
+    (float16) values upcast: the exact sums of the float16 numbers, not another float16 code."""
+    up = lambda v: v.astype(np.float32) if v.dtype == np.float16 else v  # noqa: E731
+    m16 = model(nodes, feeds16, outputs, inits16, opset=opset)
+    nodes32 = []
+    for n in nodes:  # a Cast to float16 casts to float32 in the reference
+        n32 = onnx.NodeProto()
+        n32.CopyFrom(n)
+        for a in n32.attribute:
+            if n32.op_type == "Cast" and a.name == "to" and a.i == TP.FLOAT16:
+                a.i = TP.FLOAT
+        nodes32.append(n32)
+    m32 = model(nodes32, {k: up(v) for k, v in feeds16.items()}, outputs, [(n, up(v)) for n, v in inits16], opset=opset)
+    check(m16, feeds16, rtol=rtol, atol=atol, ref_model=m32, ref_feeds={k: up(v) for k, v in feeds16.items()})
+
+
+@suite.case
+def float16_long_sums_convs_and_math():
+    """float16 models where aarch64-fp16 computes in half (llvm_emit.cc kHalfBlock); on
+    the other CPU targets they compute in float. Long sums of positive terms: a half
+    accumulator stalls once the sum's half ulp exceeds a term (about 0.5 for the MatMul,
+    2048 for the ReduceMean's sum), so these fail unless the sums are kept short in half.
+    Convs with padding, stride and ragged widths (8 half lanes per vector), a softmax over
+    1000, and elementwise math with a ragged tail (transcendentals in float, the rest in half)."""
+    u = lambda lo, hi, *shape: RNG.uniform(lo, hi, shape).astype(np.float16)  # noqa: E731
+    k = 4096
+    check_fp16([h.make_node("MatMul", ["x", "w"], ["y"])], {"x": u(0.5, 1.5, 2, 5, k)}, ["y"],
+               [("w", u(0, 2 / k, k, 19))], rtol=5e-3, atol=1e-3)
+    check_fp16([h.make_node("ReduceMean", ["x"], ["y"], axes=[1], keepdims=0)], {"x": u(0, 2, 3, 3000)}, ["y"],
+               rtol=5e-3, atol=1e-3, opset=13)
+    check_fp16([h.make_node("Softmax", ["x"], ["y"], axis=-1)], {"x": randn(4, 1000, dtype=np.float16)}, ["y"],
+               rtol=1e-2, atol=1e-5)
+    c = 32
+    nodes = [h.make_node("Conv", ["x", "w0", "b0"], ["a"], pads=[1, 1, 1, 1]),
+             h.make_node("Relu", ["a"], ["r"]),
+             h.make_node("Conv", ["r", "wd"], ["d"], group=c, kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+             h.make_node("Conv", ["d", "wp", "bp"], ["p"]),
+             h.make_node("MaxPool", ["p"], ["mp"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             h.make_node("GlobalAveragePool", ["mp"], ["g"])]
+    inits = [("w0", randn(c, 3, 3, 3, scale=0.3, dtype=np.float16)), ("b0", randn(c, scale=0.1, dtype=np.float16)),
+             ("wd", randn(c, 1, 3, 3, scale=0.3, dtype=np.float16)),
+             ("wp", randn(24, c, 1, 1, scale=c ** -0.5, dtype=np.float16)), ("bp", randn(24, scale=0.1, dtype=np.float16))]
+    check_fp16(nodes, {"x": randn(1, 3, 21, 19, dtype=np.float16)}, ["p", "mp", "g"], inits, rtol=1e-2, atol=1e-2)
+    nodes = [h.make_node("Erf", ["x"], ["erf"]), h.make_node("Tanh", ["x"], ["tanh"]),
+             h.make_node("Sigmoid", ["x"], ["sig"]), h.make_node("Div", ["x", "y"], ["div"]),
+             h.make_node("Sqrt", ["y"], ["sqrt"]), h.make_node("Pow", ["y", "x"], ["pow"]),
+             h.make_node("Max", ["x", "y"], ["max"]), h.make_node("Exp", ["x"], ["exp"]),
+             h.make_node("Mul", ["x", "y"], ["xy"]), h.make_node("Add", ["xy", "x"], ["fma"]),
+             h.make_node("Cast", ["x"], ["i"], to=TP.INT32), h.make_node("Cast", ["i"], ["back"], to=TP.FLOAT16),
+             h.make_node("Cast", ["x"], ["f32"], to=TP.FLOAT)]
+    outs = ["erf", "tanh", "sig", "div", "sqrt", "pow", "max", "exp", "fma", ("i", TP.INT32), "back", ("f32", TP.FLOAT)]
+    check_fp16(nodes, {"x": randn(3, 45, scale=2.0, dtype=np.float16), "y": u(0.25, 4, 3, 45)}, outs,
+               rtol=5e-3, atol=2e-3)
 
 
 @suite.case
