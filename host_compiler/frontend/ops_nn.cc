@@ -113,6 +113,14 @@ Node* packed_conv_weight_groups(Graph& g, Node* w, int64_t group) {
   return g.permute(packed_in_column_groups(g, g.permute(w, pack), group), unpack);
 }
 
+// x (N, C, H, W) with channels C..to-1 reading `fill`, realized as (N, H, W, to): each
+// pixel's channels together.
+Node* channels_last_padded(Graph& g, Node* x, int64_t to, double fill) {
+  Node* nhwc = g.pad(g.permute(x, {0, 2, 3, 1}), {0, 0, 0, 0}, {0, 0, 0, to - x->shape[1]}, fill);
+  nhwc->realize = true;
+  return g.permute(nhwc, {0, 3, 1, 2});
+}
+
 // y (N, M, O...) + bias (M) where there is one.
 Node* add_conv_bias(OpContext& ctx, Node* y, Node* bias) {
   if (!bias) return y;
@@ -162,6 +170,15 @@ Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, co
   if (Node* y = winograd_if_it_pays(ctx, x, w, groups, spec)) return add_conv_bias(ctx, y, bias);
   // The channel reduction in the groups of the target's dot-product instruction (DotLayout):
   // bf16 pairs (lowering.h bf16_operand) or 8-bit groups, where the channels split evenly.
+  if (int8 && groups == 1 && x->shape.size() == 4 && g.is_constant(w) && ctx.dots.int8_group > 1 &&
+      c % ctx.dots.int8_group != 0) {
+    // An image's 3 channels: padded to the dot group (zero weights) and stored channels-last,
+    // so each dot instruction reads one group of channels with one load.
+    const int64_t padded = (c + ctx.dots.int8_group - 1) / ctx.dots.int8_group * ctx.dots.int8_group;
+    x = channels_last_padded(g, x, padded, fill);
+    w = g.pad(w, {0, 0, 0, 0}, {0, padded - c, 0, 0}, 0.0);
+    c = padded;
+  }
   const int64_t cg = c / groups, mg = m / groups;
   const bool bf16 = ctx.dots.float_operands == DType::BF16 && x->dtype == DType::F32 && cg % kBf16Pair == 0 &&
                     g.is_constant(w);
