@@ -288,14 +288,17 @@ class Scheduler {
 };
 
 // Marks 4-D intermediates channels-last: those a kernel with a window (conv, pooling) or a
-// conv result (Winograd's output transform) computes, and those a window reads that are computed from channels-last data (an
-// elementwise op between two convs). Elsewhere a 4-D tensor's dim 1 is no channel axis
-// (attention heads), or its producer reads NCHW data (the model's input) and would
-// gather what it now reads in rows.
+// conv result (Winograd's output transform) computes, and those computed from channels-last
+// data that a window reads (an elementwise op between two convs) or that are computed
+// without a reduction (an int8 SiLU's table lookups after a conv, read by a pooling: in
+// NCHW the kernel would transpose, gathering every load). Elsewhere a 4-D tensor's dim 1
+// is no channel axis (attention heads), or its producer reads NCHW data (the model's
+// input) and would gather what it now reads in rows.
 void choose_channels_last(Schedule& s) {
-  std::vector<bool> computed_by_window(s.buffers.size(), false), read_by_window(s.buffers.size(), false);
+  std::vector<bool> computed_by_window(s.buffers.size(), false), read_by_window(s.buffers.size(), false),
+      computed_elementwise(s.buffers.size(), false);
   for (const ScheduledKernel& k : s.kernels) {
-    bool has_window = false;
+    bool has_window = false, has_reduce = false;
     std::set<std::pair<const Node*, bool>> seen;
     std::function<void(const Node*, bool)> walk = [&](const Node* n, bool under_window) {
       if (!seen.insert({n, under_window}).second) return;
@@ -306,10 +309,12 @@ void choose_channels_last(Schedule& s) {
       }
       if (n->op == Op::Window) has_window = under_window = true;
       if (n->conv_result) has_window = true;
+      if (is_reduce(n->op)) has_reduce = true;
       for (const Node* src : n->srcs) walk(src, under_window);
     };
     walk(k.root, false);
     if (has_window) computed_by_window[k.output] = true;
+    if (!has_window && !has_reduce) computed_elementwise[k.output] = true;
   }
   auto eligible = [&](int b) {
     const ScheduledBuffer& buf = s.buffers[b];
@@ -319,7 +324,7 @@ void choose_channels_last(Schedule& s) {
     if (!eligible(k.output)) continue;
     bool from_channels_last = false;
     for (int in : k.inputs) from_channels_last = from_channels_last || !s.buffers[in].layout.empty();
-    if (computed_by_window[k.output] || (read_by_window[k.output] && from_channels_last))
+    if (computed_by_window[k.output] || ((read_by_window[k.output] || computed_elementwise[k.output]) && from_channels_last))
       s.buffers[k.output].layout = {0, 2, 3, 1};
   }
 }
