@@ -891,6 +891,32 @@ class Emitter {
       if (index_depends_on(g.index, vec) || index_depends_on(g.index, var)) return;
     dot_ = {kind, var, group, a, b, fill_a};
   }
+  // Constant fill values covering what the broadcast operand reads over the loop around
+  // the dot (a padded pixel's channel groups), where its guards do not change in that loop
+  // and that is at most 16 KB; null otherwise.
+  llvm::GlobalVariable* dot_fill_block(llvm::Type* elem) {
+    constexpr int64_t kMaxBytes = 16 << 10;
+    const Value* l = dot_.broadcast;
+    if (l->guards.empty() || reduce_order_.size() < 2) return nullptr;
+    const int j = reduce_order_[reduce_order_.size() - 2];
+    const int var = static_cast<int>(k_.out_shape.size()) + j;
+    std::optional<int64_t> coef = load_affine_coef(l, var);
+    if (!coef || *coef < 0) return nullptr;
+    for (const Guard& g : l->guards)
+      if (index_depends_on(g.index, var)) return nullptr;
+    const int64_t reach = *coef * (k_.reduce_extents[j] - 1) + dot_.group;
+    if (reach * static_cast<int64_t>(dtype_size(k_.args[l->arg].dtype)) > kMaxBytes) return nullptr;
+    LV* value = llvm::isa<llvm::IntegerType>(elem)
+                    ? static_cast<LV*>(llvm::ConstantInt::get(elem, static_cast<uint64_t>(static_cast<int64_t>(dot_.fill)), true))
+                    : llvm::ConstantFP::get(elem, dot_.fill);
+    auto* type = llvm::ArrayType::get(elem, static_cast<uint64_t>(reach));
+    auto* init = llvm::ConstantArray::get(type, std::vector<llvm::Constant*>(size_t(reach), llvm::cast<llvm::Constant>(value)));
+    auto* block = new llvm::GlobalVariable(m_, type, /*isConstant=*/true, llvm::GlobalValue::PrivateLinkage, init,
+                                           k_.name + ".fill");
+    block->setAlignment(llvm::Align(64));
+    return block;
+  }
+
   // The group step for every copy of the tile; false where the loop must run instead.
   template <typename SelectCopy>
   bool emit_dot_groups(int lanes, size_t copies, SelectCopy& select_copy, const std::vector<llvm::AllocaInst*>& accs,
@@ -915,6 +941,8 @@ class Emitter {
                                     ? static_cast<LV*>(llvm::ConstantInt::get(elem, static_cast<uint64_t>(static_cast<int64_t>(dot_.fill)), true))
                                     : llvm::ConstantFP::get(elem, dot_.fill)), b_.getInt32Ty());
     vars_[dot_.var] = ic(0);
+    llvm::GlobalVariable* fill_block = dot_fill_block(elem);
+    const int around = fill_block ? static_cast<int>(k_.out_shape.size()) + reduce_order_[reduce_order_.size() - 2] : -1;
     std::vector<LV*> results(copies);
     for (size_t u = 0; u < copies; ++u) {
       select_copy(u);
@@ -927,9 +955,27 @@ class Emitter {
         annotate(ld, l->arg);
         return ld;
       };
+      // Or, with a block of fill values, from an address chosen once per step of the loop
+      // around the dot (the pixel or the block): LLVM hoists the choice out of that loop.
+      auto load_through_fill_block = [&]() {
+        LV* iv = vars_[around];
+        vars_[around] = ic(0);
+        LV* base = b_.CreateGEP(elem, buffers_[dot_.broadcast->arg], index(dot_.broadcast->index));
+        vars_[around] = iv;
+        LV* p = b_.CreateGEP(elem, b_.CreateSelect(ok, base, fill_block),
+                             b_.CreateMul(iv, ic(*load_affine_coef(dot_.broadcast, around))));
+        auto* ld = b_.CreateAlignedLoad(group_ty, p, llvm::Align(dtype_size(bt)));
+        annotate(ld, dot_.broadcast->arg);
+        return ld;
+      };
       // The group as one 32-bit element, broadcast to every lane.
-      LV* group = b_.CreateBitCast(load_at(dot_.broadcast, group_ty, ok), b_.getInt32Ty());
-      if (ok) group = b_.CreateSelect(ok, group, fill);
+      LV* group;
+      if (ok && fill_block) {
+        group = b_.CreateBitCast(load_through_fill_block(), b_.getInt32Ty());
+      } else {
+        group = b_.CreateBitCast(load_at(dot_.broadcast, group_ty, ok), b_.getInt32Ty());
+        if (ok) group = b_.CreateSelect(ok, group, fill);
+      }
       LV* spread = b_.CreateVectorSplat(static_cast<unsigned>(lanes), group);
       LV* panel = b_.CreateBitCast(load_at(dot_.panel, wide_ty, nullptr), bf16 ? static_cast<llvm::Type*>(wide_ty) : lanes_i32);
       LV* acc = b_.CreateLoad(at, accs[u]);
