@@ -235,6 +235,31 @@ def vnni_dot_products_on_avx512():
 
 
 @suite.case
+def uint8_camera_input_straight_into_first_conv():
+    """A camera's uint8 image as the model input (the first QuantizeLinear of a quantized
+    model removed: its scale and zero point now describe the camera's bytes). The first
+    integer conv reads those bytes: no float tensor anywhere in the arena (x86_64-avx512 only
+    copies the image channels-last, padded to the dot group, still uint8)."""
+    import json
+    import onnx
+    import quantize_models as qm
+    path = qm.quantize(conv_relu(), WORK / "camera.qdq.onnx", calibration=4, seed=0)
+    q = onnx.load(str(path))
+    quantize = next(n for n in q.graph.node if n.op_type == "QuantizeLinear" and n.input[0] == "input")
+    q.graph.node.remove(quantize)
+    for n in q.graph.node:
+        n.input[:] = ["camera" if i == quantize.output[0] else i for i in n.input]
+    shape = [d.dim_value for d in q.graph.input[0].type.tensor_type.shape.dim]
+    q.graph.input.pop()
+    q.graph.input.append(helper.make_tensor_value_info("camera", TensorProto.UINT8, shape))
+    camera = np.random.default_rng(7).integers(0, 256, shape, dtype=np.uint8)
+    compare_qdq("camera", q, {"camera": camera})
+    info = json.loads(lib.run_cmd([lib.find_tool("edgec"), "inspect", WORK / "camera.bundle", "--json"]).stdout)
+    arena = [(b["name"], b["dtype"]) for b in info["buffers"] if b["kind"] == "Arena"]
+    assert arena and all(dtype in ("U8", "I8") for _, dtype in arena), arena
+
+
+@suite.case
 def residual_add_maxpool():
     check("residual", residual())
 
