@@ -88,7 +88,8 @@ class Emitter {
   // forced: the register tile to use when the cost model allows it (edgec --tune).
   Emitter(llvm::Module& m, const KernelIR& k, const TargetSpec& target, const RegisterTile* forced = nullptr)
       : m_(m), ctx_(m.getContext()), k_(k), b_(ctx_), forced_tile_(forced), bf16_dot_(target.bf16_products),
-        int8_dot_(target.int8_dot_feature == "avx512vnni"), target_features_(target.llvm_features),
+        int8_dot_group_(target.int8_dot_group), int8_dot_feature_(target.int8_dot_feature),
+        target_features_(target.llvm_features),
         half_(target.half_arithmetic),
         // A vector register holds vector_bytes / 4 floats, or twice as many halves where
         // the kernel computes in half (NEON: 8 lanes of .8h): the lanes of the vectorized dim,
@@ -613,7 +614,7 @@ class Emitter {
     // one that has to move least (the channel groups, not a kernel tap: ResNet-18 int8's
     // 3x3 convs 1.7x faster). Integer sums are exact in any order; float ones (the bf16
     // pairs) keep theirs, which rounds like onnxruntime's channel-major sums (test_bf16).
-    if (int8_dot_ && inner >= 0 && k_.acc_dtype == DType::I32 && k_.reduce_extents[size_t(inner)] == 4)
+    if (int8_dot_group_ > 1 && inner >= 0 && k_.acc_dtype == DType::I32 && k_.reduce_extents[size_t(inner)] == int8_dot_group_)
       move_least_moving_inward(1);
     return order;
   }
@@ -835,9 +836,10 @@ class Emitter {
   //   vdpbf16ps  acc + a[1] b[1] + a[0] b[0]   (bf16 -> f32; products exact in float32,
   //              each sum rounded to nearest even, denormals flushed)
   //   vpdpbusd   acc + sum of 4 u8 x s8        (int32, exact: no intermediate saturation)
+  //   vpmaddwd   acc + sum of 2 int16 x int16  (the 8-bit pairs widened first: exact)
   // A padding guard on the lane-invariant load (a channels-last conv's border pixels) makes
   // its group the padding value; ragged vectors keep the loop: the same products one by one.
-  enum class DotKind { None, Bf16Pairs, U8S8Quads };
+  enum class DotKind { None, Bf16Pairs, U8S8Quads, I16Pairs };
   struct DotGroups {
     DotKind kind = DotKind::None;
     int var = -1;                      // the group's reduce variable
@@ -880,8 +882,10 @@ class Emitter {
     DotKind kind = DotKind::None;
     int group = 1;
     if (bf16_dot_ && k_.acc_dtype == DType::F32 && ta == DType::BF16 && tb == DType::BF16) kind = DotKind::Bf16Pairs, group = 2;
-    if (int8_dot_ && k_.acc_dtype == DType::I32 && ((ta == DType::U8 && tb == DType::I8) || (ta == DType::I8 && tb == DType::U8)))
+    auto is_8bit = [](DType t) { return t == DType::U8 || t == DType::I8; };
+    if (int8_dot_group_ == 4 && k_.acc_dtype == DType::I32 && ((ta == DType::U8 && tb == DType::I8) || (ta == DType::I8 && tb == DType::U8)))
       kind = DotKind::U8S8Quads, group = 4;
+    if (int8_dot_group_ == 2 && k_.acc_dtype == DType::I32 && is_8bit(ta) && is_8bit(tb)) kind = DotKind::I16Pairs, group = 2;
     if (kind == DotKind::None || k_.reduce_extents[j] != group) return;
     const int lanes = lanes_for(k_.out_shape[vec]);
     if (load_depends_on(a, vec) || load_affine_coef(a, var) != 1 || load_affine_coef(b, var) != 1 ||
@@ -924,22 +928,29 @@ class Emitter {
     if (!(lanes == 4 || lanes == 8 || lanes == 16)) return false;
     select_copy(0);
     if (lane_mask_) return false;  // a ragged tile: every copy has the same lanes
-    const bool bf16 = dot_.kind == DotKind::Bf16Pairs;
+    const bool bf16 = dot_.kind == DotKind::Bf16Pairs, pairs16 = dot_.kind == DotKind::I16Pairs;
     const int size = lanes == 16 ? 2 : lanes == 8 ? 1 : 0;
     const llvm::Intrinsic::ID dot =
-        bf16 ? std::array{llvm::Intrinsic::x86_avx512bf16_dpbf16ps_128, llvm::Intrinsic::x86_avx512bf16_dpbf16ps_256,
-                          llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512}[size]
-             : std::array{llvm::Intrinsic::x86_avx512_vpdpbusd_128, llvm::Intrinsic::x86_avx512_vpdpbusd_256,
-                          llvm::Intrinsic::x86_avx512_vpdpbusd_512}[size];
-    const DType bt = k_.args[dot_.broadcast->arg].dtype;
+        bf16      ? std::array{llvm::Intrinsic::x86_avx512bf16_dpbf16ps_128, llvm::Intrinsic::x86_avx512bf16_dpbf16ps_256,
+                               llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512}[size]
+        : pairs16 ? std::array{llvm::Intrinsic::x86_sse2_pmadd_wd, llvm::Intrinsic::x86_avx2_pmadd_wd,
+                               llvm::Intrinsic::x86_avx512_pmaddw_d_512}[size]
+                  : std::array{llvm::Intrinsic::x86_avx512_vpdpbusd_128, llvm::Intrinsic::x86_avx512_vpdpbusd_256,
+                               llvm::Intrinsic::x86_avx512_vpdpbusd_512}[size];
+    const DType bt = k_.args[dot_.broadcast->arg].dtype, pt = k_.args[dot_.panel->arg].dtype;
     llvm::Type* elem = storage_type(bt);
-    auto* group_ty = llvm::FixedVectorType::get(elem, static_cast<unsigned>(dot_.group));
-    auto* wide_ty = llvm::FixedVectorType::get(elem, static_cast<unsigned>(dot_.group * lanes));
-    auto* lanes_i32 = llvm::FixedVectorType::get(b_.getInt32Ty(), static_cast<unsigned>(lanes));
-    // The padding value of the whole group, as the 32 bits the broadcast loads.
-    LV* fill = b_.CreateBitCast(b_.CreateVectorSplat(static_cast<unsigned>(dot_.group), llvm::isa<llvm::IntegerType>(elem)
-                                    ? static_cast<LV*>(llvm::ConstantInt::get(elem, static_cast<uint64_t>(static_cast<int64_t>(dot_.fill)), true))
-                                    : llvm::ConstantFP::get(elem, dot_.fill)), b_.getInt32Ty());
+    auto vector_of = [&](llvm::Type* e, int n) { return llvm::FixedVectorType::get(e, static_cast<unsigned>(n)); };
+    auto* lanes_i32 = vector_of(b_.getInt32Ty(), lanes);
+    // A group as the 32 bits each lane of the instruction takes: vpmaddwd's pairs widened
+    // to int16 first (by the 8-bit type's signedness).
+    auto dot_word = [&](LV* group) {
+      if (pairs16) group = b_.CreateIntCast(group, vector_of(b_.getInt16Ty(), dot_.group), !is_unsigned(bt));
+      return b_.CreateBitCast(group, b_.getInt32Ty());
+    };
+    // The padding value of the whole group.
+    LV* fill = dot_word(b_.CreateVectorSplat(static_cast<unsigned>(dot_.group), llvm::isa<llvm::IntegerType>(elem)
+                            ? static_cast<LV*>(llvm::ConstantInt::get(elem, static_cast<uint64_t>(static_cast<int64_t>(dot_.fill)), true))
+                            : llvm::ConstantFP::get(elem, dot_.fill)));
     vars_[dot_.var] = ic(0);
     llvm::GlobalVariable* fill_block = dot_fill_block(elem);
     const int around = fill_block ? static_cast<int>(k_.out_shape.size()) + reduce_order_[reduce_order_.size() - 2] : -1;
@@ -951,7 +962,8 @@ class Emitter {
       auto load_at = [&](const Value* l, llvm::Type* ty, LV* ok) {
         LV* idx = index(l->index);
         if (ok) idx = b_.CreateSelect(ok, idx, ic(0));
-        auto* ld = b_.CreateAlignedLoad(ty, b_.CreateInBoundsGEP(elem, buffers_[l->arg], idx), llvm::Align(dtype_size(bt)));
+        auto* ld = b_.CreateAlignedLoad(ty, b_.CreateInBoundsGEP(storage_type(k_.args[l->arg].dtype), buffers_[l->arg], idx),
+                                        llvm::Align(dtype_size(k_.args[l->arg].dtype)));
         annotate(ld, l->arg);
         return ld;
       };
@@ -964,33 +976,52 @@ class Emitter {
         vars_[around] = iv;
         LV* p = b_.CreateGEP(elem, b_.CreateSelect(ok, base, fill_block),
                              b_.CreateMul(iv, ic(*load_affine_coef(dot_.broadcast, around))));
-        auto* ld = b_.CreateAlignedLoad(group_ty, p, llvm::Align(dtype_size(bt)));
+        auto* ld = b_.CreateAlignedLoad(vector_of(elem, dot_.group), p, llvm::Align(dtype_size(bt)));
         annotate(ld, dot_.broadcast->arg);
         return ld;
       };
-      // The group as one 32-bit element, broadcast to every lane.
+      // The group as one 32-bit element, broadcast to every lane (vpmaddwd's unguarded pair
+      // also as its two bytes: group_bytes).
       LV* group;
+      LV* group_bytes = nullptr;
       if (ok && fill_block) {
-        group = b_.CreateBitCast(load_through_fill_block(), b_.getInt32Ty());
+        LV* raw = load_through_fill_block();
+        group = dot_word(raw);
+        if (pairs16) group_bytes = b_.CreateBitCast(raw, b_.getInt16Ty());
       } else {
-        group = b_.CreateBitCast(load_at(dot_.broadcast, group_ty, ok), b_.getInt32Ty());
+        LV* raw = load_at(dot_.broadcast, vector_of(elem, dot_.group), ok);
+        group = dot_word(raw);
         if (ok) group = b_.CreateSelect(ok, group, fill);
+        else if (pairs16) group_bytes = b_.CreateBitCast(raw, b_.getInt16Ty());
       }
       LV* spread = b_.CreateVectorSplat(static_cast<unsigned>(lanes), group);
-      LV* panel = b_.CreateBitCast(load_at(dot_.panel, wide_ty, nullptr), bf16 ? static_cast<llvm::Type*>(wide_ty) : lanes_i32);
+      if (group_bytes) {
+        // Splat the two bytes, then widen the whole vector: vpbroadcastw + vpmovzxbw.
+        spread = b_.CreateVectorSplat(static_cast<unsigned>(lanes), group_bytes);
+        spread = b_.CreateIntCast(b_.CreateBitCast(spread, vector_of(elem, 2 * lanes)), vector_of(b_.getInt16Ty(), 2 * lanes),
+                                  !is_unsigned(bt));
+      }
+      LV* panel = load_at(dot_.panel, vector_of(storage_type(pt), dot_.group * lanes), nullptr);
       LV* acc = b_.CreateLoad(at, accs[u]);
       if (bf16) {
-        results[u] = b_.CreateIntrinsic(dot, {}, {acc, b_.CreateBitCast(spread, wide_ty), panel});
+        results[u] = b_.CreateIntrinsic(dot, {}, {acc, b_.CreateBitCast(spread, panel->getType()), panel});
+      } else if (pairs16) {
+        auto* pairs_ty = vector_of(b_.getInt16Ty(), 2 * lanes);
+        panel = b_.CreateIntCast(panel, pairs_ty, !is_unsigned(pt));
+        results[u] = b_.CreateAdd(acc, b_.CreateIntrinsic(dot, {}, {b_.CreateBitCast(spread, pairs_ty), panel}));
       } else {
         // vpdpbusd multiplies unsigned bytes (its first source) by signed ones.
+        panel = b_.CreateBitCast(panel, lanes_i32);
         const bool broadcast_unsigned = bt == DType::U8;
         results[u] = b_.CreateIntrinsic(dot, {}, {acc, broadcast_unsigned ? spread : panel, broadcast_unsigned ? panel : spread});
       }
     }
     for (size_t u = 0; u < copies; ++u) b_.CreateStore(results[u], accs[u]);
-    used_features_.insert(bf16 ? "avx512bf16" : "avx512vnni");
+    if (bf16) used_features_.insert("avx512bf16");
+    if (dot_.kind == DotKind::U8S8Quads && !int8_dot_feature_.empty()) used_features_.insert(int8_dot_feature_);
     return true;
   }
+
 
   // The guards of the reduce body's loads (a conv's padding).
   std::vector<const Guard*> reduce_guards() const {
@@ -1719,7 +1750,8 @@ class Emitter {
   LV* acc_ = nullptr;
   const RegisterTile* forced_tile_;
   const bool bf16_dot_;      // the target has vdpbf16ps (TargetSpec::bf16_products)
-  const bool int8_dot_;      // and vpdpbusd (TargetSpec::int8_dot_feature)
+  const int int8_dot_group_;  // and vpdpbusd (4) or vpmaddwd (2) (TargetSpec::int8_dot_group)
+  const std::string int8_dot_feature_;
   DotGroups dot_;
   const std::string target_features_;    // TargetSpec::llvm_features
   std::set<std::string> used_features_;  // CPU features of the instructions emitted (runtime names)  // edgec --tune's choice, or null

@@ -36,10 +36,13 @@ struct TargetSpec {
   // with_precision adds to the features) / was asked for (the code generator emits it).
   bool bf16_capable = false;
   bool bf16_products = false;
-  // The 8-bit dot product (u8 x s8 -> s32) the code may use where a kernel reduces 8-bit
-  // groups ("avx512vnni": vpdpbusd); a bundle using it requires the feature. Empty: none.
+  // The 8-bit dot product the code may use where a kernel reduces 8-bit groups:
+  // int8_dot_group elements per 32-bit lane (the frontend's DotLayout). 4: u8 x s8 quads
+  // ("avx512vnni": vpdpbusd); 2: any 8-bit pairs widened to int16 (AVX2 vpmaddwd, exact:
+  // no saturation). 1: none. A bundle using it requires int8_dot_feature (empty: nothing
+  // beyond the target's features).
   std::string int8_dot_feature;
-  int int8_dot_group = 1;  // 8-bit elements it reduces per 32-bit lane (frontend DotLayout)
+  int int8_dot_group = 1;
   // Storage and arithmetic. F16 intermediates are kept as F16 only where the target reads
   // and writes half cheaply (GPUs: vload_half / vstore_half; aarch64-fp16); other CPUs store
   // them as F32 (AVX2 has no masked or gathered 16-bit loads, see ScheduleOptions).
