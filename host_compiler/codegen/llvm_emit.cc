@@ -23,6 +23,7 @@
 // copy of the reduction for tiles inside the image.
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsAArch64.h>
 #include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/MDBuilder.h>
@@ -88,7 +89,7 @@ class Emitter {
   // forced: the register tile to use when the cost model allows it (edgec --tune).
   Emitter(llvm::Module& m, const KernelIR& k, const TargetSpec& target, const RegisterTile* forced = nullptr)
       : m_(m), ctx_(m.getContext()), k_(k), b_(ctx_), forced_tile_(forced), bf16_dot_(target.bf16_products),
-        int8_dot_(target.int8_dot_feature == "avx512vnni"), target_features_(target.llvm_features),
+        int8_dot_(target.int8_dot), int8_dot_feature_(target.int8_dot_feature), target_features_(target.llvm_features),
         half_(target.half_arithmetic),
         // A vector register holds vector_bytes / 4 floats, or twice as many halves where
         // the kernel computes in half (NEON: 8 lanes of .8h): the lanes of the vectorized dim,
@@ -613,7 +614,7 @@ class Emitter {
     // one that has to move least (the channel groups, not a kernel tap: ResNet-18 int8's
     // 3x3 convs 1.7x faster). Integer sums are exact in any order; float ones (the bf16
     // pairs) keep theirs, which rounds like onnxruntime's channel-major sums (test_bf16).
-    if (int8_dot_ && inner >= 0 && k_.acc_dtype == DType::I32 && k_.reduce_extents[size_t(inner)] == 4)
+    if (int8_dot_ != TargetSpec::Int8Dot::None && inner >= 0 && k_.acc_dtype == DType::I32 && k_.reduce_extents[size_t(inner)] == 4)
       move_least_moving_inward(1);
     return order;
   }
@@ -835,9 +836,12 @@ class Emitter {
   //   vdpbf16ps  acc + a[1] b[1] + a[0] b[0]   (bf16 -> f32; products exact in float32,
   //              each sum rounded to nearest even, denormals flushed)
   //   vpdpbusd   acc + sum of 4 u8 x s8        (int32, exact: no intermediate saturation)
+  //   sdot       acc + sum of 4 s8 x s8        (AArch64 DotProd, int32, exact); a uint8
+  //              operand the frontend shifted (x - 128, DotLayout::int8_signed) is its
+  //              byte x ^ 0x80 read as int8
   // A padding guard on the lane-invariant load (a channels-last conv's border pixels) makes
   // its group the padding value; ragged vectors keep the loop: the same products one by one.
-  enum class DotKind { None, Bf16Pairs, U8S8Quads };
+  enum class DotKind { None, Bf16Pairs, U8S8Quads, S8S8Quads };
   struct DotGroups {
     DotKind kind = DotKind::None;
     int var = -1;                      // the group's reduce variable
@@ -845,16 +849,26 @@ class Emitter {
     const Value* broadcast = nullptr;  // the lane-invariant load
     const Value* panel = nullptr;      // the load `group` elements apart per lane
     double fill = 0.0;                 // what the broadcast reads where its guard fails
+    bool flip = false;                 // the broadcast is uint8 read as x - 128 (x ^ 0x80)
   };
   // The load under a dot operand: one widening cast to the accumulator's type and, for a
-  // padded view, a Where(InBounds, ., constant) above or below it. Null for anything else.
-  const Value* dot_load_under(const Value* v, double* fill) const {
-    bool widened = false;
+  // padded view, a Where(InBounds, ., constant) above or below it; for a signed dot, a
+  // Sub(., 128) above the cast (*shifted; lowering.h int8_operand_i32). *fill is what the
+  // load reads where the guard fails, in its own type. Null for anything else.
+  const Value* dot_load_under(const Value* v, double* fill, bool* shifted) const {
+    bool widened = false, filled_shifted = false;
     *fill = 0.0;
+    *shifted = false;
     while (v->kind == Value::Kind::Alu) {
       if (v->op == Op::Where && v->srcs[0]->kind == Value::Kind::InBounds && v->srcs[2]->kind == Value::Kind::Const) {
         *fill = v->srcs[2]->constant;
+        filled_shifted = !*shifted;  // above the Sub: the shifted value's fill
         v = v->srcs[1];
+      } else if (v->op == Op::Sub && !widened && !*shifted && int8_dot_ == TargetSpec::Int8Dot::S8S8 &&
+                 v->dtype == k_.acc_dtype && v->srcs[1]->kind == Value::Kind::Const && v->srcs[1]->constant == 128.0) {
+        *shifted = true;
+        if (filled_shifted) *fill += 128.0;  // back to the load's own value
+        v = v->srcs[0];
       } else if (v->op == Op::Cast && v->dtype == k_.acc_dtype && !widened) {
         widened = true;
         v = v->srcs[0];
@@ -872,24 +886,31 @@ class Emitter {
     const Value* body = k_.reduce_body;
     if (body->kind != Value::Kind::Alu || body->op != Op::Mul) return;
     double fill_a = 0, fill_b = 0;
-    const Value* a = dot_load_under(body->srcs[0], &fill_a);
-    const Value* b = dot_load_under(body->srcs[1], &fill_b);
+    bool shift_a = false, shift_b = false;
+    const Value* a = dot_load_under(body->srcs[0], &fill_a, &shift_a);
+    const Value* b = dot_load_under(body->srcs[1], &fill_b, &shift_b);
     if (!a || !b) return;
-    if (load_depends_on(a, vec)) std::swap(a, b), std::swap(fill_a, fill_b);
+    if (load_depends_on(a, vec)) std::swap(a, b), std::swap(fill_a, fill_b), std::swap(shift_a, shift_b);
     const DType ta = k_.args[a->arg].dtype, tb = k_.args[b->arg].dtype;
     DotKind kind = DotKind::None;
     int group = 1;
     if (bf16_dot_ && k_.acc_dtype == DType::F32 && ta == DType::BF16 && tb == DType::BF16) kind = DotKind::Bf16Pairs, group = 2;
-    if (int8_dot_ && k_.acc_dtype == DType::I32 && ((ta == DType::U8 && tb == DType::I8) || (ta == DType::I8 && tb == DType::U8)))
+    if (int8_dot_ == TargetSpec::Int8Dot::U8S8 && k_.acc_dtype == DType::I32 && !shift_a && !shift_b &&
+        ((ta == DType::U8 && tb == DType::I8) || (ta == DType::I8 && tb == DType::U8)))
       kind = DotKind::U8S8Quads, group = 4;
+    // sdot: signed bytes on both sides, the broadcast a shifted uint8 or an int8.
+    if (int8_dot_ == TargetSpec::Int8Dot::S8S8 && k_.acc_dtype == DType::I32 && tb == DType::I8 && !shift_b &&
+        ((ta == DType::U8 && shift_a) || (ta == DType::I8 && !shift_a)))
+      kind = DotKind::S8S8Quads, group = 4;
     if (kind == DotKind::None || k_.reduce_extents[j] != group) return;
     const int lanes = lanes_for(k_.out_shape[vec]);
+    if (kind == DotKind::S8S8Quads && lanes != 4) return;  // one sdot: 4 int32 lanes
     if (load_depends_on(a, vec) || load_affine_coef(a, var) != 1 || load_affine_coef(b, var) != 1 ||
         lane_stride(b->index, vec, lanes) != group || !b->guards.empty())
       return;
     for (const Guard& g : a->guards)
       if (index_depends_on(g.index, vec) || index_depends_on(g.index, var)) return;
-    dot_ = {kind, var, group, a, b, fill_a};
+    dot_ = {kind, var, group, a, b, fill_a, shift_a};
   }
   // Constant fill values covering what the broadcast operand reads over the loop around
   // the dot (a padded pixel's channel groups), where its guards do not change in that loop
@@ -925,12 +946,15 @@ class Emitter {
     select_copy(0);
     if (lane_mask_) return false;  // a ragged tile: every copy has the same lanes
     const bool bf16 = dot_.kind == DotKind::Bf16Pairs;
+    const bool sdot = dot_.kind == DotKind::S8S8Quads;
+    if (sdot && lanes != 4) return false;
     const int size = lanes == 16 ? 2 : lanes == 8 ? 1 : 0;
     const llvm::Intrinsic::ID dot =
-        bf16 ? std::array{llvm::Intrinsic::x86_avx512bf16_dpbf16ps_128, llvm::Intrinsic::x86_avx512bf16_dpbf16ps_256,
-                          llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512}[size]
-             : std::array{llvm::Intrinsic::x86_avx512_vpdpbusd_128, llvm::Intrinsic::x86_avx512_vpdpbusd_256,
-                          llvm::Intrinsic::x86_avx512_vpdpbusd_512}[size];
+        sdot ? static_cast<llvm::Intrinsic::ID>(llvm::Intrinsic::aarch64_neon_sdot)
+        : bf16 ? static_cast<llvm::Intrinsic::ID>(std::array{llvm::Intrinsic::x86_avx512bf16_dpbf16ps_128, llvm::Intrinsic::x86_avx512bf16_dpbf16ps_256,
+                          llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512}[size])
+             : static_cast<llvm::Intrinsic::ID>(std::array{llvm::Intrinsic::x86_avx512_vpdpbusd_128, llvm::Intrinsic::x86_avx512_vpdpbusd_256,
+                          llvm::Intrinsic::x86_avx512_vpdpbusd_512}[size]);
     const DType bt = k_.args[dot_.broadcast->arg].dtype;
     llvm::Type* elem = storage_type(bt);
     auto* group_ty = llvm::FixedVectorType::get(elem, static_cast<unsigned>(dot_.group));
@@ -976,9 +1000,17 @@ class Emitter {
         group = b_.CreateBitCast(load_at(dot_.broadcast, group_ty, ok), b_.getInt32Ty());
         if (ok) group = b_.CreateSelect(ok, group, fill);
       }
+      // x - 128 of each uint8 byte as int8: its top bit flipped (one eor per group; the fill,
+      // from the block or the constant, is the load's own value and flips alike).
+      if (dot_.flip) group = b_.CreateXor(group, b_.getInt32(0x80808080u));
       LV* spread = b_.CreateVectorSplat(static_cast<unsigned>(lanes), group);
-      LV* panel = b_.CreateBitCast(load_at(dot_.panel, wide_ty, nullptr), bf16 ? static_cast<llvm::Type*>(wide_ty) : lanes_i32);
       LV* acc = b_.CreateLoad(at, accs[u]);
+      if (sdot) {
+        LV* panel = load_at(dot_.panel, wide_ty, nullptr);  // <16 x i8>: lane j's 4 weights at 4j
+        results[u] = b_.CreateIntrinsic(dot, {acc->getType(), wide_ty}, {acc, b_.CreateBitCast(spread, wide_ty), panel});
+        continue;
+      }
+      LV* panel = b_.CreateBitCast(load_at(dot_.panel, wide_ty, nullptr), bf16 ? static_cast<llvm::Type*>(wide_ty) : lanes_i32);
       if (bf16) {
         results[u] = b_.CreateIntrinsic(dot, {}, {acc, b_.CreateBitCast(spread, wide_ty), panel});
       } else {
@@ -988,7 +1020,7 @@ class Emitter {
       }
     }
     for (size_t u = 0; u < copies; ++u) b_.CreateStore(results[u], accs[u]);
-    used_features_.insert(bf16 ? "avx512bf16" : "avx512vnni");
+    used_features_.insert(bf16 ? std::string("avx512bf16") : int8_dot_feature_);
     return true;
   }
 
@@ -1719,7 +1751,8 @@ class Emitter {
   LV* acc_ = nullptr;
   const RegisterTile* forced_tile_;
   const bool bf16_dot_;      // the target has vdpbf16ps (TargetSpec::bf16_products)
-  const bool int8_dot_;      // and vpdpbusd (TargetSpec::int8_dot_feature)
+  const TargetSpec::Int8Dot int8_dot_;  // and vpdpbusd / sdot (TargetSpec::int8_dot)
+  const std::string int8_dot_feature_;
   DotGroups dot_;
   const std::string target_features_;    // TargetSpec::llvm_features
   std::set<std::string> used_features_;  // CPU features of the instructions emitted (runtime names)  // edgec --tune's choice, or null

@@ -36,8 +36,12 @@ struct TargetSpec {
   // with_precision adds to the features) / was asked for (the code generator emits it).
   bool bf16_capable = false;
   bool bf16_products = false;
-  // The 8-bit dot product (u8 x s8 -> s32) the code may use where a kernel reduces 8-bit
-  // groups ("avx512vnni": vpdpbusd); a bundle using it requires the feature. Empty: none.
+  // The 8-bit dot product the code may use where a kernel reduces 8-bit groups: vpdpbusd
+  // (u8 x s8 -> s32, AVX512_VNNI) or sdot (s8 x s8 -> s32, ARMv8.2 DotProd: a u8 activation
+  // is read as x - 128, the frontend's DotLayout::int8_signed). A bundle using it requires
+  // int8_dot_feature (runtime name).
+  enum class Int8Dot : uint8_t { None, U8S8, S8S8 };
+  Int8Dot int8_dot = Int8Dot::None;
   std::string int8_dot_feature;
   int int8_dot_group = 1;  // 8-bit elements it reduces per 32-bit lane (frontend DotLayout)
   // Storage and arithmetic. F16 intermediates are kept as F16 only where the target reads
