@@ -235,6 +235,42 @@ def vnni_dot_products_on_avx512():
 
 
 @suite.case
+def sdot_dot_products_on_aarch64_dotprod():
+    """aarch64-dotprod computes the 8-bit convs and matrix products with sdot (uint8
+    activations read as x - 128, 128 * sum(w) in the bias), and only those kernels require
+    dotprod: a float model's bundle needs nothing more than aarch64's. aarch64 (ARMv8.0) has
+    no sdot. Compile-time checks: the aarch64-dotprod suite (ctest
+    aarch64_dotprod_e2e_test_int8, qemu -cpu max) runs the results."""
+    import re
+    import shutil
+    import subprocess
+    host = os.environ.get("EDGE_HOST_EDGEC", lib.find_tool("edgec"))
+    float_model = WORK / "sdot_float.onnx"
+    import onnx
+    onnx.save(conv_relu(), str(float_model))
+    for model_name, model in (("conv", conv_relu()), ("gemm", classifier(head="Gemm"))):
+        path = check(f"{model_name}_sdot", model)
+        for target, sdot in (("aarch64-dotprod", True), ("aarch64", False)):
+            ir, bundle = WORK / f"sdot_{model_name}_{target}.ll", WORK / f"sdot_{model_name}_{target}.bundle"
+            lib.run_cmd([host, "compile", path, "-o", bundle, "--target", target, "--dump-llvm-ir", ir])
+            features = re.search(r"features=(\S*)", lib.run_cmd([host, "inspect", bundle]).stdout).group(1).split(",")
+            text = ir.read_text()
+            assert ("llvm.aarch64.neon.sdot" in text) == sdot, (model_name, target)
+            assert "llvm.aarch64.neon.udot" not in text and "usdot" not in text, (model_name, target)
+            assert ("dotprod" in features) == sdot, (model_name, target, features)
+            objdump = shutil.which("aarch64-linux-gnu-objdump")
+            if objdump:  # the machine code itself, from the LLVM IR compiled as the bundle's
+                obj = ir.with_suffix(".o")
+                lib.run_cmd(["llc-19", "-O3", "-filetype=obj", str(ir), "-o", str(obj)])
+                asm = subprocess.run([objdump, "-d", str(obj)], capture_output=True, text=True, check=True).stdout
+                assert (re.search(r"\bsdot\b", asm) is not None) == sdot, (model_name, target)
+    bundle = WORK / "sdot_float.bundle"
+    lib.run_cmd([host, "compile", float_model, "-o", bundle, "--target", "aarch64-dotprod"])
+    features = re.search(r"features=(\S*)", lib.run_cmd([host, "inspect", bundle]).stdout).group(1).split(",")
+    assert "dotprod" not in features, features
+
+
+@suite.case
 def residual_add_maxpool():
     check("residual", residual())
 
