@@ -258,10 +258,10 @@ def sdot_dot_products_on_aarch64_dotprod():
             assert ("llvm.aarch64.neon.sdot" in text) == sdot, (model_name, target)
             assert "llvm.aarch64.neon.udot" not in text and "usdot" not in text, (model_name, target)
             assert ("dotprod" in features) == sdot, (model_name, target, features)
-            objdump = shutil.which("aarch64-linux-gnu-objdump")
-            if objdump:  # the machine code itself, from the LLVM IR compiled as the bundle's
+            objdump, llc = shutil.which("aarch64-linux-gnu-objdump"), shutil.which("llc-19")
+            if objdump and llc:  # the machine code itself, from the LLVM IR as edgec compiles it
                 obj = ir.with_suffix(".o")
-                lib.run_cmd(["llc-19", "-O3", "-filetype=obj", str(ir), "-o", str(obj)])
+                lib.run_cmd([llc, "-O3", "-filetype=obj", str(ir), "-o", str(obj)])
                 asm = subprocess.run([objdump, "-d", str(obj)], capture_output=True, text=True, check=True).stdout
                 assert (re.search(r"\bsdot\b", asm) is not None) == sdot, (model_name, target)
     bundle = WORK / "sdot_float.bundle"
