@@ -23,6 +23,7 @@
 // copy of the reduction for tiles inside the image.
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsAArch64.h>
 #include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/MDBuilder.h>
@@ -88,8 +89,7 @@ class Emitter {
   // forced: the register tile to use when the cost model allows it (edgec --tune).
   Emitter(llvm::Module& m, const KernelIR& k, const TargetSpec& target, const RegisterTile* forced = nullptr)
       : m_(m), ctx_(m.getContext()), k_(k), b_(ctx_), forced_tile_(forced), bf16_dot_(target.bf16_products),
-        int8_dot_group_(target.int8_dot_group), int8_dot_feature_(target.int8_dot_feature),
-        target_features_(target.llvm_features),
+        int8_dot_(target.int8_dot), int8_dot_feature_(target.int8_dot_feature), target_features_(target.llvm_features),
         half_(target.half_arithmetic),
         // A vector register holds vector_bytes / 4 floats, or twice as many halves where
         // the kernel computes in half (NEON: 8 lanes of .8h): the lanes of the vectorized dim,
@@ -614,7 +614,8 @@ class Emitter {
     // one that has to move least (the channel groups, not a kernel tap: ResNet-18 int8's
     // 3x3 convs 1.7x faster). Integer sums are exact in any order; float ones (the bf16
     // pairs) keep theirs, which rounds like onnxruntime's channel-major sums (test_bf16).
-    if (int8_dot_group_ > 1 && inner >= 0 && k_.acc_dtype == DType::I32 && k_.reduce_extents[size_t(inner)] == int8_dot_group_)
+    const int64_t group = int8_dot_ == TargetSpec::Int8Dot::I16Pairs ? 2 : 4;
+    if (int8_dot_ != TargetSpec::Int8Dot::None && inner >= 0 && k_.acc_dtype == DType::I32 && k_.reduce_extents[size_t(inner)] == group)
       move_least_moving_inward(1);
     return order;
   }
@@ -836,10 +837,13 @@ class Emitter {
   //   vdpbf16ps  acc + a[1] b[1] + a[0] b[0]   (bf16 -> f32; products exact in float32,
   //              each sum rounded to nearest even, denormals flushed)
   //   vpdpbusd   acc + sum of 4 u8 x s8        (int32, exact: no intermediate saturation)
-  //   vpmaddwd   acc + sum of 2 int16 x int16  (the 8-bit pairs widened first: exact)
+  //   vpmaddwd   acc + sum of 2 int16 x int16  (AVX2; the 8-bit pairs widened first: exact)
+  //   sdot       acc + sum of 4 s8 x s8        (AArch64 DotProd, int32, exact); a uint8
+  //              operand the frontend shifted (x - 128, DotLayout::int8_signed) is its
+  //              byte x ^ 0x80 read as int8
   // A padding guard on the lane-invariant load (a channels-last conv's border pixels) makes
   // its group the padding value; ragged vectors keep the loop: the same products one by one.
-  enum class DotKind { None, Bf16Pairs, U8S8Quads, I16Pairs };
+  enum class DotKind { None, Bf16Pairs, U8S8Quads, S8S8Quads, I16Pairs };
   struct DotGroups {
     DotKind kind = DotKind::None;
     int var = -1;                      // the group's reduce variable
@@ -847,16 +851,26 @@ class Emitter {
     const Value* broadcast = nullptr;  // the lane-invariant load
     const Value* panel = nullptr;      // the load `group` elements apart per lane
     double fill = 0.0;                 // what the broadcast reads where its guard fails
+    bool flip = false;                 // the broadcast is uint8 read as x - 128 (x ^ 0x80)
   };
   // The load under a dot operand: one widening cast to the accumulator's type and, for a
-  // padded view, a Where(InBounds, ., constant) above or below it. Null for anything else.
-  const Value* dot_load_under(const Value* v, double* fill) const {
-    bool widened = false;
+  // padded view, a Where(InBounds, ., constant) above or below it; for a signed dot, a
+  // Sub(., 128) above the cast (*shifted; lowering.h int8_operand_i32). *fill is what the
+  // load reads where the guard fails, in its own type. Null for anything else.
+  const Value* dot_load_under(const Value* v, double* fill, bool* shifted) const {
+    bool widened = false, filled_shifted = false;
     *fill = 0.0;
+    *shifted = false;
     while (v->kind == Value::Kind::Alu) {
       if (v->op == Op::Where && v->srcs[0]->kind == Value::Kind::InBounds && v->srcs[2]->kind == Value::Kind::Const) {
         *fill = v->srcs[2]->constant;
+        filled_shifted = !*shifted;  // above the Sub: the shifted value's fill
         v = v->srcs[1];
+      } else if (v->op == Op::Sub && !widened && !*shifted && int8_dot_ == TargetSpec::Int8Dot::S8S8 &&
+                 v->dtype == k_.acc_dtype && v->srcs[1]->kind == Value::Kind::Const && v->srcs[1]->constant == 128.0) {
+        *shifted = true;
+        if (filled_shifted) *fill += 128.0;  // back to the load's own value
+        v = v->srcs[0];
       } else if (v->op == Op::Cast && v->dtype == k_.acc_dtype && !widened) {
         widened = true;
         v = v->srcs[0];
@@ -874,26 +888,35 @@ class Emitter {
     const Value* body = k_.reduce_body;
     if (body->kind != Value::Kind::Alu || body->op != Op::Mul) return;
     double fill_a = 0, fill_b = 0;
-    const Value* a = dot_load_under(body->srcs[0], &fill_a);
-    const Value* b = dot_load_under(body->srcs[1], &fill_b);
+    bool shift_a = false, shift_b = false;
+    const Value* a = dot_load_under(body->srcs[0], &fill_a, &shift_a);
+    const Value* b = dot_load_under(body->srcs[1], &fill_b, &shift_b);
     if (!a || !b) return;
-    if (load_depends_on(a, vec)) std::swap(a, b), std::swap(fill_a, fill_b);
+    if (load_depends_on(a, vec)) std::swap(a, b), std::swap(fill_a, fill_b), std::swap(shift_a, shift_b);
     const DType ta = k_.args[a->arg].dtype, tb = k_.args[b->arg].dtype;
     DotKind kind = DotKind::None;
     int group = 1;
     if (bf16_dot_ && k_.acc_dtype == DType::F32 && ta == DType::BF16 && tb == DType::BF16) kind = DotKind::Bf16Pairs, group = 2;
     auto is_8bit = [](DType t) { return t == DType::U8 || t == DType::I8; };
-    if (int8_dot_group_ == 4 && k_.acc_dtype == DType::I32 && ((ta == DType::U8 && tb == DType::I8) || (ta == DType::I8 && tb == DType::U8)))
+    if (int8_dot_ == TargetSpec::Int8Dot::U8S8 && k_.acc_dtype == DType::I32 && !shift_a && !shift_b &&
+        ((ta == DType::U8 && tb == DType::I8) || (ta == DType::I8 && tb == DType::U8)))
       kind = DotKind::U8S8Quads, group = 4;
-    if (int8_dot_group_ == 2 && k_.acc_dtype == DType::I32 && is_8bit(ta) && is_8bit(tb)) kind = DotKind::I16Pairs, group = 2;
+    // sdot: signed bytes on both sides, the broadcast a shifted uint8 or an int8.
+    if (int8_dot_ == TargetSpec::Int8Dot::S8S8 && k_.acc_dtype == DType::I32 && tb == DType::I8 && !shift_b &&
+        ((ta == DType::U8 && shift_a) || (ta == DType::I8 && !shift_a)))
+      kind = DotKind::S8S8Quads, group = 4;
+    if (int8_dot_ == TargetSpec::Int8Dot::I16Pairs && k_.acc_dtype == DType::I32 && !shift_a && !shift_b && is_8bit(ta) &&
+        is_8bit(tb))
+      kind = DotKind::I16Pairs, group = 2;
     if (kind == DotKind::None || k_.reduce_extents[j] != group) return;
     const int lanes = lanes_for(k_.out_shape[vec]);
+    if (kind == DotKind::S8S8Quads && lanes != 4) return;  // one sdot: 4 int32 lanes
     if (load_depends_on(a, vec) || load_affine_coef(a, var) != 1 || load_affine_coef(b, var) != 1 ||
         lane_stride(b->index, vec, lanes) != group || !b->guards.empty())
       return;
     for (const Guard& g : a->guards)
       if (index_depends_on(g.index, vec) || index_depends_on(g.index, var)) return;
-    dot_ = {kind, var, group, a, b, fill_a};
+    dot_ = {kind, var, group, a, b, fill_a, shift_a};
   }
   // Constant fill values covering what the broadcast operand reads over the loop around
   // the dot (a padded pixel's channel groups), where its guards do not change in that loop
@@ -929,14 +952,17 @@ class Emitter {
     select_copy(0);
     if (lane_mask_) return false;  // a ragged tile: every copy has the same lanes
     const bool bf16 = dot_.kind == DotKind::Bf16Pairs, pairs16 = dot_.kind == DotKind::I16Pairs;
+    const bool sdot = dot_.kind == DotKind::S8S8Quads;
+    if (sdot && lanes != 4) return false;
     const int size = lanes == 16 ? 2 : lanes == 8 ? 1 : 0;
-    const llvm::Intrinsic::ID dot =
-        bf16      ? std::array{llvm::Intrinsic::x86_avx512bf16_dpbf16ps_128, llvm::Intrinsic::x86_avx512bf16_dpbf16ps_256,
-                               llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512}[size]
-        : pairs16 ? std::array{llvm::Intrinsic::x86_sse2_pmadd_wd, llvm::Intrinsic::x86_avx2_pmadd_wd,
-                               llvm::Intrinsic::x86_avx512_pmaddw_d_512}[size]
-                  : std::array{llvm::Intrinsic::x86_avx512_vpdpbusd_128, llvm::Intrinsic::x86_avx512_vpdpbusd_256,
-                               llvm::Intrinsic::x86_avx512_vpdpbusd_512}[size];
+    using llvm::Intrinsic::ID;
+    const ID dot = sdot      ? ID(llvm::Intrinsic::aarch64_neon_sdot)
+                   : bf16    ? std::array<ID, 3>{llvm::Intrinsic::x86_avx512bf16_dpbf16ps_128, llvm::Intrinsic::x86_avx512bf16_dpbf16ps_256,
+                                                 llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512}[size]
+                   : pairs16 ? std::array<ID, 3>{llvm::Intrinsic::x86_sse2_pmadd_wd, llvm::Intrinsic::x86_avx2_pmadd_wd,
+                                                 llvm::Intrinsic::x86_avx512_pmaddw_d_512}[size]
+                             : std::array<ID, 3>{llvm::Intrinsic::x86_avx512_vpdpbusd_128, llvm::Intrinsic::x86_avx512_vpdpbusd_256,
+                                                 llvm::Intrinsic::x86_avx512_vpdpbusd_512}[size];
     const DType bt = k_.args[dot_.broadcast->arg].dtype, pt = k_.args[dot_.panel->arg].dtype;
     llvm::Type* elem = storage_type(bt);
     auto vector_of = [&](llvm::Type* e, int n) { return llvm::FixedVectorType::get(e, static_cast<unsigned>(n)); };
@@ -994,6 +1020,9 @@ class Emitter {
         if (ok) group = b_.CreateSelect(ok, group, fill);
         else if (pairs16) group_bytes = b_.CreateBitCast(raw, b_.getInt16Ty());
       }
+      // x - 128 of each uint8 byte as int8: its top bit flipped (one eor per group; the fill,
+      // from the block or the constant, is the load's own value and flips alike).
+      if (dot_.flip) group = b_.CreateXor(group, b_.getInt32(0x80808080u));
       LV* spread = b_.CreateVectorSplat(static_cast<unsigned>(lanes), group);
       if (group_bytes) {
         // Splat the two bytes, then widen the whole vector: vpbroadcastw + vpmovzxbw.
@@ -1003,7 +1032,9 @@ class Emitter {
       }
       LV* panel = load_at(dot_.panel, vector_of(storage_type(pt), dot_.group * lanes), nullptr);
       LV* acc = b_.CreateLoad(at, accs[u]);
-      if (bf16) {
+      if (sdot) {  // panel <16 x i8>: lane j's 4 weights at 4j
+        results[u] = b_.CreateIntrinsic(dot, {acc->getType(), panel->getType()}, {acc, b_.CreateBitCast(spread, panel->getType()), panel});
+      } else if (bf16) {
         results[u] = b_.CreateIntrinsic(dot, {}, {acc, b_.CreateBitCast(spread, panel->getType()), panel});
       } else if (pairs16) {
         auto* pairs_ty = vector_of(b_.getInt16Ty(), 2 * lanes);
@@ -1018,7 +1049,7 @@ class Emitter {
     }
     for (size_t u = 0; u < copies; ++u) b_.CreateStore(results[u], accs[u]);
     if (bf16) used_features_.insert("avx512bf16");
-    if (dot_.kind == DotKind::U8S8Quads && !int8_dot_feature_.empty()) used_features_.insert(int8_dot_feature_);
+    if ((dot_.kind == DotKind::U8S8Quads || sdot) && !int8_dot_feature_.empty()) used_features_.insert(int8_dot_feature_);
     return true;
   }
 
@@ -1750,7 +1781,7 @@ class Emitter {
   LV* acc_ = nullptr;
   const RegisterTile* forced_tile_;
   const bool bf16_dot_;      // the target has vdpbf16ps (TargetSpec::bf16_products)
-  const int int8_dot_group_;  // and vpdpbusd (4) or vpmaddwd (2) (TargetSpec::int8_dot_group)
+  const TargetSpec::Int8Dot int8_dot_;  // and vpdpbusd / sdot / vpmaddwd (TargetSpec::int8_dot)
   const std::string int8_dot_feature_;
   DotGroups dot_;
   const std::string target_features_;    // TargetSpec::llvm_features

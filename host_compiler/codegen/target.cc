@@ -51,11 +51,21 @@ std::vector<TargetSpec> all_targets() {
       // core would imply features (LSE, CRC, ...) the runtime does not check.
       // L2 per core: 256-512 KB on the Cortex-A7x cores of automotive Snapdragons.
       cpu_target("aarch64", arm, "aarch64-unknown-linux-gnu", "generic", "+neon", {"neon"}, 16, 32, 256 << 10),
-      // No "aarch64-dotprod" yet: SDOT/UDOT need int8 reductions vectorized along the reduce
-      // axis, and the code generator vectorizes output dims only, so +dotprod emits the very
-      // same code (checked on int8 Cast/Mul/ReduceSum and MatMul models) while refusing
-      // ARMv8.0 cores. Add it here once it changes code; the runtime already checks "dotprod".
   };
+  // + ARMv8.2 dot products (FEAT_DotProd: Cortex-A55/A75/A76 and later, Kryo 3xx+, the
+  // SA8155P): int8 convs and matrix products as `sdot v.4s, v.16b, v.4b[]`, 4 products per
+  // lane. sdot takes signed bytes only (u8 x s8 is usdot, FEAT_I8MM, which the A76 lacks),
+  // so uint8 activations are read as x - 128 (x ^ 0x80) and 128 * sum(w) is folded into the
+  // int32 bias constant (ops_quant.cc). +dotprod is enabled only in the kernels that use sdot
+  // (llvm_emit.cc, as vpdpbusd on x86_64-avx512): the others are the code of "aarch64" (LLVM
+  // would otherwise form sdot from other int8 sums unasked), and the bundle requires
+  // "dotprod" only where a kernel used it.
+  TargetSpec dotprod = cpu_target("aarch64-dotprod", arm, "aarch64-unknown-linux-gnu", "generic", "+neon",
+                                  {"neon"}, 16, 32, 256 << 10);
+  dotprod.int8_dot = TargetSpec::Int8Dot::S8S8;
+  dotprod.int8_dot_feature = "dotprod";
+  dotprod.int8_dot_group = 4;
+  targets.push_back(dotprod);
   // + ARMv8.2 half-precision arithmetic (FEAT_FP16: FPHP scalar, ASIMDHP vector): float16
   // values are computed in half, 8 lanes per register (`fmla v.8h`), and F16 intermediates
   // stay half in memory (NEON loads and stores half as cheaply as float); sums accumulate in
@@ -69,11 +79,12 @@ std::vector<TargetSpec> all_targets() {
   for (TargetSpec& t : targets) t.bf16_capable = t.name == "x86_64-avx512";
   // AVX512_VNNI: Cascade Lake, Ice Lake, Zen 4 and later (not Skylake-SP: an int8 bundle
   // then needs a newer AVX-512 core; float bundles do not).
-  // Every AVX2 core has vpmaddwd: 8-bit pairs widened to int16 (x86_64's int8 convs 3-5x
+  // Every AVX2 core has vpmaddwd: 8-bit pairs widened to int16 (x86_64's int8 convs 2x
   // faster than int32 multiplies).
   for (TargetSpec& t : targets) {
-    if (t.name == "x86_64-avx512") t.int8_dot_feature = "avx512vnni", t.int8_dot_group = 4;
-    if (t.name == "x86_64") t.int8_dot_group = 2;
+    if (t.name == "x86_64-avx512")
+      t.int8_dot = TargetSpec::Int8Dot::U8S8, t.int8_dot_feature = "avx512vnni", t.int8_dot_group = 4;
+    if (t.name == "x86_64") t.int8_dot = TargetSpec::Int8Dot::I16Pairs, t.int8_dot_group = 2;
   }
   // Any OpenCL 1.2 device: global buffers, F32 arithmetic, F16 stored as half.
   targets.push_back(opencl_target("opencl", "generic"));

@@ -36,11 +36,14 @@ struct TargetSpec {
   // with_precision adds to the features) / was asked for (the code generator emits it).
   bool bf16_capable = false;
   bool bf16_products = false;
-  // The 8-bit dot product the code may use where a kernel reduces 8-bit groups:
-  // int8_dot_group elements per 32-bit lane (the frontend's DotLayout). 4: u8 x s8 quads
-  // ("avx512vnni": vpdpbusd); 2: any 8-bit pairs widened to int16 (AVX2 vpmaddwd, exact:
-  // no saturation). 1: none. A bundle using it requires int8_dot_feature (empty: nothing
-  // beyond the target's features).
+  // The 8-bit dot product the code may use where a kernel reduces 8-bit groups of
+  // int8_dot_group elements per 32-bit lane (the frontend's DotLayout): vpdpbusd (u8 x s8
+  // quads, AVX512_VNNI), sdot (s8 x s8 quads, ARMv8.2 DotProd: a u8 activation is read as
+  // x - 128, DotLayout::int8_signed) or vpmaddwd (any 8-bit pairs widened to int16, AVX2:
+  // exact, no saturation). A bundle using it requires int8_dot_feature (runtime name; empty:
+  // nothing beyond the target's features).
+  enum class Int8Dot : uint8_t { None, U8S8, S8S8, I16Pairs };
+  Int8Dot int8_dot = Int8Dot::None;
   std::string int8_dot_feature;
   int int8_dot_group = 1;
   // Storage and arithmetic. F16 intermediates are kept as F16 only where the target reads

@@ -294,7 +294,13 @@ Node* unsqueeze_axes(Graph& g, Node* x, std::vector<int64_t> axes) {
   return g.reshape(x, shape);
 }
 
-Node* matmul(Graph& g, Node* a, Node* b, const DotLayout& dots) {
+Node* int8_operand_i32(Graph& g, Node* v, bool shift) {
+  Node* wide = g.cast(v, DType::I32);
+  return shift ? g.binary(Op::Sub, wide, g.constant(128.0, DType::I32)) : wide;
+}
+
+Node* matmul(Graph& g, Node* a, Node* b, const DotLayout& dots, int64_t* a_shift) {
+  if (a_shift) *a_shift = 0;
   if (a->shape.empty() || b->shape.empty()) throw CompileError("MatMul of a scalar");
   bool a_vec = a->shape.size() == 1, b_vec = b->shape.size() == 1;
   if (a_vec) a = g.reshape(a, {1, a->shape[0]});
@@ -353,7 +359,9 @@ Node* matmul(Graph& g, Node* a, Node* b, const DotLayout& dots) {
   }
   if (int8) {  // int32 products and sums; broadcast before widening (see conv_core)
     Shape both = broadcast_shapes(av->shape, bv->shape);
-    av = g.cast(g.broadcast_to(av, both), DType::I32);
+    const bool shift = a_shift && group > 1 && dots.int8_signed && a->dtype == DType::U8 && b->dtype == DType::I8;
+    if (shift) *a_shift = 128;
+    av = int8_operand_i32(g, g.broadcast_to(av, both), shift);
     bv = g.cast(g.broadcast_to(bv, both), DType::I32);
   }
   Node* sum = g.reduce(Op::ReduceSum, g.binary(Op::Mul, av, bv), summed);

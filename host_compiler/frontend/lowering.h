@@ -113,7 +113,8 @@ Node* unsqueeze_axes(Graph& g, Node* x, std::vector<int64_t> axes);
 // group, auto_pad); any numeric dtype. The padding reads pad_value (an integer conv on
 // raw quantized values pads with the input's zero point). With int8 / uint8 x and w the
 // result is int32: the operands are widened at the multiply (the weights stay 8-bit).
-Node* conv_node(OpContext& ctx, Node* x, Node* w, Node* bias, double pad_value = 0.0);
+// x_shift: as matmul's a_shift (8-bit x read as x - *x_shift; the padding too).
+Node* conv_node(OpContext& ctx, Node* x, Node* w, Node* bias, double pad_value = 0.0, int64_t* x_shift = nullptr);
 // The Winograd tile (2 or 4) that `mode` gives a stride-1 3x3 conv with c input and k output
 // channels and an oh x ow output; 0 for the direct convolution (conv_winograd.cc).
 // operands BF16 (bf16 products): auto never picks F(4x4).
@@ -126,7 +127,12 @@ Node* winograd_conv(Graph& g, Node* x, const HostTensor& w, int tile, const std:
 // numpy matmul (batch broadcasting, 1-D operands). With int8 / uint8 a and b the result is
 // int32: the operands are widened at the multiply (constant weights stay 8-bit). A constant
 // b of 4 rows or more takes the dot layout where the inner dim splits into its groups.
-Node* matmul(Graph& g, Node* a, Node* b, const DotLayout& dots = {});
+// a_shift: where non-null, 8-bit a may be read as a - *a_shift (set to 128 where a uint8 a
+// feeds a signed dot, DotLayout::int8_signed; else 0): the caller adds *a_shift * sum_k(b).
+Node* matmul(Graph& g, Node* a, Node* b, const DotLayout& dots = {}, int64_t* a_shift = nullptr);
+// An 8-bit dot operand (already broadcast) widened to int32, minus 128 where `shift`: the
+// byte x ^ 0x80 read as int8, what a signed dot instruction multiplies (DotLayout::int8_signed).
+Node* int8_operand_i32(Graph& g, Node* v, bool shift);
 // A constant x (..., N) that kernels read as vectors along its last dim (weights whose
 // columns are output channels): stored as (N/16, ..., 16) — each block of 16 columns one
 // contiguous panel, so a tile of output channels streams its weights from consecutive

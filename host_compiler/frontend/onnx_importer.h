@@ -17,12 +17,16 @@ enum class Winograd : uint8_t { Off, Tile2, Tile4, Auto };
 // How a product with constant weights lays out its reduction for a dot-product instruction
 // of the target: split as (K/group, group), each column's group of weights stored together
 // (lowering.h packed_in_column_groups). bf16 operands go in pairs (vdpbf16ps); 8-bit ones in
-// groups of int8_group (4: vpdpbusd; 1: not split).
+// groups of int8_group (4: vpdpbusd, sdot; 1: not split).
 struct DotLayout {
   // BF16: convolutions and matrix products with constant float weights take bfloat16
   // operands, products summed in float32 (edgec --precision bf16; lowering.h bf16_operand).
   DType float_operands = DType::F32;
   int64_t int8_group = 1;
+  // The target's 8-bit dot multiplies signed bytes only (AArch64 sdot): a grouped reduction
+  // reads a uint8 activation x as x - 128 (the byte x ^ 0x80 as int8), where the caller
+  // asks for it and adds 128 * sum(w) back (ops_quant.cc, folded into the bias constant).
+  bool int8_signed = false;
 };
 
 struct ImportOptions {

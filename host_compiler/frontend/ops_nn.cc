@@ -155,7 +155,8 @@ Node* winograd_if_it_pays(OpContext& ctx, Node* x, Node* w, int64_t groups, cons
 // are widened at the multiply, so the reduction reads the raw 8-bit operands (what a
 // dot-product instruction takes) and the packed weight stays 8-bit in the bundle.
 Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, const WindowSpec& spec,
-                double fill = 0.0) {
+                double fill = 0.0, int64_t* x_shift = nullptr) {
+  if (x_shift) *x_shift = 0;
   Graph& g = ctx.g;
   const Shape& ws = w->shape;
   size_t k = ws.size() - 2;
@@ -217,7 +218,11 @@ Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, co
     // Broadcast first, widen after: a repeating view of a cast would make the scheduler
     // store the widened copy (Expand of a computed value); of the 8-bit buffers it does not.
     Shape both = broadcast_shapes(xv->shape, wv->shape);
-    xv = g.cast(g.broadcast_to(xv, both), DType::I32);
+    // A signed dot (DotLayout::int8_signed) reads uint8 x as x - 128, the padding's fill too
+    // (it is read through the same window): the caller adds 128 * sum(w) back.
+    const bool shift = x_shift && group > 1 && ctx.dots.int8_signed && x->dtype == DType::U8 && w->dtype == DType::I8;
+    if (shift) *x_shift = 128;
+    xv = int8_operand_i32(g, g.broadcast_to(xv, both), shift);
     wv = g.cast(g.broadcast_to(wv, both), DType::I32);
   }
 
@@ -231,14 +236,14 @@ Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, co
 
 }  // namespace
 
-Node* conv_node(OpContext& ctx, Node* x, Node* w, Node* bias, double pad_value) {
+Node* conv_node(OpContext& ctx, Node* x, Node* w, Node* bias, double pad_value, int64_t* x_shift) {
   const Shape& ws = w->shape;
   if (ws.size() < 3 || x->shape.size() != ws.size()) ctx.fail("weight " + shape_str(ws) + " does not fit input " + shape_str(x->shape));
   std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
   if (ctx.has_attr("kernel_shape") && ctx.attr_ints("kernel_shape") != kernel)
     ctx.fail("kernel_shape does not match the weight " + shape_str(ws));
   WindowSpec spec = window_spec(ctx, x->shape, kernel, false);
-  return conv_core(ctx, x, w, bias, ctx.attr_int("group", 1), spec, pad_value);
+  return conv_core(ctx, x, w, bias, ctx.attr_int("group", 1), spec, pad_value, x_shift);
 }
 
 namespace {

@@ -225,7 +225,12 @@ Node* integer_conv(OpContext& ctx, Node* x, Node* x_zp, Node* w, Node* w_zp, Nod
     Node* ws = shifted_i32(ctx, w, w_zp, 0);  // per output channel
     return conv_node(ctx, xs, ws, bias);
   }
-  Node* acc = conv_node(ctx, x, w, nullptr, double(*zx));
+  // A signed dot reads x as x - 128 (DotLayout::int8_signed; the padding zx as zx - 128):
+  // sum_k((x - zx) * w) = sum_k((x - 128) * w) - (zx - 128) * sum_k(w). sum_k runs over the
+  // ONNX weights; the zero weights the frontend pads a group with add nothing.
+  int64_t shift = 0;
+  Node* acc = conv_node(ctx, x, w, nullptr, double(*zx), &shift);
+  *zx -= shift;
   // bias - zx * sum_k(w) per output channel, one int32 constant.
   HostTensor wt = g.evaluate(w);
   const int64_t per = m ? wt.numel() / m : 0;
@@ -262,7 +267,9 @@ Node* integer_matmul(OpContext& ctx, Node* a, Node* a_zp, Node* b, Node* b_zp) {
   std::optional<int64_t> za = const_scalar_zp(g, a_zp);
   if (!za || b->shape.size() < 2 || a->shape.size() < 2 || !g.is_constant(b) || !all_zero_const(g, b_zp))
     return matmul(g, shifted_i32(ctx, a, a_zp, -2), shifted_i32(ctx, b, b_zp, -1));
-  Node* acc = matmul(g, a, b, ctx.dots);
+  int64_t shift = 0;  // a read as a - shift (a signed dot, as in integer_conv)
+  Node* acc = matmul(g, a, b, ctx.dots, &shift);
+  *za -= shift;
   if (*za != 0) {  // - za * sum_k(b) per column: a constant (..., 1, N)
     Node* colsum = g.reduce(Op::ReduceSum, g.cast(b, DType::I32), {-2});
     acc = g.binary(Op::Add, acc, g.binary(Op::Mul, colsum, g.constant(double(-*za), DType::I32)));

@@ -14,7 +14,8 @@
   - target checks: an x86-64 bundle on aarch64 and an aarch64 bundle on x86-64 are refused,
     naming both architectures; an aarch64-fp16 bundle runs on a CPU with FP16 (qemu "max")
     and is refused on a Cortex-A53 (ARMv8.0) naming the bundle's target and the machine's
-    features, where the baseline aarch64 bundle of the same model runs
+    features, where the baseline aarch64 bundle of the same model runs; likewise an
+    aarch64-dotprod int8 conv (sdot) on "max" and a Cortex-A53, bit-exact to onnxruntime
   - edgert-bench runs under qemu (--json)
 
 Environment (set by ctest, see tests/CMakeLists.txt): EDGE_HOST_EDGEC, EDGE_HOST_EDGERT_RUN,
@@ -225,6 +226,44 @@ def fp16_target_runs_with_fp16_and_is_refused_without():
     refused(res, "bundle targets AArch64 (cpu generic, features neon,fp16,fullfp16)", "this machine lacks",
             "(AArch64, features neon,")
     lib.assert_close(run_with("aarch64", base, inputs, "fp16_base_a53", ["y"], cpu="cortex-a53"), expected, 0, 0)
+
+
+def qlinear_conv_model():
+    """Two QLinearConvs (uint8 activations, per-channel int8 weights, 3x3 padded: the border
+    reads the zero point) and their inputs. The second reads an intermediate, stored
+    channels-last: its channel groups are what a dot instruction loads."""
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(11)
+    w = rng.integers(-127, 128, size=(8, 8, 3, 3)).astype(np.int8)
+    inits = [numpy_helper.from_array(np.array(0.05, np.float32), "sx"), numpy_helper.from_array(np.array(131, np.uint8), "zx"),
+             numpy_helper.from_array(w, "w"), numpy_helper.from_array(rng.uniform(0.001, 0.004, 8).astype(np.float32), "sw"),
+             numpy_helper.from_array(np.zeros(8, np.int8), "zw"), numpy_helper.from_array(np.array(0.3, np.float32), "sy"),
+             numpy_helper.from_array(np.array(120, np.uint8), "zy"),
+             numpy_helper.from_array(rng.integers(-3000, 3000, 8).astype(np.int32), "b")]
+    nodes = [helper.make_node("QLinearConv", ["x", "sx", "zx", "w", "sw", "zw", "sy", "zy", "b"], ["h"], pads=[1, 1, 1, 1]),
+             helper.make_node("QLinearConv", ["h", "sy", "zy", "w", "sw", "zw", "sy", "zy", "b"], ["y"], pads=[1, 1, 1, 1])]
+    graph = helper.make_graph(nodes, "qconv", [helper.make_tensor_value_info("x", TensorProto.UINT8, [1, 8, 9, 9])],
+                              [helper.make_tensor_value_info("y", TensorProto.UINT8, [1, 8, 9, 9])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    return model, {"x": rng.integers(0, 256, size=(1, 8, 9, 9)).astype(np.uint8)}
+
+
+@suite.case
+def dotprod_target_runs_with_dotprod_and_is_refused_without():
+    """aarch64-dotprod's int8 conv (sdot) runs on qemu "max" bit-exact to onnxruntime and to
+    the plain aarch64 bundle; a Cortex-A53 (ARMv8.0, no HWCAP_ASIMDDP) refuses it naming
+    dotprod and runs the aarch64 one."""
+    model, inputs = qlinear_conv_model()
+    expected = lib.ort_run(model, inputs)
+    dot = compile_for(model, "qconv", "aarch64-dotprod")
+    base = compile_for(model, "qconv", "aarch64")
+    lib.assert_close(run_with("aarch64", dot, inputs, "qconv_dot_max", ["y"], cpu="max"), expected, 0, 0)
+    lib.assert_close(run_with("aarch64", base, inputs, "qconv_base_max", ["y"], cpu="max"), expected, 0, 0)
+    res = qemu([RUN, dot, *lib.write_inputs(inputs, WORK / "qconv_a53_in"), "--output-dir", WORK],
+               cpu="cortex-a53", check=False)
+    refused(res, "bundle targets AArch64 (cpu generic, features neon,dotprod)", "this machine lacks", "dotprod")
+    lib.assert_close(run_with("aarch64", base, inputs, "qconv_base_a53", ["y"], cpu="cortex-a53"), expected, 0, 0)
 
 
 @suite.case

@@ -219,8 +219,8 @@ def conv_relu_exact():
 @suite.case
 def vnni_dot_products_on_avx512():
     """x86_64-avx512 computes the 8-bit convs with vpdpbusd (channels in groups of 4, the
-    bundle then requires avx512vnni); x86_64 (AVX2) has no such instruction and needs nothing
-    more. Compile-time checks: the avx512 suite (ctest avx512_e2e_test_int8) runs them."""
+    bundle then requires avx512vnni); x86_64 (AVX2) with vpmaddwd (pairs widened to int16)
+    and needs nothing more. Compile-time checks: the avx512 suite (ctest avx512_e2e_test_int8) runs them."""
     import re
     path = check("conv_relu_vnni", conv_relu())
     edgec = lib.find_tool("edgec")
@@ -232,6 +232,8 @@ def vnni_dot_products_on_avx512():
         features = re.search(r"features=(\S*)", lib.run_cmd([host, "inspect", bundle]).stdout).group(1).split(",")
         assert ("llvm.x86.avx512.vpdpbusd" in ir.read_text()) == vnni, target
         assert ("avx512vnni" in features) == vnni, (target, features)
+        # AVX2: the pairs widened to int16 with vpmaddwd (every x86_64 CPU has it).
+        assert ("llvm.x86.avx2.pmadd.wd" in ir.read_text()) != vnni, target
 
 
 @suite.case
@@ -257,6 +259,42 @@ def uint8_camera_input_straight_into_first_conv():
     info = json.loads(lib.run_cmd([lib.find_tool("edgec"), "inspect", WORK / "camera.bundle", "--json"]).stdout)
     arena = [(b["name"], b["dtype"]) for b in info["buffers"] if b["kind"] == "Arena"]
     assert arena and all(dtype in ("U8", "I8") for _, dtype in arena), arena
+
+
+@suite.case
+def sdot_dot_products_on_aarch64_dotprod():
+    """aarch64-dotprod computes the 8-bit convs and matrix products with sdot (uint8
+    activations read as x - 128, 128 * sum(w) in the bias), and only those kernels require
+    dotprod: a float model's bundle needs nothing more than aarch64's. aarch64 (ARMv8.0) has
+    no sdot. Compile-time checks: the aarch64-dotprod suite (ctest
+    aarch64_dotprod_e2e_test_int8, qemu -cpu max) runs the results."""
+    import re
+    import shutil
+    import subprocess
+    host = os.environ.get("EDGE_HOST_EDGEC", lib.find_tool("edgec"))
+    float_model = WORK / "sdot_float.onnx"
+    import onnx
+    onnx.save(conv_relu(), str(float_model))
+    for model_name, model in (("conv", conv_relu()), ("gemm", classifier(head="Gemm"))):
+        path = check(f"{model_name}_sdot", model)
+        for target, sdot in (("aarch64-dotprod", True), ("aarch64", False)):
+            ir, bundle = WORK / f"sdot_{model_name}_{target}.ll", WORK / f"sdot_{model_name}_{target}.bundle"
+            lib.run_cmd([host, "compile", path, "-o", bundle, "--target", target, "--dump-llvm-ir", ir])
+            features = re.search(r"features=(\S*)", lib.run_cmd([host, "inspect", bundle]).stdout).group(1).split(",")
+            text = ir.read_text()
+            assert ("llvm.aarch64.neon.sdot" in text) == sdot, (model_name, target)
+            assert "llvm.aarch64.neon.udot" not in text and "usdot" not in text, (model_name, target)
+            assert ("dotprod" in features) == sdot, (model_name, target, features)
+            objdump, llc = shutil.which("aarch64-linux-gnu-objdump"), shutil.which("llc-19")
+            if objdump and llc:  # the machine code itself, from the LLVM IR as edgec compiles it
+                obj = ir.with_suffix(".o")
+                lib.run_cmd([llc, "-O3", "-filetype=obj", str(ir), "-o", str(obj)])
+                asm = subprocess.run([objdump, "-d", str(obj)], capture_output=True, text=True, check=True).stdout
+                assert (re.search(r"\bsdot\b", asm) is not None) == sdot, (model_name, target)
+    bundle = WORK / "sdot_float.bundle"
+    lib.run_cmd([host, "compile", float_model, "-o", bundle, "--target", "aarch64-dotprod"])
+    features = re.search(r"features=(\S*)", lib.run_cmd([host, "inspect", bundle]).stdout).group(1).split(",")
+    assert "dotprod" not in features, features
 
 
 @suite.case
