@@ -918,6 +918,31 @@ class Emitter {
       if (index_depends_on(g.index, vec) || index_depends_on(g.index, var)) return;
     dot_ = {kind, var, group, a, b, fill_a, shift_a};
   }
+  // The largest value of `ix` with variable `var` at `value`, `zero_var` at 0 and every other variable
+  // anywhere in its range; none unless those others only add (a positive multiple of each,
+  // outside any division: a packed panel's column v as 4*(v%16) + 1536*(v/16) + 64*k + j).
+  static std::optional<int64_t> largest_index_at(const Index& ix, int var, int64_t value, int zero_var = -1) {
+    std::function<std::optional<int64_t>(const Index&, bool)> at = [&](const Index& e, bool only_var) -> std::optional<int64_t> {
+      int64_t r = e.constant();
+      for (const auto& [atom, coef] : e.terms()) {
+        if (atom->kind == Atom::Kind::Var && atom->var == var) {
+          r += coef * value;
+        } else if (atom->kind == Atom::Kind::Var && atom->var == zero_var) {
+        } else if (atom->kind == Atom::Kind::Var && coef >= 0 && !only_var) {
+          r += coef * atom->hi;
+        } else if (atom->kind != Atom::Kind::Var && coef >= 0) {
+          std::optional<int64_t> inner = at(atom->inner, true);
+          if (!inner || *inner < 0) return std::nullopt;
+          r += coef * (atom->kind == Atom::Kind::Div ? *inner / atom->divisor : *inner % atom->divisor);
+        } else {
+          return std::nullopt;
+        }
+      }
+      return r;
+    };
+    return at(ix, false);
+  }
+
   // Constant fill values covering what the broadcast operand reads over the loop around
   // the dot (a padded pixel's channel groups), where its guards do not change in that loop
   // and that is at most 16 KB; null otherwise.
@@ -949,8 +974,26 @@ class Emitter {
   bool emit_dot_groups(int lanes, size_t copies, SelectCopy& select_copy, const std::vector<llvm::AllocaInst*>& accs,
                        llvm::Type* at) {
     if (!(lanes == 4 || lanes == 8 || lanes == 16)) return false;
+    // A ragged copy (lanes past the end masked) still takes the instruction where its whole
+    // panel read stays in the buffer: packed panels fill their last block of 16 columns
+    // (packed_in_column_groups) and copies start at multiples of the lanes, so a copy that
+    // starts before the end reads padding columns there (their sums are never stored). A
+    // copy wholly past the end is skipped.
+    std::vector<bool> skip(copies, false);
+    for (size_t u = 0; u < copies; ++u) {
+      select_copy(u);
+      if (!lane_mask_) continue;
+      auto* start = llvm::dyn_cast<llvm::ConstantInt>(vars_[vec_var_]);
+      if (!start) return false;
+      const int64_t first = start->getSExtValue(), extent = k_.out_shape[size_t(vec_var_)];
+      if (first >= extent) {
+        skip[u] = true;
+        continue;
+      }
+      std::optional<int64_t> last = largest_index_at(dot_.panel->index, vec_var_, first + lanes - 1, dot_.var);
+      if (first % lanes || 16 % lanes || !last || *last + dot_.group > k_.args[dot_.panel->arg].numel) return false;
+    }
     select_copy(0);
-    if (lane_mask_) return false;  // a ragged tile: every copy has the same lanes
     const bool bf16 = dot_.kind == DotKind::Bf16Pairs, pairs16 = dot_.kind == DotKind::I16Pairs;
     const bool sdot = dot_.kind == DotKind::S8S8Quads;
     if (sdot && lanes != 4) return false;
@@ -983,6 +1026,10 @@ class Emitter {
     std::vector<LV*> results(copies);
     for (size_t u = 0; u < copies; ++u) {
       select_copy(u);
+      if (skip[u]) {
+        results[u] = b_.CreateLoad(at, accs[u]);
+        continue;
+      }
       // Where a guard fails (padding) the load reads element 0 and the group becomes the fill.
       LV* ok = guards_known_true_ || dot_.broadcast->guards.empty() ? nullptr : guards_hold(dot_.broadcast->guards, false);
       auto load_at = [&](const Value* l, llvm::Type* ty, LV* ok) {
