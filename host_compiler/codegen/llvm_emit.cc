@@ -89,7 +89,9 @@ class Emitter {
   // forced: the register tile to use when the cost model allows it (edgec --tune).
   Emitter(llvm::Module& m, const KernelIR& k, const TargetSpec& target, const RegisterTile* forced = nullptr)
       : m_(m), ctx_(m.getContext()), k_(k), b_(ctx_), forced_tile_(forced), bf16_dot_(target.bf16_products),
-        int8_dot_(target.int8_dot), int8_dot_feature_(target.int8_dot_feature), target_features_(target.llvm_features),
+        int8_dot_(target.int8_dot), int8_dot_feature_(target.int8_dot_feature),
+        x86_gathers_(target.bundle_arch == static_cast<int>(edge::bundle::Arch::X86_64)),
+        target_features_(target.llvm_features),
         half_(target.half_arithmetic),
         // A vector register holds vector_bytes / 4 floats, or twice as many halves where
         // the kernel computes in half (NEON: 8 lanes of .8h): the lanes of the vectorized dim,
@@ -1449,9 +1451,47 @@ class Emitter {
     LV* idx = plus_offset(index(v->index, true));
     if (mask) idx = b_.CreateSelect(mask, idx, llvm::Constant::getNullValue(idx->getType()));
     LV* ptrs = b_.CreateInBoundsGEP(st, base, idx);
+    if (dtype_size(stored) == 1 && x86_gathers_ && last_element_read(v) + 4 <= k_.args[v->arg].numel) {
+      // Bytes gathered as 32-bit lanes, each lane's low byte kept: vpgatherdd, where LLVM
+      // would insert the bytes one by one. The buffer holds 3 more bytes after the last one
+      // a lane can read (the 8-bit lookup tables' spare entries, ops_quant.cc).
+      auto* wide = llvm::FixedVectorType::get(b_.getInt32Ty(), lanes_);
+      auto* l = b_.CreateMaskedGather(wide, ptrs, llvm::Align(1));
+      annotate(l, v->arg);
+      return widen(b_.CreateTrunc(l, vt), stored);
+    }
     auto* l = b_.CreateMaskedGather(vt, ptrs, align);
     annotate(l, v->arg);
     return widen(l, stored);
+  }
+  // The last element a load can read: its index's largest value plus, for a Gather, the
+  // largest data-dependent term (clamped to its axis, and to what an 8-bit index can be).
+  int64_t last_element_read(const Value* v) const {
+    int64_t last = v->index.max();
+    if (v->dynamic) {
+      if (v->dynamic_stride < 0) return std::numeric_limits<int64_t>::max();
+      int64_t hi = v->dynamic_extent - 1;
+      if (std::optional<int64_t> bound = largest_value(v->dynamic)) hi = std::clamp<int64_t>(*bound, 0, hi);
+      last += hi * v->dynamic_stride;
+    }
+    return last;
+  }
+  // An upper bound of an integer value where it is plain: a widened 8-bit load, plus or
+  // minus constants (an int8 table index x + 128).
+  static std::optional<int64_t> largest_value(const Value* v) {
+    if (v->kind == Value::Kind::Alu && v->op == Op::Cast && v->srcs[0]->kind == Value::Kind::Load) {
+      const DType t = v->srcs[0]->dtype;
+      if (t == DType::U8) return 255;
+      if (t == DType::I8) return 127;
+      return std::nullopt;
+    }
+    if (v->kind == Value::Kind::Alu && (v->op == Op::Add || v->op == Op::Sub) && v->srcs[1]->kind == Value::Kind::Const) {
+      std::optional<int64_t> a = largest_value(v->srcs[0]);
+      if (!a) return std::nullopt;
+      const int64_t c = static_cast<int64_t>(v->srcs[1]->constant);
+      return v->op == Op::Add ? *a + c : *a - c;
+    }
+    return std::nullopt;
   }
   // A Gather's term clamp(dynamic, 0, extent-1) * stride, in the index type; one per lane
   // where it differs between lanes (*varies), else one scalar.
@@ -1830,6 +1870,7 @@ class Emitter {
   const bool bf16_dot_;      // the target has vdpbf16ps (TargetSpec::bf16_products)
   const TargetSpec::Int8Dot int8_dot_;  // and vpdpbusd / sdot / vpmaddwd (TargetSpec::int8_dot)
   const std::string int8_dot_feature_;
+  const bool x86_gathers_;  // AVX2 / AVX-512 gather 32-bit lanes (vpgatherdd)
   DotGroups dot_;
   const std::string target_features_;    // TargetSpec::llvm_features
   std::set<std::string> used_features_;  // CPU features of the instructions emitted (runtime names)  // edgec --tune's choice, or null

@@ -355,7 +355,7 @@ QuantParam const_qparam(OpContext& ctx, size_t i, const char* what) {
 // onnxruntime's lookup table for an elementwise op on 8-bit values (QlinearBuildLookupTable):
 // each of the 256 values dequantized in float32 (x_scale * (x - x_zp)), mapped by f, and
 // quantized as MlasQuantizeLinear does (divide, clamp to the range less y_zp, round half to
-// even, add y_zp). Returns y = table[x], a gather of a 256-entry constant.
+// even, add y_zp). Returns y = table[x], a gather of a 256-entry constant (and 3 spare ones).
 template <typename F>
 Node* lookup_table(Graph& g, Node* x, QuantParam in, QuantParam out, DType t, F f) {
   const int64_t lo = int64_t(lowest_value(x->dtype));
@@ -370,7 +370,10 @@ Node* lookup_table(Graph& g, Node* x, QuantParam in, QuantParam out, DType t, F 
   Node* flat = g.reshape(x, {numel(x->shape)});
   Node* idx = g.cast(flat, DType::I32);
   if (lo != 0) idx = g.binary(Op::Sub, idx, g.constant(double(lo), DType::I32));
-  Node* y = g.gather(g.weight(HostTensor::from_ints(t, {256}, table)), idx, 0);
+  // 3 spare entries: a vector gather may read each lane's byte as 4 (llvm_emit.cc); the index,
+  // an 8-bit value, never reaches them.
+  table.resize(259, table[255]);
+  Node* y = g.gather(g.weight(HostTensor::from_ints(t, {259}, table)), idx, 0);
   return g.reshape(y, x->shape);
 }
 
