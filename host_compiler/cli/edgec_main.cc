@@ -3,6 +3,7 @@
 //   edgec inspect BUNDLE [--json]
 //   edgec keygen -o KEYBASE;  edgec sign BUNDLE --key KEYBASE.key [-o OUT] [--fsverity]
 //   edgec fsverity-digest FILE...
+#include <algorithm>
 #include <fcntl.h>
 #include <pthread.h>
 #include <unistd.h>
@@ -619,8 +620,11 @@ int edgec_main(int argc, char** argv) {
     std::printf("edgec %s\n", EDGEC_VERSION);
     return 0;
   }
-  if (args[0] == "--list-targets") {
-    for (const std::string& t : edgec::known_targets()) std::printf("%s\n", t.c_str());
+  // Also as a compile option, where its help lists it.
+  if (args[0] == "--list-targets" || (args.size() > 1 && args[0] == "compile" &&
+                                      std::find(args.begin(), args.end(), "--list-targets") != args.end())) {
+    for (const std::string& name : edgec::known_targets())
+      std::printf("%-18s %s\n", name.c_str(), edgec::target_summary(edgec::target_by_name(name)).c_str());
     return 0;
   }
   std::string cmd = args[0];

@@ -136,4 +136,23 @@ std::vector<std::string> known_targets() {
   return names;
 }
 
+std::string target_summary(const TargetSpec& t) {
+  auto join = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const std::string& x : v) s += (s.empty() ? "" : ",") + x;
+    return s;
+  };
+  std::string s = t.backend == BackendKind::OpenCL ? "OpenCL C 1.2 (port opencl)" + std::string(t.image_mode ? ", tensors in images" : "")
+                                                   : t.triple + ", cpu " + t.cpu + ", needs " + join(t.required_features);
+  if (t.half_arithmetic) s += "; float16 computed in half";
+  switch (t.int8_dot) {
+    case TargetSpec::Int8Dot::U8S8: s += "; int8 dot: vpdpbusd (needs " + t.int8_dot_feature + " where used)"; break;
+    case TargetSpec::Int8Dot::S8S8: s += "; int8 dot: sdot (needs " + t.int8_dot_feature + " where used)"; break;
+    case TargetSpec::Int8Dot::I16Pairs: s += "; int8 dot: vpmaddwd pairs"; break;
+    case TargetSpec::Int8Dot::None: break;
+  }
+  if (t.bf16_capable) s += "; --precision bf16 (needs avx512bf16)";
+  return s;
+}
+
 }  // namespace edgec

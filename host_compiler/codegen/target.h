@@ -65,5 +65,7 @@ TargetSpec target_by_name(const std::string& name);
 // bfloat16 operands) needs a bf16_capable target and adds the feature the code then needs.
 TargetSpec with_precision(TargetSpec target, DType precision);
 std::vector<std::string> known_targets();
+// One line on what a target generates and needs (edgec --list-targets).
+std::string target_summary(const TargetSpec& t);
 
 }  // namespace edgec

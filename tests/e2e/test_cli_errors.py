@@ -258,6 +258,22 @@ def compiler_unknown_option():
 
 
 @suite.case
+def list_targets_where_the_help_says():
+    """`edgec --list-targets` and `edgec compile --list-targets` (as compile --help lists it)
+    print the same targets, one per line with what each needs, and each is accepted by
+    --target (an unknown one is refused naming the known ones)."""
+    # The host edgec itself: EDGEC may be a wrapper that appends its own --target.
+    edgec = os.environ.get("EDGE_HOST_EDGEC", lib.find_tool("edgec"))
+    top = lib.run_cmd([edgec, "--list-targets"]).stdout.splitlines()
+    assert top == lib.run_cmd([edgec, "compile", "--list-targets"]).stdout.splitlines()
+    names = [line.split()[0] for line in top]
+    assert {"x86_64", "x86_64-avx512", "aarch64", "aarch64-dotprod", "opencl"} <= set(names), names
+    assert all(len(line.split()) > 1 for line in top), top  # a description after each name
+    expect_error([edgec, "compile", "m.onnx", "-o", WORK / "t.bundle", "--target", "no-such-target"], rc=None,
+                 must_mention=["no-such-target"] + names)
+
+
+@suite.case
 def inspect_on_truncated_bundle():
     data = two_input_bundle().read_bytes()
     path = WORK / "trunc_inspect.bundle"
