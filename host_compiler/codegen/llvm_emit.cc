@@ -945,6 +945,12 @@ class Emitter {
     return at(ix, false);
   }
 
+  // What the broadcast operand reads where its guard fails, as one element of its type.
+  llvm::Constant* dot_fill_element(llvm::Type* elem) const {
+    if (llvm::isa<llvm::IntegerType>(elem)) return llvm::ConstantInt::get(elem, static_cast<uint64_t>(static_cast<int64_t>(dot_.fill)), true);
+    return llvm::ConstantFP::get(elem, dot_.fill);
+  }
+
   // Constant fill values covering what the broadcast operand reads over the loop around
   // the dot (a padded pixel's channel groups), where its guards do not change in that loop
   // and that is at most 16 KB; null otherwise.
@@ -960,11 +966,8 @@ class Emitter {
       if (index_depends_on(g.index, var)) return nullptr;
     const int64_t reach = *coef * (k_.reduce_extents[j] - 1) + dot_.group;
     if (reach * static_cast<int64_t>(dtype_size(k_.args[l->arg].dtype)) > kMaxBytes) return nullptr;
-    LV* value = llvm::isa<llvm::IntegerType>(elem)
-                    ? static_cast<LV*>(llvm::ConstantInt::get(elem, static_cast<uint64_t>(static_cast<int64_t>(dot_.fill)), true))
-                    : llvm::ConstantFP::get(elem, dot_.fill);
     auto* type = llvm::ArrayType::get(elem, static_cast<uint64_t>(reach));
-    auto* init = llvm::ConstantArray::get(type, std::vector<llvm::Constant*>(size_t(reach), llvm::cast<llvm::Constant>(value)));
+    auto* init = llvm::ConstantArray::get(type, std::vector<llvm::Constant*>(size_t(reach), dot_fill_element(elem)));
     auto* block = new llvm::GlobalVariable(m_, type, /*isConstant=*/true, llvm::GlobalValue::PrivateLinkage, init,
                                            k_.name + ".fill");
     block->setAlignment(llvm::Align(64));
@@ -1019,9 +1022,7 @@ class Emitter {
       return b_.CreateBitCast(group, b_.getInt32Ty());
     };
     // The padding value of the whole group.
-    LV* fill = dot_word(b_.CreateVectorSplat(static_cast<unsigned>(dot_.group), llvm::isa<llvm::IntegerType>(elem)
-                            ? static_cast<LV*>(llvm::ConstantInt::get(elem, static_cast<uint64_t>(static_cast<int64_t>(dot_.fill)), true))
-                            : llvm::ConstantFP::get(elem, dot_.fill)));
+    LV* fill = dot_word(b_.CreateVectorSplat(static_cast<unsigned>(dot_.group), dot_fill_element(elem)));
     vars_[dot_.var] = ic(0);
     llvm::GlobalVariable* fill_block = dot_fill_block(elem);
     const int around = fill_block ? static_cast<int>(k_.out_shape.size()) + reduce_order_[reduce_order_.size() - 2] : -1;
