@@ -157,10 +157,12 @@ std::string target_summary(const TargetSpec& t) {
   auto join = [](const std::vector<std::string>& v) {
     std::string s;
     for (const std::string& x : v) s += (s.empty() ? "" : ",") + x;
-    return s;
+    return s.empty() ? std::string("no features") : s;
   };
   std::string s = t.backend == BackendKind::OpenCL ? "OpenCL C 1.2 (port opencl)" + std::string(t.image_mode ? ", tensors in images" : "")
                                                    : t.triple + ", cpu " + t.cpu + ", needs " + join(t.required_features);
+  if (t.backend == BackendKind::LlvmCpu && t.port != "cpu") s += " (port " + t.port + ")";
+  if (t.vector_bytes == 4) s += "; float scalar";
   if (t.half_arithmetic) s += "; float16 computed in half";
   switch (t.int8_dot) {
     case TargetSpec::Int8Dot::U8S8: s += "; int8 dot: vpdpbusd (needs " + t.int8_dot_feature + " where used)"; break;
