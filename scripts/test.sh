@@ -8,6 +8,9 @@
 # (and the libFuzzer targets) and with TSan into $BUILD_DIR/sanitizers; the asan_*, tsan_* and
 # fuzz_* ctest tests run them (the fuzzers for $EDGE_FUZZ_SECONDS each, default 60).
 #   EDGE_AARCH64=0     x86-64 only (no cross build, no aarch64_* tests)
+# The Hexagon suite runs too: scripts/build_hexagon.sh cross-builds the runtime freestanding
+# into $BUILD_DIR/hexagon and hexagon_* tests run it under qemu-hexagon.
+#   EDGE_HEXAGON=0     no Hexagon cross build, no hexagon_* tests
 #   EDGE_SANITIZERS=0  no sanitizer builds, no asan_* / tsan_* / fuzz_* tests
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -20,6 +23,12 @@ if [[ ${EDGE_AARCH64:-1} != 0 ]]; then
 else
   args+=(-DEDGE_AARCH64_BUILD_DIR=)
 fi
+if [[ ${EDGE_HEXAGON:-1} != 0 ]]; then
+  HEXAGON_BUILD_DIR=$(realpath -m "${HEXAGON_BUILD_DIR:-$BUILD_DIR/hexagon}")
+  args+=(-DEDGE_HEXAGON_BUILD_DIR="$HEXAGON_BUILD_DIR")
+else
+  args+=(-DEDGE_HEXAGON_BUILD_DIR=)
+fi
 if [[ ${EDGE_SANITIZERS:-1} != 0 ]]; then
   SANITIZER_BUILD_DIR=$(realpath -m "${SANITIZER_BUILD_DIR:-$BUILD_DIR/sanitizers}")
   args+=(-DEDGE_SANITIZER_BUILD_DIR="$SANITIZER_BUILD_DIR")
@@ -29,6 +38,9 @@ fi
 ./scripts/build.sh "${args[@]}"
 if [[ ${EDGE_AARCH64:-1} != 0 ]]; then
   EDGE_SKIP_SETUP=1 AARCH64_BUILD_DIR=$AARCH64_BUILD_DIR ./scripts/build_aarch64.sh
+fi
+if [[ ${EDGE_HEXAGON:-1} != 0 ]]; then
+  EDGE_SKIP_SETUP=1 HEXAGON_BUILD_DIR=$HEXAGON_BUILD_DIR ./scripts/build_hexagon.sh
 fi
 if [[ ${EDGE_SANITIZERS:-1} != 0 ]]; then
   EDGE_SKIP_SETUP=1 SANITIZER_BUILD_DIR=$SANITIZER_BUILD_DIR ./scripts/build_sanitizers.sh

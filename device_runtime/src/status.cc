@@ -8,7 +8,13 @@ namespace edgert {
 namespace {
 // A fixed buffer per thread: setting an error never allocates, so it is safe on the
 // edgert_run path, and threads using different contexts do not race on messages.
+// A runtime built with no threads (EDGE_FREESTANDING: the Hexagon build, whose freestanding
+// process has no thread pointer set up) keeps one buffer.
+#ifdef EDGERT_SINGLE_THREADED
+char g_last_error[512] = "";
+#else
 thread_local char g_last_error[512] = "";
+#endif
 }  // namespace
 
 edgert_status set_error(edgert_status status, const char* format, ...) {

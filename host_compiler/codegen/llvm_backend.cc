@@ -103,6 +103,75 @@ uint32_t get32(const uint8_t* p) {
   return v;
 }
 
+// Hexagon (RELA): an immediate is scattered over the instruction word by a mask, value bits
+// from the lowest into the mask's set bits from the lowest; the field is zero in the object.
+// A constant-extended operand (`##x`) is an immext word carrying bits 31..6 (the _X
+// relocation of the extender, value >> 6) followed by the instruction with bits 5..0 (the
+// *_X / 6_PCREL_X relocation of the instruction, value & 0x3f). Every value here is
+// PC-relative, P being the word the relocation patches (the assembler's addend accounts for
+// the extender's place). Absolute, GOT and TLS forms would tie the code to its load address
+// or to a dynamic linker, and are refused.
+uint32_t hexagon_scatter(uint32_t mask, uint32_t value) {
+  uint32_t out = 0;
+  for (int bit = 0; bit < 32; ++bit)
+    if (mask >> bit & 1) {
+      out |= (value & 1) << bit;
+      value >>= 1;
+    }
+  return out;
+}
+
+// Where the 6 low bits of a constant-extended operand go, by instruction class (the
+// Hexagon ABI's R_HEX_6_X table; a duplex's sub-instruction keeps them in bits 25..20).
+uint32_t hexagon_mask_6(uint32_t insn) {
+  if ((insn & 0xc000) == 0) return 0x03f00000;  // duplex: parse bits 15..14 are zero
+  static const uint32_t table[][2] = {
+      {0x38000000, 0x0000201f}, {0x39000000, 0x0000201f}, {0x3e000000, 0x00001f80}, {0x3f000000, 0x00001f80},
+      {0x40000000, 0x000020f8}, {0x41000000, 0x000007e0}, {0x42000000, 0x000020f8}, {0x43000000, 0x000007e0},
+      {0x44000000, 0x000020f8}, {0x45000000, 0x000007e0}, {0x46000000, 0x000020f8}, {0x47000000, 0x000007e0},
+      {0x6a000000, 0x00001f80}, {0x7c000000, 0x001f2000}, {0x9a000000, 0x00000f60}, {0x9b000000, 0x00000f60},
+      {0x9c000000, 0x00000f60}, {0x9d000000, 0x00000f60}, {0x9f000000, 0x001f0100}, {0xab000000, 0x0000003f},
+      {0xad000000, 0x0000003f}, {0xaf000000, 0x00030078}, {0xd7000000, 0x006020e0}, {0xd8000000, 0x006020e0},
+      {0xdb000000, 0x006020e0}, {0xdf000000, 0x006020e0}};
+  for (const auto& row : table)
+    if ((insn & 0xff000000) == row[0]) return row[1];
+  return 0;
+}
+
+template <typename Fail, typename CheckRange>
+void apply_hexagon_relocation(uint32_t type, uint8_t* loc, int64_t v, const Fail& fail, const CheckRange& check_range) {
+  using namespace llvm::ELF;
+  const uint32_t insn = get32(loc);
+  const uint32_t u = static_cast<uint32_t>(v);
+  auto branch = [&](uint32_t mask, int bits) {  // word offset, `bits` wide
+    if (v % 4 != 0) fail("branch target not word-aligned");
+    check_range(v >> 2, bits);
+    put32(loc, insn | hexagon_scatter(mask, static_cast<uint32_t>(v >> 2)));
+  };
+  switch (type) {
+    case R_HEX_B22_PCREL:
+    case R_HEX_PLT_B22_PCREL: return branch(0x01ff3ffe, 22);
+    case R_HEX_B15_PCREL: return branch(0x00df20fe, 15);
+    case R_HEX_B13_PCREL: return branch(0x00202ffe, 13);
+    case R_HEX_B9_PCREL: return branch(0x003000fe, 9);
+    case R_HEX_B7_PCREL: return branch(0x00001f18, 7);
+    case R_HEX_B32_PCREL_X: put32(loc, insn | hexagon_scatter(0x0fff3fff, u >> 6)); return;
+    case R_HEX_B22_PCREL_X: put32(loc, insn | hexagon_scatter(0x01ff3ffe, u & 0x3f)); return;
+    case R_HEX_B15_PCREL_X: put32(loc, insn | hexagon_scatter(0x00df20fe, u & 0x3f)); return;
+    case R_HEX_B13_PCREL_X: put32(loc, insn | hexagon_scatter(0x00202ffe, u & 0x3f)); return;
+    case R_HEX_B9_PCREL_X: put32(loc, insn | hexagon_scatter(0x003000fe, u & 0x3f)); return;
+    case R_HEX_B7_PCREL_X: put32(loc, insn | hexagon_scatter(0x00001f18, u & 0x3f)); return;
+    case R_HEX_6_PCREL_X: {
+      const uint32_t mask = hexagon_mask_6(insn);
+      if (mask == 0) fail("instruction word " + std::to_string(insn) + " has no known 6-bit operand");
+      put32(loc, insn | hexagon_scatter(mask, u & 0x3f));
+      return;
+    }
+    case R_HEX_32_PCREL: check_range(v, 32); put32(loc, u); return;
+    default: fail("unsupported for hexagon (only PC-relative relocations keep the code position-independent)");
+  }
+}
+
 // Applies one relocation at blob offset `at`: S + A is the target address, P = at.
 void apply_relocation(uint16_t machine, uint32_t type, uint8_t* blob, uint64_t at, int64_t s_plus_a,
                       const std::string& symbol) {
@@ -171,6 +240,10 @@ void apply_relocation(uint16_t machine, uint32_t type, uint8_t* blob, uint64_t a
       default: fail("unsupported for aarch64");
     }
     put32(loc, insn);
+    return;
+  }
+  if (machine == llvm::ELF::EM_HEXAGON) {
+    apply_hexagon_relocation(type, loc, s_plus_a - p, fail, check_range);
     return;
   }
   fail("unsupported machine " + std::to_string(machine));

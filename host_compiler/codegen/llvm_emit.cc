@@ -34,6 +34,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -92,7 +93,7 @@ class Emitter {
         int8_dot_(target.int8_dot), int8_dot_feature_(target.int8_dot_feature),
         x86_gathers_(target.bundle_arch == static_cast<int>(edge::bundle::Arch::X86_64)),
         target_features_(target.llvm_features),
-        half_(target.half_arithmetic),
+        half_(target.half_arithmetic), int_divide_(target.int_divide), fp_rounding_(target.fp_rounding),
         // A vector register holds vector_bytes / 4 floats, or twice as many halves where
         // the kernel computes in half (NEON: 8 lanes of .8h): the lanes of the vectorized dim,
         // and the accumulator vectors the register-tile cost model counts, are registers.
@@ -196,7 +197,9 @@ class Emitter {
     // sign extension per load address and kept LLVM from folding the constant offsets of a
     // register tile's loads into their addresses (depthwise convs 10-28% slower, EfficientNet-B0
     // 13% slower with AVX2, 5% with AVX-512; BENCHMARKS.md).
-    idx_ty_ = b_.getInt64Ty();
+    // A 32-bit target (Hexagon) indexes in 32 bits, as its addresses are: 64-bit index math
+    // would cost register pairs there, and nothing it can address needs more.
+    idx_ty_ = m_.getDataLayout().getPointerSizeInBits() == 32 ? b_.getInt32Ty() : b_.getInt64Ty();
 
     const Shape& out = k_.out_shape;
     const int par = k_.launch.parallel_dim;
@@ -234,8 +237,8 @@ class Emitter {
         LV* n64 = b_.CreateSExt(cores, b_.getInt64Ty());
         LV* t64 = b_.getInt64(static_cast<uint64_t>(tiles));
         LV* s64 = b_.getInt64(static_cast<uint64_t>(step));
-        LV* lo64 = b_.CreateMul(b_.CreateUDiv(b_.CreateMul(c64, t64), n64), s64);
-        LV* hi64 = b_.CreateMul(b_.CreateUDiv(b_.CreateMul(b_.CreateAdd(c64, b_.getInt64(1)), t64), n64), s64);
+        LV* lo64 = b_.CreateMul(udiv(b_.CreateMul(c64, t64), n64), s64);
+        LV* hi64 = b_.CreateMul(udiv(b_.CreateMul(b_.CreateAdd(c64, b_.getInt64(1)), t64), n64), s64);
         hi64 = b_.CreateSelect(b_.CreateICmpULT(hi64, b_.getInt64(static_cast<uint64_t>(out[d]))), hi64,
                                b_.getInt64(static_cast<uint64_t>(out[d])));
         lo = b_.CreateIntCast(lo64, idx_ty_, false);
@@ -1638,11 +1641,28 @@ class Emitter {
     LV* is0 = b_.CreateICmpEQ(b, zero);
     if (is_unsigned(t)) {
       LV* safe = b_.CreateSelect(is0, one, b);
-      return b_.CreateSelect(is0, zero, rem ? b_.CreateURem(a, safe) : b_.CreateUDiv(a, safe));
+      if (int_divide_) return b_.CreateSelect(is0, zero, rem ? b_.CreateURem(a, safe) : b_.CreateUDiv(a, safe));
+      LV* q = udiv(a, safe);
+      return b_.CreateSelect(is0, zero, rem ? b_.CreateSub(a, b_.CreateMul(q, safe)) : q);
     }
     LV* is_m1 = b_.CreateICmpEQ(b, llvm::Constant::getAllOnesValue(b->getType()));
     LV* safe = b_.CreateSelect(b_.CreateOr(is0, is_m1), one, b);
-    LV* r = rem ? b_.CreateSRem(a, safe) : b_.CreateSDiv(a, safe);
+    LV* r;
+    if (int_divide_) {
+      r = rem ? b_.CreateSRem(a, safe) : b_.CreateSDiv(a, safe);
+    } else {  // C semantics from the magnitudes: the quotient truncates toward zero
+      LV* a_neg = b_.CreateICmpSLT(a, zero);
+      LV* b_neg = b_.CreateICmpSLT(safe, zero);
+      LV* ua = b_.CreateSelect(a_neg, b_.CreateNeg(a), a);
+      LV* ub = b_.CreateSelect(b_neg, b_.CreateNeg(safe), safe);
+      LV* uq = udiv(ua, ub);
+      if (rem) {
+        LV* ur = b_.CreateSub(ua, b_.CreateMul(uq, ub));
+        r = b_.CreateSelect(a_neg, b_.CreateNeg(ur), ur);
+      } else {
+        r = b_.CreateSelect(b_.CreateXor(a_neg, b_neg), b_.CreateNeg(uq), uq);
+      }
+    }
     r = b_.CreateSelect(is_m1, rem ? zero : b_.CreateNeg(a), r);
     return b_.CreateSelect(is0, zero, r);
   }
@@ -1693,7 +1713,122 @@ class Emitter {
     return b_.CreateIntCast(x, tt, !is_unsigned(from));
   }
 
-  LV* intrinsic(llvm::Intrinsic::ID id, LV* x) { return b_.CreateUnaryIntrinsic(id, x); }
+  LV* intrinsic(llvm::Intrinsic::ID id, LV* x) {
+    if (!fp_rounding_ && x->getType()->getScalarType()->isFloatTy()) {
+      switch (id) {
+        case llvm::Intrinsic::sqrt: return soft_sqrt(x);
+        case llvm::Intrinsic::floor:
+        case llvm::Intrinsic::ceil:
+        case llvm::Intrinsic::trunc:
+        case llvm::Intrinsic::roundeven: return soft_round(id, x);
+        default: break;
+      }
+    }
+    return b_.CreateUnaryIntrinsic(id, x);
+  }
+
+  // ---- what a target without the instructions (TargetSpec::int_divide, fp_rounding) gets
+  // instead of LLVM's library calls; kernels call nothing outside their code ----
+  // Unsigned a / b (b != 0; scalars or vectors): the udiv instruction where the target has
+  // one, else a call of a private restoring-division function compiled into the kernels
+  // (one per width, lanes one by one).
+  LV* udiv(LV* a, LV* b) {
+    if (int_divide_) return b_.CreateUDiv(a, b);
+    if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(a->getType())) {
+      LV* r = llvm::PoisonValue::get(vt);
+      for (unsigned i = 0; i < vt->getNumElements(); ++i)
+        r = b_.CreateInsertElement(r, udiv(b_.CreateExtractElement(a, i), b_.CreateExtractElement(b, i)), i);
+      return r;
+    }
+    return b_.CreateCall(soft_udiv_function(llvm::cast<llvm::IntegerType>(a->getType())), {a, b});
+  }
+  llvm::Function* soft_udiv_function(llvm::IntegerType* t) {
+    const unsigned bits = t->getBitWidth();
+    const std::string name = "edgec.udiv" + std::to_string(bits);
+    if (llvm::Function* f = m_.getFunction(name)) return f;
+    auto* f = llvm::Function::Create(llvm::FunctionType::get(t, {t, t}, false), llvm::Function::PrivateLinkage, name, m_);
+    f->addFnAttr(llvm::Attribute::NoUnwind);
+    f->addFnAttr(llvm::Attribute::NoInline);  // once per width, not per division
+    f->addFnAttr("no-builtins");
+    llvm::IRBuilder<> b(ctx_);
+    auto* entry = llvm::BasicBlock::Create(ctx_, "entry", f);
+    auto* loop = llvm::BasicBlock::Create(ctx_, "loop", f);
+    auto* done = llvm::BasicBlock::Create(ctx_, "done", f);
+    b.SetInsertPoint(entry);
+    b.CreateBr(loop);
+    b.SetInsertPoint(loop);
+    // Bit i from the top: r = r << 1 | bit i of a; r >= d: r -= d, quotient bit i set.
+    llvm::PHINode* i = b.CreatePHI(t, 2);
+    llvm::PHINode* q = b.CreatePHI(t, 2);
+    llvm::PHINode* r = b.CreatePHI(t, 2);
+    LV* a = f->getArg(0);
+    LV* d = f->getArg(1);
+    LV* one = llvm::ConstantInt::get(t, 1);
+    LV* r1 = b.CreateOr(b.CreateShl(r, one), b.CreateAnd(b.CreateLShr(a, i), one));
+    LV* ge = b.CreateICmpUGE(r1, d);
+    LV* r2 = b.CreateSelect(ge, b.CreateSub(r1, d), r1);
+    LV* q2 = b.CreateOr(q, b.CreateShl(b.CreateZExt(ge, t), i));
+    LV* next = b.CreateSub(i, one);
+    i->addIncoming(llvm::ConstantInt::get(t, bits - 1), entry);
+    q->addIncoming(llvm::ConstantInt::get(t, 0), entry);
+    r->addIncoming(llvm::ConstantInt::get(t, 0), entry);
+    i->addIncoming(next, loop);
+    q->addIncoming(q2, loop);
+    r->addIncoming(r2, loop);
+    b.CreateCondBr(b.CreateICmpEQ(i, llvm::ConstantInt::get(t, 0)), done, loop);
+    b.SetInsertPoint(done);
+    b.CreateRet(q2);
+    return f;
+  }
+  // floor / ceil / trunc / roundeven of floats: |x| >= 2^23 (and inf, NaN) is integral
+  // already; below, trunc through a 32-bit integer and correct by one, and roundeven as
+  // (|x| + 2^23) - 2^23 in the default rounding mode. The sign of x is kept (-0.5 -> -0).
+  LV* soft_round(llvm::Intrinsic::ID id, LV* x) {
+    llvm::Type* it = same_lanes(x, b_.getInt32Ty());
+    LV* bits = b_.CreateBitCast(x, it);
+    LV* sign = b_.CreateAnd(bits, intc(bits, int64_t{1} << 31));
+    LV* ax = b_.CreateBitCast(b_.CreateAnd(bits, intc(bits, 0x7fffffff)), x->getType());
+    LV* small = b_.CreateFCmpOLT(ax, fc(x, 8388608.0));  // false for NaN
+    auto with_sign = [&](LV* v) {
+      return b_.CreateBitCast(b_.CreateOr(b_.CreateBitCast(v, it), sign), x->getType());
+    };
+    LV* r;
+    if (id == llvm::Intrinsic::roundeven) {
+      r = b_.CreateFSub(b_.CreateFAdd(ax, fc(x, 8388608.0)), fc(x, 8388608.0));
+      r = with_sign(r);
+    } else {
+      LV* t = with_sign(b_.CreateSIToFP(b_.CreateFPToSI(b_.CreateSelect(small, x, fc(x, 0.0)), it), x->getType()));
+      if (id == llvm::Intrinsic::floor)
+        r = b_.CreateSelect(b_.CreateFCmpOGT(t, x), b_.CreateFSub(t, fc(x, 1.0)), t);
+      else if (id == llvm::Intrinsic::ceil)
+        r = b_.CreateSelect(b_.CreateFCmpOLT(t, x), with_sign(b_.CreateFAdd(t, fc(x, 1.0))), t);
+      else
+        r = t;
+    }
+    return b_.CreateSelect(small, r, x);
+  }
+  // sqrt(x) = x * rsqrt(x): the bit-trick estimate, three Newton steps for rsqrt, one for
+  // the root (within an ulp or two of the rounded root for normal x). 0, +inf and NaN /
+  // negative x as sqrt gives them; subnormal x is read as 0.
+  LV* soft_sqrt(LV* x) {
+    llvm::Type* it = same_lanes(x, b_.getInt32Ty());
+    LV* tiny = b_.CreateFCmpOLT(x, fc(x, 1.17549435e-38));  // includes -0 and 0
+    LV* xs = b_.CreateSelect(tiny, fc(x, 1.0), x);
+    LV* y = b_.CreateBitCast(b_.CreateSub(intc(b_.CreateBitCast(xs, it), 0x5f3759df),
+                                          b_.CreateLShr(b_.CreateBitCast(xs, it), intc(b_.CreateBitCast(xs, it), 1))),
+                             x->getType());
+    LV* half_x = b_.CreateFMul(xs, fc(x, 0.5));
+    for (int i = 0; i < 3; ++i)
+      y = b_.CreateFMul(y, b_.CreateFSub(fc(x, 1.5), b_.CreateFMul(half_x, b_.CreateFMul(y, y))));
+    LV* s = b_.CreateFMul(xs, y);
+    s = b_.CreateFAdd(s, b_.CreateFMul(b_.CreateFMul(y, fc(x, 0.5)), b_.CreateFSub(xs, b_.CreateFMul(s, s))));
+    LV* inf = fc(x, std::numeric_limits<double>::infinity());
+    s = b_.CreateSelect(b_.CreateFCmpOEQ(x, inf), inf, s);
+    s = b_.CreateSelect(b_.CreateFCmpUNO(x, x), x, s);
+    LV* neg = b_.CreateFCmpOLT(x, fc(x, 0.0));
+    LV* zero_or_neg = b_.CreateSelect(neg, fc(x, std::numeric_limits<double>::quiet_NaN()), b_.CreateFMul(x, fc(x, 0.0)));
+    return b_.CreateSelect(tiny, zero_or_neg, s);
+  }
 
   // Transcendentals are computed in float; double and half values round-trip through float.
   LV* math1(LV* x, const std::function<LV*(LV*)>& f) {
@@ -1876,6 +2011,8 @@ class Emitter {
   const std::string target_features_;    // TargetSpec::llvm_features
   std::set<std::string> used_features_;  // CPU features of the instructions emitted (runtime names)  // edgec --tune's choice, or null
   bool half_;                        // F16 values computed in half (kHalfBlock)
+  bool int_divide_;                  // TargetSpec::int_divide
+  bool fp_rounding_;                 // TargetSpec::fp_rounding
   int vector_lanes_;                 // lanes for the vectorized dim, from the target
   int vector_registers_;             // how many vector registers the target has
   int64_t slice_budget_;             // bytes a tile's slice of shared data may take in cache

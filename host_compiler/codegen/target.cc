@@ -75,6 +75,23 @@ std::vector<TargetSpec> all_targets() {
   fp16.half_arithmetic = true;
   fp16.f16_storage = true;
   targets.push_back(fp16);
+  // Hexagon DSP (Snapdragon 845: v65, 855 / SA8155P: v66), scalar core: 32 32-bit general
+  // registers, float arithmetic only in them (sfadd / sfmpy / sffma): HVX (128-byte vectors)
+  // has no float before v68, so float code is scalar (vector_bytes 4: one lane). HVX is
+  // enabled for the int8 kernels to come. No integer divide and no float rounding or sqrt
+  // instructions: the code generator expands those inline (target.h). 32-bit addresses, so
+  // indices are 32-bit (llvm_emit.cc). L2: 512 KB shared by the DSP's hardware threads; the
+  // runtime uses one (threads = 1): assume 256 KB for a tile's weights.
+  const int hexagon = 2;  // edge::bundle::Arch::Hexagon
+  for (const char* v : {"65", "66"}) {
+    TargetSpec h = cpu_target(std::string("hexagon-v") + v, hexagon, "hexagon-unknown-none-elf",
+                              std::string("hexagonv") + v,
+                              std::string("+hvxv") + v + ",+hvx-length128b", {}, 4, 16, 256 << 10);
+    h.port = "hexagon";  // ports/hexagon: the cpu port's replay, single-threaded, freestanding
+    h.int_divide = false;
+    h.fp_rounding = false;
+    targets.push_back(h);
+  }
   // AVX512_BF16 (Cooper Lake, Sapphire Rapids, Zen 4 and later) comes with AVX-512 only.
   for (TargetSpec& t : targets) t.bf16_capable = t.name == "x86_64-avx512";
   // AVX512_VNNI: Cascade Lake, Ice Lake, Zen 4 and later (not Skylake-SP: an int8 bundle
@@ -140,10 +157,12 @@ std::string target_summary(const TargetSpec& t) {
   auto join = [](const std::vector<std::string>& v) {
     std::string s;
     for (const std::string& x : v) s += (s.empty() ? "" : ",") + x;
-    return s;
+    return s.empty() ? std::string("no features") : s;
   };
   std::string s = t.backend == BackendKind::OpenCL ? "OpenCL C 1.2 (port opencl)" + std::string(t.image_mode ? ", tensors in images" : "")
                                                    : t.triple + ", cpu " + t.cpu + ", needs " + join(t.required_features);
+  if (t.backend == BackendKind::LlvmCpu && t.port != "cpu") s += " (port " + t.port + ")";
+  if (t.vector_bytes == 4) s += "; float scalar";
   if (t.half_arithmetic) s += "; float16 computed in half";
   switch (t.int8_dot) {
     case TargetSpec::Int8Dot::U8S8: s += "; int8 dot: vpdpbusd (needs " + t.int8_dot_feature + " where used)"; break;

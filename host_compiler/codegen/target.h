@@ -57,6 +57,11 @@ struct TargetSpec {
   int image_max_width = 16384;      // texels; larger tensors stay buffers
   int image_max_height = 16384;
   int arena_alignment = 64;         // every arena offset (GPUs: sub-buffer base alignment)
+  // What the target's instructions lack and LLVM would otherwise call a library helper for
+  // (Hexagon: no integer divide, no float sqrt / floor / ceil / trunc / round instructions).
+  // Kernels call nothing, so the code generator expands these inline instead.
+  bool int_divide = true;           // udiv / sdiv / urem / srem by a run-time value
+  bool fp_rounding = true;          // llvm.sqrt, llvm.floor, ceil, trunc, roundeven on float
 };
 
 // Throws CompileError listing the known targets if `name` is unknown.

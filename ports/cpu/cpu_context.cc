@@ -15,7 +15,17 @@
 #include "internal.h"
 #include "kernel_abi.h"
 #include "port.h"
+#ifndef EDGERT_CPU_NO_THREADS
 #include "worker_pool.h"
+#endif
+
+// The same replay serves the Hexagon DSP (ports/hexagon/port.cmake compiles this file with
+// EDGERT_CPU_NO_THREADS, one thread, and registers it as port "hexagon").
+#ifndef EDGERT_CPU_PORT_NAME
+#define EDGERT_CPU_PORT_NAME "cpu"
+#define EDGERT_CPU_PORT_SYMBOL port_cpu
+#define EDGERT_CPU_DEVICE_NAME "host CPU"
+#endif
 
 namespace {
 
@@ -47,7 +57,9 @@ struct GuardedBuffer {  // see guard_buffers
 #endif
 
 // Chunks per thread a parallel launch is cut into (see WorkerPool).
+#ifndef EDGERT_CPU_NO_THREADS
 constexpr uint64_t kChunksPerThread = 4;
+#endif
 
 template <typename T>
 uint32_t count(const flatbuffers::Vector<T>* v) {
@@ -61,7 +73,9 @@ namespace edgert {
 struct PortContext {
   const edgert_bundle* bundle = nullptr;
   int32_t num_threads = 1;
+#ifndef EDGERT_CPU_NO_THREADS
   cpu::WorkerPool* pool = nullptr;  // only when num_threads > 1
+#endif
   void* arena = nullptr;
   cpu::CodeMapping* code = nullptr;  // one per section; empty for non-Code sections
   uint32_t num_sections = 0;
@@ -96,10 +110,12 @@ edgert_status out_of_memory(const char* what) {
 
 void destroy(PortContext* c) {
   if (!c) return;
+#ifndef EDGERT_CPU_NO_THREADS
   if (c->pool) {
     c->pool->~WorkerPool();
     std::free(c->pool);
   }
+#endif
   for (uint32_t i = 0; c->code && i < c->num_sections; ++i) unmap_code(&c->code[i]);
   std::free(c->code);
   std::free(c->arena);
@@ -309,6 +325,11 @@ edgert_status create(const edgert_bundle* bundle, const edgert_context_options* 
     // Zeroed once, so even a kernel that reads before writing sees the same bytes every run.
     std::memset(c->arena, 0, arena_size ? static_cast<size_t>(arena_size) : alignment);
   }
+#ifdef EDGERT_CPU_NO_THREADS
+  if (st == EDGERT_OK && c->num_threads > 1)
+    st = set_error(EDGERT_ERROR_INVALID_ARGUMENT, "the %s port runs on one thread (asked for %d)",
+                   EDGERT_CPU_PORT_NAME, c->num_threads);
+#else
   if (st == EDGERT_OK && c->num_threads > 1) {
     void* pool_mem = std::calloc(1, sizeof(WorkerPool));
     if (!pool_mem) {
@@ -320,6 +341,7 @@ edgert_status create(const edgert_bundle* bundle, const edgert_context_options* 
                        c->num_threads - 1, std::strerror(err));
     }
   }
+#endif
   if (st == EDGERT_OK) st = map_code_sections(c);
   if (st == EDGERT_OK) st = check_code_contracts(c);
 #ifdef EDGERT_CPU_GUARD_PAGES
@@ -355,6 +377,10 @@ edgert_status run(PortContext* c, uint64_t* command_ns) {
     const Op& op = c->ops[i];
     switch (op.kind) {
       case OpKind::Launch: {
+#ifdef EDGERT_CPU_NO_THREADS
+        op.fn(op.args, 0, 1);
+        break;
+#else
         if (!c->pool || op.parallel_extent < 2) {
           op.fn(op.args, 0, 1);
           break;
@@ -365,6 +391,7 @@ edgert_status run(PortContext* c, uint64_t* command_ns) {
         const uint64_t chunks = op.parallel_extent < want ? op.parallel_extent : want;
         c->pool->run(op.fn, op.args, static_cast<int32_t>(chunks));
         break;
+#endif
       }
       case OpKind::Copy:
         // memmove: the memory planner may let source and destination overlap.
@@ -383,7 +410,7 @@ void timestamps(const PortContext* c, const uint64_t** ns, int32_t* n) {
 }
 
 void stats(const PortContext* c, edgert_context_stats* out) {
-  out->device = "host CPU";
+  out->device = EDGERT_CPU_DEVICE_NAME;
   out->buffer_bytes = c->bundle->root->arena_size();
 }
 
@@ -392,8 +419,8 @@ void stats(const PortContext* c, edgert_context_stats* out) {
 
 namespace edgert {
 // The registry (port_registry.cc, generated from EDGE_PORTS) refers to this by name.
-extern const Port port_cpu = {
-    "cpu",       cpu::check_target, cpu::create, cpu::destroy, cpu::bind, cpu::run,
+extern const Port EDGERT_CPU_PORT_SYMBOL = {
+    EDGERT_CPU_PORT_NAME,       cpu::check_target, cpu::create, cpu::destroy, cpu::bind, cpu::run,
     cpu::timestamps, cpu::stats, nullptr, nullptr,
 };
 }  // namespace edgert

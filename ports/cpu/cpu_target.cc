@@ -1,0 +1,47 @@
+// cpu_target.cc — whether this machine runs a bundle's machine code: its arch and every
+// feature it lists, through cpu_port.h's host_arch / has_feature (cpu_port.cc for x86-64 and
+// aarch64, ports/hexagon/hexagon_port.cc for the DSP).
+#include "cpu_port.h"
+
+#include "internal.h"
+
+namespace edgert::cpu {
+
+edgert_status check_target(const edge::bundle::Bundle* b) {
+  using edge::bundle::Arch;
+  const edge::bundle::Target* t = b->target();
+  auto str = [](const flatbuffers::String* s) { return s ? s->c_str() : ""; };
+  char target[160];
+  char machine[256];
+  if (t->arch() != host_arch())
+    return set_error(EDGERT_ERROR_UNSUPPORTED,
+                     "bundle targets %s [arch %u], but this machine is %s: compile it for this machine",
+                     describe_target(t, target, sizeof(target)), static_cast<unsigned>(t->arch()),
+                     arch_name(host_arch()));
+  const uint32_t num_sections = b->sections() ? b->sections()->size() : 0;
+  for (uint32_t i = 0; i < num_sections; ++i) {
+    const edge::bundle::Section* s = b->sections()->Get(i);
+    if (s->kind() == edge::bundle::SectionKind::Code && s->format() != edge::bundle::CodeFormat::MachineCode)
+      return set_error(EDGERT_ERROR_INVALID_BUNDLE, "section %u: the cpu port runs MachineCode, not format %u",
+                       i, static_cast<unsigned>(s->format()));
+  }
+  const uint32_t num_features = t->features() ? t->features()->size() : 0;
+  for (uint32_t i = 0; i < num_features; ++i) {
+    const char* name = str(t->features()->Get(i));
+    bool known = false;
+    bool present = has_feature(name, &known);
+    if (!known)
+      return set_error(EDGERT_ERROR_UNSUPPORTED,
+                       "bundle targets %s; CPU feature \"%s\" is unknown to this runtime; refusing to guess",
+                       describe_target(t, target, sizeof(target)), name);
+    if (!present)
+      return set_error(EDGERT_ERROR_UNSUPPORTED,
+                       "bundle targets %s and needs CPU feature \"%s\", which this machine lacks "
+                       "(%s, features %s)",
+                       describe_target(t, target, sizeof(target)), name, arch_name(host_arch()),
+                       describe_features(machine, sizeof(machine)));
+  }
+  return EDGERT_OK;
+}
+
+}  // namespace edgert::cpu

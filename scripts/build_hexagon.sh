@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Cross-builds the device runtime for the Hexagon DSP with toolchains/hexagon.cmake (clang-19,
+# lld-19, freestanding: no C/C++ library): libedgert.a and a static edgert-run that
+# qemu-hexagon runs. Prints the stripped sizes of what a device gets.
+#   HEXAGON_BUILD_DIR=...  default $BUILD_DIR/hexagon (BUILD_DIR default build)
+#   EDGE_SKIP_SETUP=1      skip setup.sh
+#   extra arguments go to the CMake configure step (e.g. -DEDGE_HEXAGON_CPU=hexagonv66)
+# The compiler is a host tool (scripts/build.sh): `edgec compile --target hexagon-v65` makes
+# the bundles. scripts/test.sh runs this build and the hexagon_* tests.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+if [[ ${EDGE_SKIP_SETUP:-0} != 1 ]]; then ./scripts/setup.sh; fi
+
+DIR=$(realpath -m "${HEXAGON_BUILD_DIR:-${BUILD_DIR:-build}/hexagon}")
+GENERATOR=()
+if [[ ! -f $DIR/CMakeCache.txt ]] && command -v ninja >/dev/null; then GENERATOR=(-G Ninja); fi
+cmake -S . -B "$DIR" "${GENERATOR[@]}" -DCMAKE_TOOLCHAIN_FILE="$PWD/toolchains/hexagon.cmake" \
+      -DCMAKE_BUILD_TYPE=Release -DEDGE_BUILD_COMPILER=OFF -DEDGE_BUILD_TESTS=OFF -DEDGE_BUILD_SAMPLES=OFF \
+      -DEDGE_PORTS=hexagon -DEDGE_SIGNATURES=OFF "$@" >/dev/null
+cmake --build "$DIR" -j"$(nproc)"
+
+strip_size() {  # FILE: bytes once stripped (a copy)
+  llvm-strip-19 -o "$DIR/.stripped" "$1" && stat -c %s "$DIR/.stripped" && rm -f "$DIR/.stripped"
+}
+echo "hexagon runtime in $DIR (stripped sizes):"
+printf '  %-28s %8d bytes\n' device_runtime/libedgert.a "$(strip_size "$DIR/device_runtime/libedgert.a")"
+printf '  %-28s %8d bytes\n' device_runtime/edgert-run "$(strip_size "$DIR/device_runtime/edgert-run")"

@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""Hexagon DSP end to end, under qemu-hexagon: what scripts/build_hexagon.sh builds.
+
+  - edgert-run for Hexagon is a static Hexagon executable (no interpreter, no NEEDED) that
+    defines every symbol it uses (freestanding: no C or C++ library exists for it here), and
+    the runtime's code (libedgert.a) stays under 64 KB
+  - float CNNs compiled with `edgec --target hexagon-v65` (and one with hexagon-v66) run
+    through it under qemu-hexagon, compared with onnxruntime on this machine (rtol 1e-3 /
+    atol 1e-4, the CPU targets' tolerance for the self-test); --repeat gives bit-identical runs
+  - what the DSP has no instruction for and LLVM would call a helper for, expanded inline by
+    edgec: floor / ceil / round / integer division and remainder exact to onnxruntime, sqrt,
+    exp, sigmoid, tanh, fmod within the tolerance
+  - a model that would need a helper (double arithmetic) is refused by edgec naming it; a
+    Hexagon bundle on this machine's runtime and an x86-64 bundle on the Hexagon one are
+    refused naming both sides; --threads 2 is refused (the hexagon port runs one thread)
+
+Environment (set by ctest, see tests/CMakeLists.txt): EDGE_HOST_EDGEC, EDGE_HOST_EDGERT_RUN,
+EDGE_HEXAGON_BUILD_DIR (scripts/build_hexagon.sh's folder), EDGE_QEMU_HEXAGON.
+    python3 tests/hexagon/test_hexagon.py [case-name substring ...]"""
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import numpy as np  # noqa: E402
+import onnx  # noqa: E402
+from onnx import TensorProto, helper  # noqa: E402
+
+import edge_testlib as lib  # noqa: E402
+
+suite = lib.Suite("hexagon")
+RTOL, ATOL = 1e-3, 1e-4
+
+
+def env_path(name):
+    value = os.environ.get(name)
+    if not value:
+        raise AssertionError(f"{name} is not set (run through ctest, see tests/CMakeLists.txt)")
+    return Path(value)
+
+
+HOST_EDGEC = env_path("EDGE_HOST_EDGEC")
+HOST_RUN = env_path("EDGE_HOST_EDGERT_RUN")
+XDIR = env_path("EDGE_HEXAGON_BUILD_DIR")
+QEMU = os.environ.get("EDGE_QEMU_HEXAGON") or shutil.which("qemu-hexagon") or "qemu-hexagon"
+RUN = XDIR / "device_runtime" / "edgert-run"
+LIB = XDIR / "device_runtime" / "libedgert.a"
+WORK = lib.work_dir("hexagon")
+
+
+def llvm_tool(name):
+    path = shutil.which(f"{name}-19") or shutil.which(name)
+    if not path:
+        raise AssertionError(f"{name}-19 not found (apt-get install llvm-19)")
+    return path
+
+
+def qemu(args, check=True):
+    return lib.run_cmd([QEMU, RUN, *args], check=check)
+
+
+def compile_for(model, name, target, check=True):
+    bundle = WORK / f"{name}.{target}.bundle"
+    res = lib.run_cmd([HOST_EDGEC, "compile", lib.save_model(model, WORK / f"{name}.onnx"), "-o", bundle,
+                       "--target", target], check=check)
+    return bundle if check else res
+
+
+def run_hexagon(bundle, inputs, out_name, output_names, extra=()):
+    out_dir = WORK / out_name
+    shutil.rmtree(out_dir, ignore_errors=True)
+    qemu([bundle, *lib.write_inputs(inputs, WORK / f"{out_name}_in"), "--output-dir", out_dir, *extra])
+    return lib.read_outputs(out_dir, output_names)
+
+
+def refused(res, *words):
+    text = res.stderr + res.stdout
+    assert res.returncode == 1, f"expected exit 1, got {res.returncode}:\n{text}"
+    for w in words:
+        assert w in text, f"message does not mention {w!r}:\n{text}"
+    print("    refused: " + text.strip().splitlines()[0])
+
+
+def image(seed=7):
+    return np.random.default_rng(seed).standard_normal((1, 3, 32, 32)).astype(np.float32)
+
+
+# ---------------------------------------------------------------- the binaries
+
+@suite.case
+def edgert_run_is_a_static_freestanding_hexagon_program():
+    readelf = llvm_tool("llvm-readelf")
+    header = lib.run_cmd([readelf, "-h", RUN]).stdout
+    assert re.search(r"Machine:\s+Qualcomm Hexagon", header), f"{RUN}: not Hexagon\n{header}"
+    program = lib.run_cmd([readelf, "-l", "-d", RUN]).stdout
+    assert "INTERP" not in program and "(NEEDED)" not in program, f"{RUN} is not static:\n{program}"
+    undefined = [l for l in lib.run_cmd([llvm_tool("llvm-nm"), "-u", RUN]).stdout.splitlines() if l.strip()]
+    assert not undefined, f"{RUN} leaves symbols undefined: {undefined}"
+    # What a DSP application links: the runtime library's code and data (no tool, no libc).
+    size = lib.run_cmd([llvm_tool("llvm-size"), "-t", LIB]).stdout.strip().splitlines()[-1].split()
+    text, data = int(size[0]), int(size[1])
+    print(f"    libedgert.a: {text} bytes of code, {data} of data; edgert-run {RUN.stat().st_size} bytes (not stripped)")
+    assert text + data < 64 * 1024, f"the Hexagon runtime is {text + data} bytes, over 64 KB"
+    usage = qemu(["--help"]).stdout
+    assert "--input NAME=FILE.npy" in usage and "--output-dir" in usage, usage
+
+
+# ---------------------------------------------------------------- models vs onnxruntime
+
+@suite.case
+def float_cnns_match_onnxruntime():
+    x = {"image": image()}
+    for variant, targets in (("basic", ("hexagon-v65", "hexagon-v66")), ("grouped", ("hexagon-v65",))):
+        model = lib.make_cnn(seed=3, variant=variant)
+        expected = lib.ort_run(model, x)
+        for target in targets:
+            bundle = compile_for(model, f"cnn_{variant}", target)
+            info = lib.run_cmd([HOST_EDGEC, "inspect", bundle, "--json"]).stdout
+            assert '"Hexagon"' in info and '"hexagon"' in info, info[:400]
+            print(f"    {variant} on {target}:")
+            got = run_hexagon(bundle, x, f"cnn_{variant}_{target}", list(expected), extra=["--repeat", "2"])
+            lib.assert_close(got, expected, rtol=RTOL, atol=ATOL)
+
+
+def elementwise_model():
+    shape = [4, 37]
+    nodes = [helper.make_node("Mul", ["x", "x"], ["x2"])]
+    outs = []
+    for op in ("Sqrt", "Floor", "Ceil", "Round", "Exp", "Sigmoid", "Tanh"):
+        nodes.append(helper.make_node(op, ["x" if op != "Sqrt" else "x2"], [op.lower()]))
+        outs.append(helper.make_tensor_value_info(op.lower(), TensorProto.FLOAT, shape))
+    nodes.append(helper.make_node("Mod", ["x", "y"], ["fmod"], fmod=1))
+    outs.append(helper.make_tensor_value_info("fmod", TensorProto.FLOAT, shape))
+    for op, name, attrs in (("Div", "idiv", {}), ("Mod", "imod", {}), ("Mod", "ifmod", {"fmod": 1})):
+        nodes.append(helper.make_node(op, ["a", "b"], [name], **attrs))
+        outs.append(helper.make_tensor_value_info(name, TensorProto.INT32, shape))
+    ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape),
+           helper.make_tensor_value_info("y", TensorProto.FLOAT, shape),
+           helper.make_tensor_value_info("a", TensorProto.INT32, shape),
+           helper.make_tensor_value_info("b", TensorProto.INT32, shape)]
+    model = helper.make_model(helper.make_graph(nodes, "hexagon_inline_helpers", ins, outs),
+                              opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+@suite.case
+def inline_expansions_match_onnxruntime():
+    rng = np.random.default_rng(11)
+    x = rng.uniform(-20, 20, (4, 37)).astype(np.float32)
+    # Halves (round to even), signed zeros, integral values past 2^23, a small value.
+    x[0, :10] = [0.5, -0.5, 1.5, 2.5, -2.5, 0.0, -0.0, 1e-3, -1e-3, 3.0]
+    x[1, :6] = [3e7, -3e7, 16777216.0, 8388608.5, 8388607.5, -8388607.5]
+    y = rng.uniform(0.5, 7, (4, 37)).astype(np.float32) * np.where(rng.random((4, 37)) < 0.5, -1, 1).astype(np.float32)
+    a = rng.integers(-100000, 100000, (4, 37)).astype(np.int32)
+    a[0, :4] = [np.iinfo(np.int32).min, np.iinfo(np.int32).max, -7, 7]
+    b = rng.integers(-40, 40, (4, 37)).astype(np.int32)
+    b[b == 0] = 9
+    b[0, :4] = [3, -3, 2, -2]
+    inputs = {"x": x, "y": y, "a": a, "b": b}
+    model = elementwise_model()
+    expected = lib.ort_run(model, inputs)
+    for target in ("hexagon-v65",):
+        got = run_hexagon(compile_for(model, "inline", target), inputs, f"inline_{target}", list(expected))
+        exact = ("floor", "ceil", "round", "idiv", "imod", "ifmod")
+        lib.assert_close({k: got[k] for k in exact}, {k: expected[k] for k in exact}, rtol=0, atol=0)
+        rest = [k for k in expected if k not in exact]
+        lib.assert_close({k: got[k] for k in rest}, {k: expected[k] for k in rest}, rtol=RTOL, atol=ATOL)
+
+
+# ---------------------------------------------------------------- refusals
+
+@suite.case
+def a_model_needing_a_helper_is_refused_naming_it():
+    # Double arithmetic: LLVM calls __hexagon_adddf3, which no DSP program here has.
+    shape = [8]
+    model = helper.make_model(helper.make_graph(
+        [helper.make_node("Add", ["p", "q"], ["r"])], "f64_add",
+        [helper.make_tensor_value_info("p", TensorProto.DOUBLE, shape),
+         helper.make_tensor_value_info("q", TensorProto.DOUBLE, shape)],
+        [helper.make_tensor_value_info("r", TensorProto.DOUBLE, shape)]), opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    res = compile_for(model, "f64_add", "hexagon-v65", check=False)
+    text = res.stderr + res.stdout
+    assert res.returncode != 0, f"edgec accepted a model whose code calls a helper:\n{text}"
+    assert "external symbol '__hexagon_" in text, f"the error does not name the helper:\n{text}"
+    print("    refused: " + [l for l in text.splitlines() if "external symbol" in l][0])
+
+
+@suite.case
+def bundles_for_the_other_machine_are_refused():
+    model = lib.make_cnn(seed=3, variant="basic")
+    x = {"image": image()}
+    hexagon = compile_for(model, "cnn_refuse", "hexagon-v65")
+    x86 = compile_for(model, "cnn_refuse", "x86_64")
+    inputs = lib.write_inputs(x, WORK / "refuse_in")
+    refused(lib.run_cmd([HOST_RUN, hexagon, *inputs, "--output-dir", WORK / "refuse_out"], check=False),
+            "Hexagon", "hexagon")
+    refused(qemu([x86, *inputs, "--output-dir", WORK / "refuse_out"], check=False), "X86_64", "hexagon")
+    refused(qemu([hexagon, *inputs, "--output-dir", WORK / "refuse_out", "--threads", "2"], check=False),
+            "one thread")
+    refused(qemu([hexagon, "--output-dir", WORK / "refuse_out"], check=False), "image", "not given")
+
+
+if __name__ == "__main__":
+    sys.exit(suite.main())
