@@ -1,15 +1,6 @@
-// cpu_port.cc — feature detection, executable code memory and the clock for the CPU port.
+// cpu_port.cc — the CPU port's machine (x86-64, aarch64): its arch and the CPU features it
+// can check. The checks themselves are cpu_target.cc's; code pages and the clock code_pages.cc's.
 #include "cpu_port.h"
-
-#include "internal.h"
-
-#include <sys/mman.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <ctime>
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -32,11 +23,6 @@ edge::bundle::Arch host_arch() {
 
 namespace {
 
-struct Feature {
-  const char* name;
-  bool present;
-};
-
 size_t copy_table(const Feature* table, size_t count, Feature* out, size_t cap) {
   if (count > cap) count = cap;
   for (size_t i = 0; i < count; ++i) out[i] = table[i];
@@ -50,7 +36,11 @@ bool cpuid_bit(unsigned leaf, int reg, unsigned bit) {
   return (r[reg] >> bit) & 1u;
 }
 constexpr int kEcx = 2;
+#endif
 
+}  // namespace
+
+#if defined(__x86_64__)
 // __builtin_cpu_supports wants literals (and checks that the OS saves AVX/AVX-512 state);
 // the few features it does not know come from cpuid directly. Evaluated on each call (only
 // at bundle open): a function-local static would need the C++ runtime's init guards.
@@ -107,75 +97,5 @@ size_t feature_table(Feature* out, size_t cap) {
   return copy_table(table, sizeof(table) / sizeof(table[0]), out, cap);
 }
 #endif
-
-// Large enough for every table above.
-constexpr size_t kMaxFeatures = 64;
-
-}  // namespace
-
-bool has_feature(const char* name, bool* known) {
-  if (name[0] == '+') ++name;
-  Feature table[kMaxFeatures];
-  const size_t count = feature_table(table, kMaxFeatures);
-  for (size_t i = 0; i < count; ++i) {
-    if (std::strcmp(table[i].name, name) == 0) {
-      *known = true;
-      return table[i].present;
-    }
-  }
-  *known = false;
-  return false;
-}
-
-const char* describe_features(char* buf, size_t size) {
-  if (size == 0) return buf;
-  buf[0] = '\0';
-  Feature table[kMaxFeatures];
-  const size_t count = feature_table(table, kMaxFeatures);
-  size_t used = 0;
-  for (size_t i = 0; i < count; ++i) {
-    if (!table[i].present) continue;
-    const int n = std::snprintf(buf + used, size - used, "%s%s", used ? "," : "", table[i].name);
-    if (n < 0 || static_cast<size_t>(n) >= size - used) {  // truncated: end with "..."
-      if (size >= 4) std::memcpy(buf + size - 4, "...", 4);
-      break;
-    }
-    used += static_cast<size_t>(n);
-  }
-  return buf;
-}
-
-int map_code(const uint8_t* bytes, size_t size, CodeMapping* out) {
-  *out = CodeMapping{};
-  if (size == 0) return 0;
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  const size_t mapped = (size + page - 1) / page * page;
-  void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return errno;
-  std::memcpy(p, bytes, size);
-  if (mprotect(p, mapped, PROT_READ | PROT_EXEC) != 0) {
-    int err = errno;
-    munmap(p, mapped);
-    return err;
-  }
-#if defined(__aarch64__)
-  // The instruction cache is not coherent with data writes on ARM.
-  __builtin___clear_cache(static_cast<char*>(p), static_cast<char*>(p) + size);
-#endif
-  out->base = p;
-  out->mapped_size = mapped;
-  return 0;
-}
-
-void unmap_code(CodeMapping* mapping) {
-  if (mapping->base) munmap(mapping->base, mapping->mapped_size);
-  *mapping = CodeMapping{};
-}
-
-uint64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 }  // namespace edgert::cpu

@@ -20,6 +20,15 @@ edgert_status check_target(const edge::bundle::Bundle* bundle);
 // The architecture this runtime was built for, as the bundle names it.
 edge::bundle::Arch host_arch();
 
+// A feature this machine can check, as LLVM/GCC spell it, and whether it is present.
+struct Feature {
+  const char* name;
+  bool present;
+};
+// This machine's checkable features (each port's own: cpu_port.cc for x86-64 / aarch64,
+// ports/hexagon/hexagon_port.cc for the DSP), at most `cap` of them; returns the count.
+size_t feature_table(Feature* out, size_t cap);
+
 // Whether this CPU (and OS) supports the feature `name` as LLVM/GCC spell it ("avx2",
 // "fma", "avx512f", "dotprod", ...; a leading '+' is ignored). *known is set false for a
 // name this port cannot check: the caller refuses those rather than guess.
@@ -41,6 +50,7 @@ int map_code(const uint8_t* bytes, size_t size, CodeMapping* out);
 void unmap_code(CodeMapping* mapping);
 
 // Monotonic clock in nanoseconds, for Timestamp commands (vDSO: no system call).
+// map_code, unmap_code and now_ns: code_pages.cc (POSIX), for every cpu-like port.
 uint64_t now_ns();
 
 }  // namespace edgert::cpu

@@ -1,11 +1,51 @@
 // cpu_target.cc — whether this machine runs a bundle's machine code: its arch and every
-// feature it lists, through cpu_port.h's host_arch / has_feature (cpu_port.cc for x86-64 and
+// feature it lists, from each port's host_arch / feature_table (cpu_port.cc for x86-64 and
 // aarch64, ports/hexagon/hexagon_port.cc for the DSP).
 #include "cpu_port.h"
 
 #include "internal.h"
 
+#include <cstdio>
+#include <cstring>
+
 namespace edgert::cpu {
+
+namespace {
+// Large enough for every port's table.
+constexpr size_t kMaxFeatures = 64;
+}  // namespace
+
+bool has_feature(const char* name, bool* known) {
+  if (name[0] == '+') ++name;
+  Feature table[kMaxFeatures];
+  const size_t count = feature_table(table, kMaxFeatures);
+  for (size_t i = 0; i < count; ++i) {
+    if (std::strcmp(table[i].name, name) == 0) {
+      *known = true;
+      return table[i].present;
+    }
+  }
+  *known = false;
+  return false;
+}
+
+const char* describe_features(char* buf, size_t size) {
+  if (size == 0) return buf;
+  buf[0] = '\0';
+  Feature table[kMaxFeatures];
+  const size_t count = feature_table(table, kMaxFeatures);
+  size_t used = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (!table[i].present) continue;
+    const int n = std::snprintf(buf + used, size - used, "%s%s", used ? "," : "", table[i].name);
+    if (n < 0 || static_cast<size_t>(n) >= size - used) {  // truncated: end with "..."
+      if (size >= 4) std::memcpy(buf + size - 4, "...", 4);
+      break;
+    }
+    used += static_cast<size_t>(n);
+  }
+  return buf;
+}
 
 edgert_status check_target(const edge::bundle::Bundle* b) {
   using edge::bundle::Arch;
