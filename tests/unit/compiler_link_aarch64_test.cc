@@ -3,61 +3,22 @@
 // immediates that complete them, BL between functions, and the refusal of external calls.
 // The address arithmetic of the linked instructions is decoded here for a page-aligned load
 // (what the runtime does), so a wrong immediate or field mask fails the test.
-#include <doctest/doctest.h>
-#include <llvm/AsmParser/Parser.h>
-#include <llvm/IR/LLVMContext.h>
-#include <llvm/IR/LegacyPassManager.h>
-#include <llvm/IR/Module.h>
-#include <llvm/MC/TargetRegistry.h>
-#include <llvm/Support/SourceMgr.h>
-#include <llvm/Support/TargetSelect.h>
-#include <llvm/Support/raw_ostream.h>
-#include <llvm/Target/TargetMachine.h>
-#include <llvm/Target/TargetOptions.h>
-
-#include <cstring>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "codegen/llvm_backend.h"
 #include "graph/graph.h"
+#include "llvm_object_for_test.h"
 
 namespace {
 
 constexpr const char* kTriple = "aarch64-unknown-linux-gnu";
 
 // LLVM IR text -> relocatable aarch64 ELF object, with the code model edgec uses.
-std::vector<uint8_t> compile_ir(const std::string& ir) {
-  llvm::InitializeAllTargetInfos();
-  llvm::InitializeAllTargets();
-  llvm::InitializeAllTargetMCs();
-  llvm::InitializeAllAsmPrinters();
-  llvm::LLVMContext ctx;
-  llvm::SMDiagnostic diag;
-  std::unique_ptr<llvm::Module> m = llvm::parseAssemblyString(ir, diag, ctx);
-  REQUIRE_MESSAGE(m, diag.getMessage().str());
-  std::string err;
-  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kTriple, err);
-  REQUIRE_MESSAGE(target, err);
-  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-      kTriple, "generic", "+neon", llvm::TargetOptions(), llvm::Reloc::PIC_, llvm::CodeModel::Small,
-      llvm::CodeGenOptLevel::Default));
-  m->setTargetTriple(kTriple);
-  m->setDataLayout(tm->createDataLayout());
-  llvm::SmallVector<char, 0> buf;
-  llvm::raw_svector_ostream os(buf);
-  llvm::legacy::PassManager pm;
-  REQUIRE_FALSE(tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile));
-  pm.run(*m);
-  return std::vector<uint8_t>(buf.begin(), buf.end());
-}
+std::vector<uint8_t> compile_ir(const std::string& ir) { return edgec_test::object_for(ir, kTriple, "generic", "+neon"); }
 
-uint32_t word(const std::vector<uint8_t>& blob, uint64_t at) {
-  REQUIRE(at + 4 <= blob.size());
-  uint32_t v;
-  std::memcpy(&v, blob.data() + at, 4);
-  return v;
-}
+using edgec_test::word;
 
 int64_t sign_extend(uint64_t v, int bits) {
   const uint64_t m = uint64_t{1} << (bits - 1);
@@ -97,11 +58,7 @@ uint64_t adrp_target(const std::vector<uint8_t>& blob, uint64_t entry) {
 TEST_CASE("link_flat aarch64: ADRP + lo12 reach a constant table several pages away, BL reaches its callee") {
   // 4096 words (16 KiB) of constants after the code: table[4095] sits three pages past the
   // table's start, and `last` folds that offset into the relocation addend.
-  std::string table = "[";
-  for (int i = 0; i < 4096; ++i) table += (i ? ", i32 " : "i32 ") + std::to_string(i * 7 + 1);
-  table += "]";
-  const std::string ir = "@table = internal unnamed_addr constant [4096 x i32] " + table + ", align 4\n" +
-                         R"(
+  const std::string ir = edgec_test::table_global_ir() + R"(
 define i32 @first(i64 %i) noinline {
   %p = getelementptr [4096 x i32], ptr @table, i64 0, i64 %i
   %v = load i32, ptr %p

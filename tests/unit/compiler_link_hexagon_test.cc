@@ -5,61 +5,22 @@
 // (LLVM's library helpers: Hexagon has no divide instruction). The linked instructions are
 // decoded here (relative to the start of their packet, as the DSP computes PC-relative
 // values), so a wrong field mask or PC base fails the test.
-#include <doctest/doctest.h>
-#include <llvm/AsmParser/Parser.h>
-#include <llvm/IR/LLVMContext.h>
-#include <llvm/IR/LegacyPassManager.h>
-#include <llvm/IR/Module.h>
-#include <llvm/MC/TargetRegistry.h>
-#include <llvm/Support/SourceMgr.h>
-#include <llvm/Support/TargetSelect.h>
-#include <llvm/Support/raw_ostream.h>
-#include <llvm/Target/TargetMachine.h>
-#include <llvm/Target/TargetOptions.h>
-
-#include <cstring>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "codegen/llvm_backend.h"
 #include "graph/graph.h"
+#include "llvm_object_for_test.h"
 
 namespace {
 
 constexpr const char* kTriple = "hexagon-unknown-none-elf";
 
 // LLVM IR text -> relocatable Hexagon ELF object, with the code model edgec uses.
-std::vector<uint8_t> compile_ir(const std::string& ir) {
-  llvm::InitializeAllTargetInfos();
-  llvm::InitializeAllTargets();
-  llvm::InitializeAllTargetMCs();
-  llvm::InitializeAllAsmPrinters();
-  llvm::LLVMContext ctx;
-  llvm::SMDiagnostic diag;
-  std::unique_ptr<llvm::Module> m = llvm::parseAssemblyString(ir, diag, ctx);
-  REQUIRE_MESSAGE(m, diag.getMessage().str());
-  std::string err;
-  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kTriple, err);
-  REQUIRE_MESSAGE(target, err);
-  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-      kTriple, "hexagonv65", "+hvxv65,+hvx-length128b", llvm::TargetOptions(), llvm::Reloc::PIC_,
-      llvm::CodeModel::Small, llvm::CodeGenOptLevel::Default));
-  m->setTargetTriple(kTriple);
-  m->setDataLayout(tm->createDataLayout());
-  llvm::SmallVector<char, 0> buf;
-  llvm::raw_svector_ostream os(buf);
-  llvm::legacy::PassManager pm;
-  REQUIRE_FALSE(tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile));
-  pm.run(*m);
-  return std::vector<uint8_t>(buf.begin(), buf.end());
-}
+std::vector<uint8_t> compile_ir(const std::string& ir) { return edgec_test::object_for(ir, kTriple, "hexagonv65", "+hvxv65,+hvx-length128b"); }
 
-uint32_t word(const std::vector<uint8_t>& blob, uint64_t at) {
-  REQUIRE(at + 4 <= blob.size());
-  uint32_t v;
-  std::memcpy(&v, blob.data() + at, 4);
-  return v;
-}
+using edgec_test::word;
 
 // The bits of `insn` under `mask`, lowest first, packed (the inverse of the relocation's
 // scatter).
@@ -114,11 +75,7 @@ uint64_t pc_add_target(const std::vector<uint8_t>& blob, uint64_t entry) {
 }  // namespace
 
 TEST_CASE("link_flat hexagon: add(pc, ##x) reaches the constants after the code, a call reaches its callee") {
-  std::string table = "[";
-  for (int i = 0; i < 4096; ++i) table += (i ? ", i32 " : "i32 ") + std::to_string(i * 7 + 1);
-  table += "]";
-  const std::string ir = "@table = internal unnamed_addr constant [4096 x i32] " + table + ", align 4\n" +
-                         R"(
+  const std::string ir = edgec_test::table_global_ir() + R"(
 define i32 @first(i32 %i) noinline {
   %p = getelementptr [4096 x i32], ptr @table, i32 0, i32 %i
   %v = load i32, ptr %p
