@@ -94,6 +94,7 @@ class Emitter {
         x86_gathers_(target.bundle_arch == static_cast<int>(edge::bundle::Arch::X86_64)),
         target_features_(target.llvm_features),
         half_(target.half_arithmetic), int_divide_(target.int_divide), fp_rounding_(target.fp_rounding),
+        f64_arithmetic_(target.f64_arithmetic),
         // A vector register holds vector_bytes / 4 floats, or twice as many halves where
         // the kernel computes in half (NEON: 8 lanes of .8h): the lanes of the vectorized dim,
         // and the accumulator vectors the register-tile cost model counts, are registers.
@@ -1566,6 +1567,8 @@ class Emitter {
       case Value::Kind::Load: return load(v);
       case Value::Kind::Alu: break;
     }
+    if (!f64_arithmetic_)
+      if (LV* r = float_fma_of_double_form(v)) return r;
     if (const Value* x = sigmoid_argument(v)) {
       LV* arg = value(x);
       if (arg->getType()->getScalarType()->isFloatTy())
@@ -1711,6 +1714,41 @@ class Emitter {
       return round_to_narrow(is_unsigned(from) ? b_.CreateUIToFP(x, tt) : b_.CreateSIToFP(x, tt), to);
     }
     return b_.CreateIntCast(x, tt, !is_unsigned(from));
+  }
+
+  // float32(double(a) * c + b) with a, c and b floats (a an 8- or 16-bit integer or a float,
+  // c a constant, b a constant or a float widened): the product is exact in double (at most
+  // 48 significant bits), so this is the frontend's way of writing the float32 fused
+  // multiply-add fma(a, c, b) (ops_quant.cc, QLinearAdd) — one rounding, as a target without
+  // double arithmetic computes it (Hexagon's sffma). Null for anything else.
+  LV* float_fma_of_double_form(const Value* v) {
+    auto exact_in_float = [](double c) { return double(float(c)) == c; };
+    auto as_float = [&](const Value* x) -> const Value* {  // x's float32 source, if any
+      if (x->kind == Value::Kind::Const) return exact_in_float(x->constant) ? x : nullptr;
+      if (x->kind != Value::Kind::Alu || x->op != Op::Cast) return nullptr;
+      const DType from = x->srcs[0]->dtype;
+      const bool exact = from == DType::F32 || ((is_signed_int(from) || is_unsigned(from)) && dtype_size(from) <= 2);
+      return exact ? x->srcs[0] : nullptr;
+    };
+    if (v->kind != Value::Kind::Alu || v->op != Op::Cast || v->dtype != DType::F32) return nullptr;
+    const Value* sum = v->srcs[0];
+    if (sum->dtype != DType::F64 || sum->kind != Value::Kind::Alu || sum->op != Op::Add) return nullptr;
+    for (int m = 0; m < 2; ++m) {
+      const Value* prod = sum->srcs[size_t(m)];
+      if (prod->kind != Value::Kind::Alu || prod->op != Op::Mul) continue;
+      const Value* a = as_float(prod->srcs[0]);
+      const Value* c = as_float(prod->srcs[1]);
+      const Value* b = as_float(sum->srcs[size_t(1 - m)]);
+      if (!a || !c || !b || (a->kind != Value::Kind::Const && c->kind != Value::Kind::Const)) continue;
+      auto f32_of = [&](const Value* x) {
+        return x->kind == Value::Kind::Const ? constant(x->constant, DType::F32) : cast(value(x), x->dtype, DType::F32);
+      };
+      LV* x = f32_of(a);
+      LV* y = f32_of(c);
+      LV* z = f32_of(b);
+      return b_.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {x, y, z});
+    }
+    return nullptr;
   }
 
   LV* intrinsic(llvm::Intrinsic::ID id, LV* x) {
@@ -2013,6 +2051,7 @@ class Emitter {
   bool half_;                        // F16 values computed in half (kHalfBlock)
   bool int_divide_;                  // TargetSpec::int_divide
   bool fp_rounding_;                 // TargetSpec::fp_rounding
+  bool f64_arithmetic_;              // TargetSpec::f64_arithmetic
   int vector_lanes_;                 // lanes for the vectorized dim, from the target
   int vector_registers_;             // how many vector registers the target has
   int64_t slice_budget_;             // bytes a tile's slice of shared data may take in cache

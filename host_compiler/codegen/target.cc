@@ -90,6 +90,7 @@ std::vector<TargetSpec> all_targets() {
     h.port = "hexagon";  // ports/hexagon: the cpu port's replay, single-threaded, freestanding
     h.int_divide = false;
     h.fp_rounding = false;
+    h.f64_arithmetic = false;
     targets.push_back(h);
   }
   // AVX512_BF16 (Cooper Lake, Sapphire Rapids, Zen 4 and later) comes with AVX-512 only.

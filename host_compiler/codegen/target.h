@@ -62,6 +62,10 @@ struct TargetSpec {
   // Kernels call nothing, so the code generator expands these inline instead.
   bool int_divide = true;           // udiv / sdiv / urem / srem by a run-time value
   bool fp_rounding = true;          // llvm.sqrt, llvm.floor, ceil, trunc, roundeven on float
+  // Double arithmetic (Hexagon: none, every op a helper). Where it has none, the frontend's
+  // float64 forms of a float32 fused multiply-add (ops_quant.cc: QLinearAdd) become that
+  // fused multiply-add; any other double arithmetic is refused naming the helper.
+  bool f64_arithmetic = true;
 };
 
 // Throws CompileError listing the known targets if `name` is unknown.

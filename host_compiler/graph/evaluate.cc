@@ -546,6 +546,11 @@ Node* packed_under_views(Node* n) {
   while (!n->packed && (is_movement(n->op) || is_widening_cast(n))) n = n->srcs[0];
   return n->packed ? n : nullptr;
 }
+// The cast of float32 to float64 under a chain of views, if any.
+Node* float_widened_to_double(Node* n) {
+  while (is_movement(n->op)) n = n->srcs[0];
+  return n->op == Op::Cast && n->dtype == DType::F64 && n->srcs[0]->dtype == DType::F32 ? n : nullptr;
+}
 }  // namespace
 
 // Folding rule: a constant node is replaced by a Weight when its element count is at most
@@ -588,7 +593,12 @@ int Graph::fold_constants() {
         else stack.push_back(packed);
         continue;
       }
-      if (numel(n->shape) <= leaf_size[n->id]) {
+      if (Node* widened = float_widened_to_double(n)) {
+        // Float values widened to double (under views) stay float in the bundle and widen
+        // as they load: half the bytes, and the double form stays visible to the code
+        // generator (a target without double arithmetic computes it as float, llvm_emit.cc).
+        stack.push_back(widened->srcs[0]);
+      } else if (numel(n->shape) <= leaf_size[n->id]) {
         targets.push_back(n);
       } else {
         for (Node* s : n->srcs) stack.push_back(s);
