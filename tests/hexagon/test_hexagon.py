@@ -13,10 +13,16 @@
   - a model that would need a helper (double arithmetic) is refused by edgec naming it; a
     Hexagon bundle on this machine's runtime and an x86-64 bundle on the Hexagon one are
     refused naming both sides; --threads 2 is refused (the hexagon port runs one thread)
+  - the instruction counter (qemu_insn_count/count.py, tests/hexagon/README.md): HVX and
+    scalar instructions assembled here are classified as such (immext, duplex); a loop of
+    known length counts exactly 2 packets / 4 instructions / 1 HVX per iteration; one run of
+    a float CNN: kernels + edgert-run add up, no HVX, the same kernel counts from --repeat 2-1
+    and 3-2
 
 Environment (set by ctest, see tests/CMakeLists.txt): EDGE_HOST_EDGEC, EDGE_HOST_EDGERT_RUN,
 EDGE_HEXAGON_BUILD_DIR (scripts/build_hexagon.sh's folder), EDGE_QEMU_HEXAGON.
     python3 tests/hexagon/test_hexagon.py [case-name substring ...]"""
+import json
 import os
 import re
 import shutil
@@ -169,6 +175,97 @@ def inline_expansions_match_onnxruntime():
         lib.assert_close({k: got[k] for k in exact}, {k: expected[k] for k in exact}, rtol=0, atol=0)
         rest = [k for k in expected if k not in exact]
         lib.assert_close({k: got[k] for k in rest}, {k: expected[k] for k in rest}, rtol=RTOL, atol=ATOL)
+
+
+# ---------------------------------------------------------------- instruction counting (qemu_insn_count/)
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "qemu_insn_count"))
+import count as insn_count  # noqa: E402
+
+# Each packet with (instructions, HVX instructions) as the counter must see them.
+HVX_SNIPPET = [("{ v0.w = vadd(v1.w,v2.w) }", 1, 1), ("{ v1:0.w = vadd(v3:2.w,v5:4.w) }", 1, 1),
+               ("{ v0 = vmem(r0+#0) }", 1, 1), ("{ vmem(r1+#1) = v2 }", 1, 1),
+               ("{ v0.w = vrmpy(v1.ub,r2.b) }", 1, 1), ("{ v0.w += vrmpy(v1.ub,v2.b) }", 1, 1),
+               ("{ v0 = vsplat(r1) }", 1, 1), ("{ r0 = vextract(v1,r2) }", 1, 1),
+               ("{ q0 = vcmp.gt(v1.w,v2.w) }", 1, 1), ("{ v0 = vmux(q0,v1,v2) }", 1, 1),
+               ("{ vtmp.h = vgather(r0,m0,v1.h).h\n vmem(r2+#0) = vtmp.new }", 2, 2),
+               ("{ v0.cur = vmem(r0+#0)\n v3.w = vadd(v0.w,v1.w) }", 2, 2),
+               ("{ v0 = vand(q0,r1) }", 1, 1), ("{ v1:0 = vshuff(v2,v3,r4) }", 1, 1)]
+SCALAR_SNIPPET = [("{ r0 = add(r1,r2) }", 1, 0), ("{ r1:0 = vaddh(r3:2,r5:4) }", 1, 0),
+                  ("{ r1:0 = vrmpyh(r3:2,r5:4) }", 1, 0), ("{ r0 = vsplatb(r1) }", 1, 0),
+                  ("{ r0 = ##12345678 }", 1, 0),  # immext + transfer: one instruction
+                  ("{ r0 = add(r0,#1); r1 = add(r1,#1) }", 2, 0),  # a duplex: one word, two
+                  ("{ r0 = sfmpy(r1,r2) }", 1, 0), ("{ r0 = memw(r1+#4) }", 1, 0),
+                  ("{ p0 = any8(vcmpb.eq(r1:0,r3:2)) }", 1, 0),
+                  ("{ r0 = #0; r1 = #1 }", 2, 0),  # a duplex whose word lies in HVX-load space
+                  ("{ r2 = add(r2,#1)\n v0.w = vadd(v1.w,v2.w) }", 2, 1)]
+
+
+@suite.case
+def insn_counter_classifies_hvx_and_scalar_instructions():
+    # Assembled here, split into packets from the bytes and disassembled as count.py does.
+    snippet = HVX_SNIPPET + SCALAR_SNIPPET
+    src = WORK / "classify.s"
+    src.write_text("".join(text + "\n" for text, _, _ in snippet))
+    obj, text_bin = WORK / "classify.o", WORK / "classify.bin"
+    lib.run_cmd([llvm_tool("llvm-mc"), "-triple=hexagon", "-mcpu=hexagonv65", "-mattr=+hvxv65,+hvx-length128b",
+                 "-filetype=obj", src, "-o", obj])
+    lib.run_cmd([llvm_tool("llvm-objcopy"), "-O", "binary", "--only-section=.text", obj, text_bin])
+    packets = insn_count.split_packets(text_bin.read_bytes())
+    assert len(packets) == len(snippet), f"{len(packets)} packets for {len(snippet)}"
+    disasm = insn_count.disassemble([raw for _, raw in packets])
+    for (text, insns, hvx), (_, raw) in zip(snippet, packets):
+        got = insn_count.packet_counts(disasm[raw], raw)
+        assert got == (insns, hvx), f"{text!r} ({raw.hex()}): {got} instructions/HVX, expected {(insns, hvx)}: {disasm[raw]}"
+    print(f"    {len(snippet)} packets: {sum(h for _, _, h in snippet)} HVX instructions found as HVX, scalar ones not")
+
+
+def known_loop(iters):
+    exe = WORK / f"known_loop_{iters}"
+    lib.run_cmd(["clang-19", "--target=hexagon-unknown-linux-musl", "-mcpu=hexagonv65", "-mhvx=v65", "-mhvx-length=128b",
+                 "-O1", "-ffreestanding", "-nostdlib", "-static", "-fuse-ld=lld", f"-DITERS={iters}",
+                 Path(__file__).resolve().parent / "qemu_insn_count" / "known_loop.c", "-o", exe])
+    return insn_count.count_program(exe, [], QEMU, WORK / "insn_count")
+
+
+@suite.case
+def insn_counter_counts_a_known_loop():
+    # Per iteration 2 packets, 4 instructions, 1 HVX (known_loop.c), so the difference of two
+    # runs is exact; each whole run is the loop plus a few packets of start and exit.
+    (small, small_pk), (big, _) = known_loop(1000), known_loop(3000)
+    print(f"    1000 iterations: {small}; 3000: {big}")
+    assert big["packets"] - small["packets"] == 2 * 2000, (small, big)
+    assert big["instructions"] - small["instructions"] == 4 * 2000, (small, big)
+    assert big["hvx"] - small["hvx"] == 2000, (small, big)
+    assert 4000 <= small["instructions"] <= 4000 + 16 and small["hvx"] == 1000, small
+    loop = {addr: (n, insns) for addr, (n, insns) in small_pk.items() if n == 1000}
+    assert len(loop) == 2, f"expected the loop's two packets to run 1000 times each: {small_pk}"
+    kinds = sorted(sum(insn_count.is_hvx(i) for i in insns) for _, insns in loop.values())
+    assert kinds == [0, 1], f"the loop's packets: {loop}"
+
+
+@suite.case
+def insn_counter_one_run_of_a_float_cnn():
+    bundle = compile_for(lib.make_cnn(seed=3, variant="basic"), "cnn_count", "hexagon-v65")
+    inputs = [str(a) for a in lib.write_inputs({"image": image()}, WORK / "count_in")]
+    figures = []
+    for base in (1, 2):
+        out = WORK / f"count_r{base}.json"
+        args = [str(bundle), *inputs, "--repeat", str(base), "--runner", str(RUN),
+                "--edgec", str(HOST_EDGEC), "--qemu", str(QEMU), "--work", str(WORK / "insn_count"), "--json", str(out)]
+        assert insn_count.main(args) == 0
+        figures.append(json.loads(out.read_text()))
+    one, again = figures
+    total = one["one_run"]["instructions"]
+    kernels = sum(k["instructions"] for k in one["kernels"])
+    assert kernels + one["edgert_run"]["instructions"] == total, one
+    # Float on v65 is scalar; the kernels are nearly all of a run; start-up is not in it.
+    assert one["one_run"]["hvx"] == 0, one["one_run"]
+    assert kernels >= 0.99 * total, (kernels, total)
+    assert one["whole_process"]["instructions"] > total, one
+    # Two differences, (2)-(1) and (3)-(2), count the same kernel instructions.
+    assert [k["instructions"] for k in one["kernels"]] == [k["instructions"] for k in again["kernels"]], \
+        (one["kernels"], again["kernels"])
 
 
 # ---------------------------------------------------------------- refusals
