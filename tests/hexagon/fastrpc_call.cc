@@ -4,8 +4,8 @@
 // method and the buffer / handle counts and the remote_arg array (primIn first) exactly as
 // edgert.idl says qaic marshals it. tests/hexagon/test_hexagon.py drives it:
 //   fastrpc-call run BUNDLE INPUTS.bin OUTPUTS.bin OUTPUTS_LEN [--static]
-//       open (handle form, or the static form with --static), bundle_open, run, last_error,
-//       bundle_close, close; writes the packed outputs. Exit 0, or 1 naming the failing call.
+//       open (handle form, or the static form with --static), dsp_open_bundle, dsp_run, dsp_last_error,
+//       dsp_close_bundle, close; writes the packed outputs. Exit 0, or 1 naming the failing call.
 //   fastrpc-call malformed BUNDLE INPUTS_LEN OUTPUTS_LEN
 //       malformed calls (wrong sc, short buffers, unknown handle and method, truncated and
 //       corrupted bundles, calls out of order), each of which must return its error code
@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 
 #include "fastrpc_abi.h"
 
@@ -84,22 +85,22 @@ struct Caller {
       return edgert_skel_invoke(EDGE_RPC_SC_MAKE(method - EDGERT_STATIC_METHOD_OFFSET, in, out), pra);
     return edgert_skel_handle_invoke(handle, EDGE_RPC_SC_MAKE(method, in, out), pra);
   }
-  int bundle_open(const void* data, uint32_t len) const {
+  int dsp_open_bundle(const void* data, uint32_t len) const {
     uint32_t prim[1] = {len};
     remote_arg pra[2] = {buf(prim, sizeof prim), buf(data, len)};
-    return call(EDGERT_M_BUNDLE_OPEN, 2, 0, pra);
+    return call(EDGERT_M_OPEN_BUNDLE, 2, 0, pra);
   }
-  int run(const void* in, uint32_t in_len, void* out, uint32_t out_len) const {
+  int dsp_run(const void* in, uint32_t in_len, void* out, uint32_t out_len) const {
     uint32_t prim[2] = {in_len, out_len};
     remote_arg pra[3] = {buf(prim, sizeof prim), buf(in, in_len), buf(out, out_len)};
     return call(EDGERT_M_RUN, 2, 1, pra);
   }
-  int last_error(char* text, uint32_t len) const {
+  int dsp_last_error(char* text, uint32_t len) const {
     uint32_t prim[1] = {len};
     remote_arg pra[2] = {buf(prim, sizeof prim), buf(text, len)};
     return call(EDGERT_M_LAST_ERROR, 1, 1, pra);
   }
-  int bundle_close() const { return call(EDGERT_M_BUNDLE_CLOSE, 0, 0, nullptr); }
+  int dsp_close_bundle() const { return call(EDGERT_M_CLOSE_BUNDLE, 0, 0, nullptr); }
 };
 
 const char kUri[] = "file:///libedgert_skel.so?edgert_skel_handle_invoke&_modver=1.0&_dom=cdsp";
@@ -138,18 +139,18 @@ int run_mode(int argc, char** argv) {
     if (rc != 0 || c.handle == 0) return 1;
   }
   char text[512];
-  int rc = c.bundle_open(bundle, bundle_len);
-  say("bundle_open(%zu bytes) -> 0x%x\n", bundle_len, rc);
+  int rc = c.dsp_open_bundle(bundle, bundle_len);
+  say("dsp_open_bundle(%zu bytes) -> 0x%x\n", bundle_len, rc);
   if (rc == 0) {
-    rc = c.run(in, in_len, out, out_len);
-    say("run(%zu in, %zu out) -> 0x%x\n", in_len, out_len, rc);
+    rc = c.dsp_run(in, in_len, out, out_len);
+    say("dsp_run(%zu in, %zu out) -> 0x%x\n", in_len, out_len, rc);
   }
   if (rc != 0) {
-    int rc2 = c.last_error(text, sizeof text);
-    say("last_error -> 0x%x: %s\n", rc2, rc2 == 0 ? text : "?");
+    int rc2 = c.dsp_last_error(text, sizeof text);
+    say("dsp_last_error -> 0x%x: %s\n", rc2, rc2 == 0 ? text : "?");
     return 1;
   }
-  if ((rc = c.bundle_close()) != 0 || (!is_static && (rc = close_handle(c.handle)) != 0)) {
+  if ((rc = c.dsp_close_bundle()) != 0 || (!is_static && (rc = close_handle(c.handle)) != 0)) {
     say("close -> 0x%x\n", rc);
     return 1;
   }
@@ -167,14 +168,16 @@ void expect(const char* what, int got, int want) {
     g_bad = 1;
   }
 }
-void expect_text(const Caller& c, const char* word) {
+// The message dsp_last_error gives must contain `word` (and `word2`, if given).
+void expect_text(const Caller& c, const char* word, const char* word2 = nullptr) {
   char text[512];
-  int rc = c.last_error(text, sizeof text);
-  const bool ok = rc == 0 && contains(text, word);
-  say("    last_error: %s\n", rc == 0 ? text : "(failed)");
-  if (!ok) {
-    say("    UNEXPECTED: last_error does not mention '%s'\n", word);
-    g_bad = 1;
+  int rc = c.dsp_last_error(text, sizeof text);
+  say("    dsp_last_error: %s\n", rc == 0 ? text : "(failed)");
+  for (const char* w : {word, word2}) {
+    if (w && (rc != 0 || !contains(text, w))) {
+      say("    UNEXPECTED: dsp_last_error does not mention '%s'\n", w);
+      g_bad = 1;
+    }
   }
 }
 
@@ -193,50 +196,49 @@ int malformed_mode(int argc, char** argv) {
   expect("open", open_handle(kUri, sizeof kUri, &h), 0);
   Caller c{false, h};
   Caller stranger{false, h ^ 0x40};
-  expect("run on a handle the skel never gave out", stranger.run(in, in_len, out, out_len), EDGE_AEE_EBADPARM);
-  expect("run before bundle_open", c.run(in, in_len, out, out_len), EDGE_AEE_EBADSTATE);
+  expect("dsp_run on a handle the skel never gave out", stranger.dsp_run(in, in_len, out, out_len), EDGE_AEE_EBADPARM);
+  expect("dsp_run before dsp_open_bundle", c.dsp_run(in, in_len, out, out_len), EDGE_AEE_EBADSTATE);
   expect_text(c, "no bundle");
   {
     uint32_t prim[1] = {static_cast<uint32_t>(bundle_len)};
     remote_arg pra[2] = {buf(prim, sizeof prim), buf(bundle, bundle_len)};
-    expect("bundle_open with sc (in 1, out 0)", c.call(EDGERT_M_BUNDLE_OPEN, 1, 0, pra), EDGE_AEE_EBADPARM);
+    expect("dsp_open_bundle with sc (in 1, out 0)", c.call(EDGERT_M_OPEN_BUNDLE, 1, 0, pra), EDGE_AEE_EBADPARM);
     pra[1] = buf(bundle, bundle_len / 2);
-    expect("bundle_open, buffer shorter than its length", c.call(EDGERT_M_BUNDLE_OPEN, 2, 0, pra), EDGE_AEE_EBADPARM);
+    expect("dsp_open_bundle, buffer shorter than its length", c.call(EDGERT_M_OPEN_BUNDLE, 2, 0, pra), EDGE_AEE_EBADPARM);
     pra[0] = buf(prim, 2);
-    expect("bundle_open, primIn of 2 bytes", c.call(EDGERT_M_BUNDLE_OPEN, 2, 0, pra), EDGE_AEE_EBADPARM);
+    expect("dsp_open_bundle, primIn of 2 bytes", c.call(EDGERT_M_OPEN_BUNDLE, 2, 0, pra), EDGE_AEE_EBADPARM);
   }
-  expect("bundle_open of a truncated bundle", c.bundle_open(bundle, bundle_len / 2),
+  expect("dsp_open_bundle of a truncated bundle", c.dsp_open_bundle(bundle, bundle_len / 2),
          EDGERT_SKEL_STATUS(2 /* EDGERT_ERROR_INVALID_BUNDLE */));
-  expect_text(c, "bundle_open: ");
-  expect_text(c, "truncated");
-  expect("bundle_open of 10 bytes", c.bundle_open(bundle, 10), EDGERT_SKEL_STATUS(2));
+  expect_text(c, "dsp_open_bundle: ", "truncated");
+  expect("dsp_open_bundle of 10 bytes", c.dsp_open_bundle(bundle, 10), EDGERT_SKEL_STATUS(2));
   bundle[bundle_len - 100] ^= 0x10;  // past the header: the content hash must catch it
-  expect("bundle_open of a corrupted bundle", c.bundle_open(bundle, bundle_len), EDGERT_SKEL_STATUS(2));
+  expect("dsp_open_bundle of a corrupted bundle", c.dsp_open_bundle(bundle, bundle_len), EDGERT_SKEL_STATUS(2));
   expect_text(c, "corrupted");
   bundle[bundle_len - 100] ^= 0x10;
-  expect("bundle_open", c.bundle_open(bundle, bundle_len), 0);
-  expect("bundle_open again", c.bundle_open(bundle, bundle_len), EDGE_AEE_EBADSTATE);
-  expect("run, inputs one byte short", c.run(in, in_len - 1, out, out_len), EDGE_AEE_EBADPARM);
+  expect("dsp_open_bundle", c.dsp_open_bundle(bundle, bundle_len), 0);
+  expect("dsp_open_bundle again", c.dsp_open_bundle(bundle, bundle_len), EDGE_AEE_EBADSTATE);
+  expect("dsp_run, inputs one byte short", c.dsp_run(in, in_len - 1, out, out_len), EDGE_AEE_EBADPARM);
   expect_text(c, "inputs");
-  expect("run, outputs one byte long", c.run(in, in_len, out, out_len + 1), EDGE_AEE_EBADPARM);
+  expect("dsp_run, outputs one byte long", c.dsp_run(in, in_len, out, out_len + 1), EDGE_AEE_EBADPARM);
   expect_text(c, "outputs");
   {
     uint32_t prim[2] = {static_cast<uint32_t>(in_len), static_cast<uint32_t>(out_len)};
     remote_arg pra[3] = {buf(prim, sizeof prim), buf(in, in_len), buf(out, out_len - 1)};
-    expect("run, outputs buffer shorter than its length", c.call(EDGERT_M_RUN, 2, 1, pra), EDGE_AEE_EBADPARM);
+    expect("dsp_run, outputs buffer shorter than its length", c.call(EDGERT_M_RUN, 2, 1, pra), EDGE_AEE_EBADPARM);
     pra[2] = buf(out, out_len);
-    expect("run with sc (in 2, out 0)", c.call(EDGERT_M_RUN, 2, 0, pra), EDGE_AEE_EBADPARM);
-    expect("run with sc (in 2, out 1, in handles 1)",
+    expect("dsp_run with sc (in 2, out 0)", c.call(EDGERT_M_RUN, 2, 0, pra), EDGE_AEE_EBADPARM);
+    expect("dsp_run with sc (in 2, out 1, in handles 1)",
            edgert_skel_handle_invoke(h, EDGE_RPC_SC_MAKEX(0, EDGERT_M_RUN, 2, 1, 1, 0), pra), EDGE_AEE_EBADPARM);
-    expect("run with no arguments", c.call(EDGERT_M_RUN, 2, 1, nullptr), EDGE_AEE_EBADPARM);
+    expect("dsp_run with no arguments", c.call(EDGERT_M_RUN, 2, 1, nullptr), EDGE_AEE_EBADPARM);
     expect("method 17", c.call(17, 2, 1, pra), EDGE_AEE_EUNSUPPORTED);
   }
-  expect("run", c.run(in, in_len, out, out_len), 0);  // the errors left the session usable
-  expect("bundle_close", c.bundle_close(), 0);
+  expect("dsp_run", c.dsp_run(in, in_len, out, out_len), 0);  // the errors left the session usable
+  expect("dsp_close_bundle", c.dsp_close_bundle(), 0);
   expect("close of a handle the skel never gave out", close_handle(h ^ 0x40), EDGE_AEE_EBADPARM);
   expect("close", close_handle(h), 0);
-  expect("run after close", c.run(in, in_len, out, out_len), EDGE_AEE_EBADPARM);
-  expect("static form: run before bundle_open", Caller{true, 0}.run(in, in_len, out, out_len), EDGE_AEE_EBADSTATE);
+  expect("dsp_run after close", c.dsp_run(in, in_len, out, out_len), EDGE_AEE_EBADPARM);
+  expect("static form: dsp_run before dsp_open_bundle", Caller{true, 0}.dsp_run(in, in_len, out, out_len), EDGE_AEE_EBADSTATE);
   return g_bad;
 }
 

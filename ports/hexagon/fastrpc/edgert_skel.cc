@@ -75,16 +75,16 @@ void release(Session* s) {
   s->bundle_copy = nullptr;
 }
 
-int bundle_open(Session* s, uint32_t sc, remote_arg* pra) {
-  if (!layout(sc, 2, 0, 0, 0, pra, 1)) return fail(s, EDGE_AEE_EBADPARM, "bundle_open: call not marshaled as (in 2, out 0)");
+int dsp_open_bundle(Session* s, uint32_t sc, remote_arg* pra) {
+  if (!layout(sc, 2, 0, 0, 0, pra, 1)) return fail(s, EDGE_AEE_EBADPARM, "dsp_open_bundle: call not marshaled as (in 2, out 0)");
   const uint32_t len = prim(pra, 0);
   if (pra[1].buf.nLen < len || (len && !pra[1].buf.pv))
-    return fail(s, EDGE_AEE_EBADPARM, "bundle_open: the bundle buffer is shorter than its length");
-  if (s->bundle) return fail(s, EDGE_AEE_EBADSTATE, "bundle_open: a bundle is already open (bundle_close first)");
+    return fail(s, EDGE_AEE_EBADPARM, "dsp_open_bundle: the bundle buffer is shorter than its length");
+  if (s->bundle) return fail(s, EDGE_AEE_EBADSTATE, "dsp_open_bundle: a bundle is already open (dsp_close_bundle first)");
   // Page-aligned, as the runtime wants sections aligned up to a page (edgert_bundle_open_memory).
   void* copy = nullptr;
   if (posix_memalign(&copy, 4096, len ? len : 1) != 0)
-    return fail(s, EDGE_AEE_ENOMEMORY, "bundle_open: no memory for the bundle");
+    return fail(s, EDGE_AEE_ENOMEMORY, "dsp_open_bundle: no memory for the bundle");
   memcpy(copy, pra[1].buf.pv, len);
   s->bundle_copy = copy;
   edgert_status st = edgert_bundle_open_memory(copy, len, &s->bundle);
@@ -93,7 +93,7 @@ int bundle_open(Session* s, uint32_t sc, remote_arg* pra) {
     st = edgert_context_create(s->bundle, &options, &s->context);
   }
   if (st != EDGERT_OK) {
-    int code = runtime_failed(s, "bundle_open", st);
+    int code = runtime_failed(s, "dsp_open_bundle", st);
     release(s);
     return code;
   }
@@ -112,37 +112,37 @@ int bind_side(Session* s, bool outputs, char* base, size_t len) {
     edgert_tensor_info info;
     edgert_status st = outputs ? edgert_bundle_output_info(s->bundle, i, &info)
                                : edgert_bundle_input_info(s->bundle, i, &info);
-    if (st != EDGERT_OK) return runtime_failed(s, "run", st);
+    if (st != EDGERT_OK) return runtime_failed(s, "dsp_run", st);
     offset = align_up(offset);
     if (info.size_bytes > len || offset > len - info.size_bytes) break;
     st = outputs ? edgert_bind_output(s->context, i, base + offset, info.size_bytes)
                  : edgert_bind_input(s->context, i, base + offset, info.size_bytes);
-    if (st != EDGERT_OK) return runtime_failed(s, "run", st);
+    if (st != EDGERT_OK) return runtime_failed(s, "dsp_run", st);
     offset += info.size_bytes;
     if (i + 1 == count && offset == len) return 0;
   }
   if (count == 0 && len == 0) return 0;
-  return fail(s, EDGE_AEE_EBADPARM, outputs ? "run: the outputs buffer is not the packed size of the bundle's outputs"
-                                            : "run: the inputs buffer is not the packed size of the bundle's inputs");
+  return fail(s, EDGE_AEE_EBADPARM, outputs ? "dsp_run: the outputs buffer is not the packed size of the bundle's outputs"
+                                            : "dsp_run: the inputs buffer is not the packed size of the bundle's inputs");
 }
 
-int run(Session* s, uint32_t sc, remote_arg* pra) {
-  if (!layout(sc, 2, 1, 0, 0, pra, 2)) return fail(s, EDGE_AEE_EBADPARM, "run: call not marshaled as (in 2, out 1)");
+int dsp_run(Session* s, uint32_t sc, remote_arg* pra) {
+  if (!layout(sc, 2, 1, 0, 0, pra, 2)) return fail(s, EDGE_AEE_EBADPARM, "dsp_run: call not marshaled as (in 2, out 1)");
   const uint32_t in_len = prim(pra, 0), out_len = prim(pra, 1);
   if (pra[1].buf.nLen < in_len || pra[2].buf.nLen < out_len || (in_len && !pra[1].buf.pv) ||
       (out_len && !pra[2].buf.pv))
-    return fail(s, EDGE_AEE_EBADPARM, "run: a buffer is shorter than its length");
-  if (!s->context) return fail(s, EDGE_AEE_EBADSTATE, "run: no bundle is open (bundle_open first)");
+    return fail(s, EDGE_AEE_EBADPARM, "dsp_run: a buffer is shorter than its length");
+  if (!s->context) return fail(s, EDGE_AEE_EBADSTATE, "dsp_run: no bundle is open (dsp_open_bundle first)");
   int code = bind_side(s, false, static_cast<char*>(pra[1].buf.pv), in_len);
   if (code == 0) code = bind_side(s, true, static_cast<char*>(pra[2].buf.pv), out_len);
   if (code != 0) return code;
   edgert_status st = edgert_run(s->context);
-  if (st != EDGERT_OK) return runtime_failed(s, "run", st);
+  if (st != EDGERT_OK) return runtime_failed(s, "dsp_run", st);
   s->error[0] = 0;
   return 0;
 }
 
-int last_error(Session* s, uint32_t sc, remote_arg* pra) {
+int dsp_last_error(Session* s, uint32_t sc, remote_arg* pra) {
   // Not recorded as the session's error: it would overwrite the message being asked for.
   if (!layout(sc, 1, 1, 0, 0, pra, 1)) return EDGE_AEE_EBADPARM;
   const uint32_t len = prim(pra, 0);
@@ -155,8 +155,8 @@ int last_error(Session* s, uint32_t sc, remote_arg* pra) {
   return 0;
 }
 
-int bundle_close(Session* s, uint32_t sc, remote_arg* pra) {
-  if (!layout(sc, 0, 0, 0, 0, pra, 0)) return fail(s, EDGE_AEE_EBADPARM, "bundle_close: call not marshaled as (in 0, out 0)");
+int dsp_close_bundle(Session* s, uint32_t sc, remote_arg* pra) {
+  if (!layout(sc, 0, 0, 0, 0, pra, 0)) return fail(s, EDGE_AEE_EBADPARM, "dsp_close_bundle: call not marshaled as (in 0, out 0)");
   release(s);
   s->error[0] = 0;
   return 0;
@@ -165,10 +165,10 @@ int bundle_close(Session* s, uint32_t sc, remote_arg* pra) {
 // Methods 2..5 of the handle form, 0..3 of the static form (edgert.idl).
 int dispatch(Session* s, uint32_t method, uint32_t sc, remote_arg* pra) {
   switch (method) {
-    case EDGERT_M_BUNDLE_OPEN: return bundle_open(s, sc, pra);
-    case EDGERT_M_RUN: return run(s, sc, pra);
-    case EDGERT_M_LAST_ERROR: return last_error(s, sc, pra);
-    case EDGERT_M_BUNDLE_CLOSE: return bundle_close(s, sc, pra);
+    case EDGERT_M_OPEN_BUNDLE: return dsp_open_bundle(s, sc, pra);
+    case EDGERT_M_RUN: return dsp_run(s, sc, pra);
+    case EDGERT_M_LAST_ERROR: return dsp_last_error(s, sc, pra);
+    case EDGERT_M_CLOSE_BUNDLE: return dsp_close_bundle(s, sc, pra);
   }
   return fail(s, EDGE_AEE_EUNSUPPORTED, "no such method in edgert.idl");
 }

@@ -61,11 +61,11 @@ typedef union {
 enum {
   EDGERT_M_OPEN = 0,
   EDGERT_M_CLOSE = 1,
-  EDGERT_M_BUNDLE_OPEN = 2,
+  EDGERT_M_OPEN_BUNDLE = 2,
   EDGERT_M_RUN = 3,
   EDGERT_M_LAST_ERROR = 4,
-  EDGERT_M_BUNDLE_CLOSE = 5,
-  EDGERT_STATIC_METHOD_OFFSET = 2 /* static form: bundle_open is 0, ..., bundle_close 3 */
+  EDGERT_M_CLOSE_BUNDLE = 5,
+  EDGERT_STATIC_METHOD_OFFSET = 2 /* static form: dsp_open_bundle is 0, ..., dsp_close_bundle 3 */
 };
 
 /* The skeleton's entry points, which the DSP's FastRPC framework finds by name. */
