@@ -252,8 +252,8 @@ def bundle_tensors(bundle):
     """The bundle's inputs and outputs in its order: [(name, numpy dtype, shape)] each."""
     import json
     info = json.loads(lib.run_cmd([HOST_EDGEC, "inspect", bundle, "--json"]).stdout)
-    side = lambda key: [(t["name"], np.dtype(NP_DTYPES[t["dtype"]]), tuple(t["shape"])) for t in info[key]]
-    return side("inputs"), side("outputs")
+    return tuple([(t["name"], np.dtype(NP_DTYPES[t["dtype"]]), tuple(t["shape"])) for t in info[key]]
+                 for key in ("inputs", "outputs"))
 
 
 def packed_offsets(tensors):
