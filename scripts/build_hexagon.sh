@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Cross-builds the device runtime for the Hexagon DSP with toolchains/hexagon.cmake (clang-19,
-# lld-19, freestanding: no C/C++ library): libedgert.a and a static edgert-run that
-# qemu-hexagon runs. Prints the stripped sizes of what a device gets.
+# lld-19, freestanding: no C/C++ library): libedgert.a, a static edgert-run that qemu-hexagon
+# runs, and libedgert_skel.so, the FastRPC shared object the DSP's loader opens (the runtime a
+# device gets; ports/hexagon/README.md) with fastrpc-call, its test under qemu. Prints the
+# stripped sizes.
 #   HEXAGON_BUILD_DIR=...  default $BUILD_DIR/hexagon (BUILD_DIR default build)
 #   EDGE_SKIP_SETUP=1      skip setup.sh
 #   extra arguments go to the CMake configure step (e.g. -DEDGE_HEXAGON_CPU=hexagonv66)
@@ -24,5 +26,7 @@ strip_size() {  # FILE: bytes once stripped (a copy)
   llvm-strip-19 -o "$DIR/.stripped" "$1" && stat -c %s "$DIR/.stripped" && rm -f "$DIR/.stripped"
 }
 echo "hexagon runtime in $DIR (stripped sizes):"
-printf '  %-28s %8d bytes\n' device_runtime/libedgert.a "$(strip_size "$DIR/device_runtime/libedgert.a")"
-printf '  %-28s %8d bytes\n' device_runtime/edgert-run "$(strip_size "$DIR/device_runtime/edgert-run")"
+printf '  %-34s %8d bytes\n' device_runtime/libedgert.a "$(strip_size "$DIR/device_runtime/libedgert.a")"
+printf '  %-34s %8d bytes\n' device_runtime/edgert-run "$(strip_size "$DIR/device_runtime/edgert-run")"
+printf '  %-34s %8d bytes  (FastRPC skel: the runtime on the DSP)\n' device_runtime/libedgert_skel.so \
+       "$(strip_size "$DIR/device_runtime/libedgert_skel.so")"

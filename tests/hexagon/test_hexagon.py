@@ -18,6 +18,12 @@
     known length counts exactly 2 packets / 4 instructions / 1 HVX per iteration; one run of
     a float CNN: kernels + edgert-run add up, no HVX, the same kernel counts from --repeat 2-1
     and 3-2
+  - libedgert_skel.so, what the DSP's FastRPC loader opens: a Hexagon shared object exporting
+    the skeleton's two entry points, no NEEDED, no TEXTREL, undefined symbols only from
+    ports/hexagon/fastrpc/skel_undefined_allowlist.txt, under 64 KB stripped; and its skeleton
+    (the same object, in tests/hexagon/fastrpc_call.cc) called as FastRPC calls it: the
+    outputs of a bundle opened from a buffer match onnxruntime in both the handle and the
+    static form, and malformed calls return their error codes
 
 Environment (set by ctest, see tests/CMakeLists.txt): EDGE_HOST_EDGEC, EDGE_HOST_EDGERT_RUN,
 EDGE_HEXAGON_BUILD_DIR (scripts/build_hexagon.sh's folder), EDGE_QEMU_HEXAGON.
@@ -53,6 +59,9 @@ XDIR = env_path("EDGE_HEXAGON_BUILD_DIR")
 QEMU = os.environ.get("EDGE_QEMU_HEXAGON") or shutil.which("qemu-hexagon") or "qemu-hexagon"
 RUN = XDIR / "device_runtime" / "edgert-run"
 LIB = XDIR / "device_runtime" / "libedgert.a"
+SKEL = XDIR / "device_runtime" / "libedgert_skel.so"
+CALL = XDIR / "device_runtime" / "fastrpc-call"
+ALLOWLIST = Path(__file__).resolve().parents[2] / "ports" / "hexagon" / "fastrpc" / "skel_undefined_allowlist.txt"
 WORK = lib.work_dir("hexagon")
 
 
@@ -300,6 +309,118 @@ def bundles_for_the_other_machine_are_refused():
     refused(qemu([hexagon, *inputs, "--output-dir", WORK / "refuse_out", "--threads", "2"], check=False),
             "one thread")
     refused(qemu([hexagon, "--output-dir", WORK / "refuse_out"], check=False), "image", "not given")
+
+
+# ---------------------------------------------------------------- the FastRPC skeleton
+
+def stripped_size(path):
+    out = WORK / (path.name + ".stripped")
+    lib.run_cmd([llvm_tool("llvm-strip"), "-o", out, path])
+    return out.stat().st_size
+
+
+@suite.case
+def fastrpc_skel_is_a_hexagon_shared_object_under_64kb():
+    readelf = llvm_tool("llvm-readelf")
+    header = lib.run_cmd([readelf, "-h", SKEL]).stdout
+    assert re.search(r"Type:\s+DYN", header), f"{SKEL}: not a shared object\n{header}"
+    assert re.search(r"Machine:\s+Qualcomm Hexagon", header), f"{SKEL}: not Hexagon\n{header}"
+    dynamic = lib.run_cmd([readelf, "-d", SKEL]).stdout
+    assert "(NEEDED)" not in dynamic, f"{SKEL} needs libraries the DSP may not have:\n{dynamic}"
+    assert "TEXTREL" not in dynamic, f"{SKEL} has relocations in its code:\n{dynamic}"
+    assert "[libedgert_skel.so]" in dynamic, f"{SKEL}: no SONAME libedgert_skel.so\n{dynamic}"
+    nm = llvm_tool("llvm-nm")
+    exported = {l.split()[-1] for l in lib.run_cmd([nm, "-D", "--defined-only", SKEL]).stdout.splitlines()
+                if re.search(r" [TtWw] ", l)}
+    assert exported == {"edgert_skel_invoke", "edgert_skel_handle_invoke"}, f"exported functions: {sorted(exported)}"
+    allowed = {l.split("#")[0].strip() for l in ALLOWLIST.read_text().splitlines()} - {""}
+    undefined = {l.split()[-1] for l in lib.run_cmd([nm, "-D", "--undefined-only", SKEL]).stdout.splitlines() if l.strip()}
+    assert undefined <= allowed, f"undefined and not in {ALLOWLIST.name}: {sorted(undefined - allowed)}"
+    size = stripped_size(SKEL)
+    print(f"    exports {sorted(exported)}; {len(undefined)} undefined, all allow-listed; {size} bytes stripped")
+    assert size < 64 * 1024, f"libedgert_skel.so is {size} bytes stripped, over 64 KB"
+
+
+NP_DTYPES = {"F32": np.float32, "I32": np.int32, "I64": np.int64, "U8": np.uint8, "I8": np.int8, "BOOL": np.bool_,
+             "F16": np.float16}
+
+
+def bundle_tensors(bundle):
+    """The bundle's inputs and outputs in its order: [(name, numpy dtype, shape)] each."""
+    import json
+    info = json.loads(lib.run_cmd([HOST_EDGEC, "inspect", bundle, "--json"]).stdout)
+    return tuple([(t["name"], np.dtype(NP_DTYPES[t["dtype"]]), tuple(t["shape"])) for t in info[key]]
+                 for key in ("inputs", "outputs"))
+
+
+def packed_offsets(tensors):
+    """Where each tensor goes in a run buffer (edgert.idl: each at an offset rounded up to 64)."""
+    offsets, end = [], 0
+    for _, dtype, shape in tensors:
+        start = (end + 63) // 64 * 64
+        offsets.append(start)
+        end = start + dtype.itemsize * int(np.prod(shape, dtype=np.int64))
+    return offsets, end
+
+
+def skel_run(bundle, inputs, name, static=False):
+    ins, outs = bundle_tensors(bundle)
+    in_offsets, in_len = packed_offsets(ins)
+    blob = bytearray(in_len)
+    for (tname, dtype, shape), off in zip(ins, in_offsets):
+        a = np.ascontiguousarray(inputs[tname])
+        assert a.dtype == dtype and a.shape == shape, f"{tname}: {a.dtype}{a.shape} vs the bundle's {dtype}{shape}"
+        blob[off:off + a.nbytes] = a.tobytes()
+    (WORK / f"{name}.in").write_bytes(bytes(blob))
+    out_offsets, out_len = packed_offsets(outs)
+    out_file = WORK / f"{name}.out"
+    out_file.unlink(missing_ok=True)
+    res = lib.run_cmd([QEMU, CALL, "run", bundle, WORK / f"{name}.in", out_file, str(out_len),
+                       *(["--static"] if static else [])], check=False)
+    assert res.returncode == 0, f"fastrpc-call failed ({res.returncode}):\n{res.stdout}{res.stderr}"
+    raw = out_file.read_bytes()
+    assert len(raw) == out_len, f"{len(raw)} output bytes, expected {out_len}"
+    return {tname: np.frombuffer(raw, dtype, int(np.prod(shape, dtype=np.int64)), off).reshape(shape)
+            for (tname, dtype, shape), off in zip(outs, out_offsets)}, (in_len, out_len)
+
+
+@suite.case
+def fastrpc_skel_calls_match_onnxruntime():
+    # The CNN (one input, one output) and the model of mixed float / int32 inputs and outputs
+    # (several tensors per buffer, at their 64-byte offsets).
+    model = lib.make_cnn(seed=3, variant="basic")
+    x = {"image": image(seed=5)}
+    expected = lib.ort_run(model, x)
+    bundle = compile_for(model, "cnn_skel", "hexagon-v65")
+    for static in (False, True):
+        got, sizes = skel_run(bundle, x, f"cnn_skel_{static}", static)
+        print(f"    cnn, {'static' if static else 'handle'} form, {sizes[0]} bytes in, {sizes[1]} out:")
+        lib.assert_close(got, expected, rtol=RTOL, atol=ATOL)
+    rng = np.random.default_rng(5)
+    inputs = {"x": rng.uniform(-20, 20, (4, 37)).astype(np.float32),
+              "y": rng.uniform(0.5, 7, (4, 37)).astype(np.float32),
+              "a": rng.integers(-1000, 1000, (4, 37)).astype(np.int32),
+              "b": rng.integers(1, 40, (4, 37)).astype(np.int32)}
+    model = elementwise_model()
+    expected = lib.ort_run(model, inputs)
+    got, sizes = skel_run(compile_for(model, "inline_skel", "hexagon-v65"), inputs, "inline_skel")
+    print(f"    {len(inputs)} inputs and {len(expected)} outputs, handle form, {sizes[0]} bytes in, {sizes[1]} out:")
+    exact = ("floor", "ceil", "round", "idiv", "imod", "ifmod")
+    lib.assert_close({k: got[k] for k in exact}, {k: expected[k] for k in exact}, rtol=0, atol=0)
+    lib.assert_close({k: got[k] for k in expected if k not in exact},
+                     {k: expected[k] for k in expected if k not in exact}, rtol=RTOL, atol=ATOL)
+
+
+@suite.case
+def fastrpc_skel_refuses_malformed_calls():
+    bundle = compile_for(lib.make_cnn(seed=3, variant="basic"), "cnn_skel_bad", "hexagon-v65")
+    ins, outs = bundle_tensors(bundle)
+    res = lib.run_cmd([QEMU, CALL, "malformed", bundle, str(packed_offsets(ins)[1]), str(packed_offsets(outs)[1])],
+                      check=False)
+    text = res.stdout + res.stderr
+    print("    " + "\n    ".join(text.strip().splitlines()))
+    assert res.returncode == 0 and "UNEXPECTED" not in text, f"fastrpc-call malformed: exit {res.returncode}"
+    assert text.count("(as expected)") >= 20, "fewer calls than the program makes: did it stop early?"
 
 
 if __name__ == "__main__":

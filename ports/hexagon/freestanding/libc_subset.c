@@ -4,7 +4,7 @@
  * POSIX file and memory calls of device_runtime/src/bundle.cc and the hexagon port (open,
  * fstat, pread, mmap, mprotect, ...), clock_gettime, snprintf / vsnprintf (flags, width,
  * precision, the integer conversions, %s %c %p, %g / %f / %e to float precision), strerror,
- * errno, and the integer division helpers LLVM calls on Hexagon (no divide instruction).
+ * errno (the integer division helpers: hexagon_divide.c).
  * Everything OS-specific goes through platform.h. Prototypes come from the build machine's
  * C headers (toolchains/hexagon.cmake), so the definitions follow their declarations. */
 #include <errno.h>
@@ -78,46 +78,10 @@ int strncmp(const char* a, const char* b, size_t n) {
   return 0;
 }
 
-/* ---- integer division helpers (LLVM's Hexagon libcalls; standard calling convention) ----
- * Restoring division: no `/` or `%` here, which would call these very functions. */
-static uint64_t udivmod64(uint64_t a, uint64_t b, uint64_t* rem) {
-  uint64_t q = 0, r = 0;
-  if (b == 0) {
-    *rem = 0;
-    return 0;
-  }
-  for (int i = 63; i >= 0; --i) {
-    r = (r << 1) | ((a >> i) & 1);
-    if (r >= b) {
-      r -= b;
-      q |= (uint64_t)1 << i;
-    }
-  }
-  *rem = r;
-  return q;
-}
-uint64_t __hexagon_udivdi3(uint64_t a, uint64_t b) {
-  uint64_t r;
-  return udivmod64(a, b, &r);
-}
-uint64_t __hexagon_umoddi3(uint64_t a, uint64_t b) {
-  uint64_t r;
-  udivmod64(a, b, &r);
-  return r;
-}
-int64_t __hexagon_divdi3(int64_t a, int64_t b) {
-  uint64_t r, q = udivmod64(a < 0 ? -(uint64_t)a : (uint64_t)a, b < 0 ? -(uint64_t)b : (uint64_t)b, &r);
-  return (a < 0) != (b < 0) ? -(int64_t)q : (int64_t)q;
-}
-int64_t __hexagon_moddi3(int64_t a, int64_t b) {
-  uint64_t r;
-  udivmod64(a < 0 ? -(uint64_t)a : (uint64_t)a, b < 0 ? -(uint64_t)b : (uint64_t)b, &r);
-  return a < 0 ? -(int64_t)r : (int64_t)r;
-}
-uint32_t __hexagon_udivsi3(uint32_t a, uint32_t b) { return (uint32_t)__hexagon_udivdi3(a, b); }
-uint32_t __hexagon_umodsi3(uint32_t a, uint32_t b) { return (uint32_t)__hexagon_umoddi3(a, b); }
-int32_t __hexagon_divsi3(int32_t a, int32_t b) { return (int32_t)__hexagon_divdi3(a, b); }
-int32_t __hexagon_modsi3(int32_t a, int32_t b) { return (int32_t)__hexagon_moddi3(a, b); }
+uint64_t edge_udivmod64(uint64_t a, uint64_t b, uint64_t* rem); /* hexagon_divide.c */
+
+/* The integer division helpers LLVM calls (__hexagon_udivdi3, ...) are in hexagon_divide.c,
+ * which libedgert_skel.so links too. */
 
 /* ---- memory: every block its own pages, a header in front ---- */
 struct Block {
@@ -294,7 +258,7 @@ static size_t utoa(uint64_t v, unsigned base, int upper, char* end) {
   size_t n = 0;
   do {
     uint64_t r;
-    v = udivmod64(v, base, &r);
+    v = edge_udivmod64(v, base, &r);
     *--end = digits[r];
     ++n;
   } while (v);
