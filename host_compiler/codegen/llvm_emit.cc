@@ -24,6 +24,7 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsAArch64.h>
+#include <llvm/IR/IntrinsicsHexagon.h>
 #include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/MDBuilder.h>
@@ -85,6 +86,13 @@ bool computes_in_half(const KernelIR& k) {
   return k.has_reduce() ? k.acc_dtype == DType::F16 : k.result->dtype == DType::F16;
 }
 
+// Whether a kernel gets the target's integer vectors (TargetSpec::int_vector_bytes: HVX on
+// Hexagon, whose float code is scalar): it accumulates integers (an 8-bit conv or matrix
+// product); its float epilogue then runs lane by lane.
+bool uses_int_vectors(const KernelIR& k, const TargetSpec& t) {
+  return t.int_vector_bytes > 0 && k.has_reduce() && k.acc_dtype == DType::I32;
+}
+
 class Emitter {
  public:
   // forced: the register tile to use when the cost model allows it (edgec --tune).
@@ -100,8 +108,12 @@ class Emitter {
         // and the accumulator vectors the register-tile cost model counts, are registers.
         // (The float sums of half blocks, kHalfBlock, are not counted: they are touched once
         // per block, outside the inner loops, and spill there when they must.)
-        vector_lanes_(std::max(1, target.vector_bytes / (half_ && computes_in_half(k) ? 2 : 4))),
-        vector_registers_(target.vector_registers),
+        int_vectors_(uses_int_vectors(k, target)),
+        vector_lanes_(int_vectors_ ? target.int_vector_bytes / 4
+                                   : std::max(1, target.vector_bytes / (half_ && computes_in_half(k) ? 2 : 4))),
+        vector_registers_(int_vectors_ ? target.int_vector_registers : target.vector_registers),
+        int8_dot_columns_(target.int8_dot_columns),
+        float_scalar_epilogue_(int_vectors_ && target.vector_bytes < target.int_vector_bytes),
         // A tile's slice of the weights stays in cache while the image passes under it: 5/8 of
         // the core's L2 (measured on Zen 4, 1 MB: ResNet-18's last convs ran 40% faster with
         // 590 KB slices than with 295 KB ones; the rest holds the input and output rows).
@@ -400,6 +412,7 @@ class Emitter {
   // A row shorter than half the register gets narrower vectors (7 outputs: 8 lanes, not 16).
   int lanes_for(int64_t extent) const {
     int lanes = vector_lanes_;
+    if (int_vectors_) return lanes;  // HVX has one vector width (narrower ones are widened)
     while (lanes > 2 && lanes / 2 >= extent) lanes /= 2;
     return lanes;
   }
@@ -827,11 +840,46 @@ class Emitter {
     }
     for (size_t u = 0; u < copies; ++u) {
       select_copy(u);
+      if (lanes > 1 && float_scalar_epilogue_) {
+        emit_epilogue_lane_by_lane(acc_values[u], lanes, end);
+        continue;
+      }
       acc_ = acc_values[u];
       LV* r = splat(value(k_.result), lanes);
       store(output_index(k_), r, k_.args[0].dtype);
     }
     if (lanes > 1) vars_[vec_var] = vec_base;
+  }
+
+  // The epilogue of a vector of integer sums where float arithmetic is scalar (Hexagon:
+  // HVX sums, float requantization): a rolled loop over the lanes, each computed as a
+  // scalar kernel would. LLVM would otherwise split every float vector operation into
+  // lanes inline (10x the code, minutes of compile time).
+  void emit_epilogue_lane_by_lane(LV* sums, int lanes, LV* end) {
+    llvm::Type* at = sums->getType();
+    llvm::AllocaInst* spill;
+    {
+      IRBuilder<> eb(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+      spill = eb.CreateAlloca(at);
+    }
+    b_.CreateStore(sums, spill);
+    const int var = vec_var_;
+    LV* base = vars_[var];
+    LV* count = ic(lanes);
+    if (end) {
+      LV* left = b_.CreateSub(end, base);
+      count = b_.CreateSelect(b_.CreateICmpSLT(left, count), left, count);
+    }
+    end_lanes();
+    llvm::Type* elem = at->getScalarType();
+    emit_loop(ic(0), count, 1, [&](LV* lane) {
+      memo_.clear();
+      vars_[var] = b_.CreateAdd(base, lane);
+      acc_ = b_.CreateLoad(elem, b_.CreateInBoundsGEP(elem, spill, lane));
+      store(output_index(k_), value(k_.result), k_.args[0].dtype);
+    }, /*keep_rolled=*/true);
+    vars_[var] = base;
+    begin_lanes(var, lanes, end);
   }
 
   // ---- dot-product instructions ----
@@ -904,7 +952,8 @@ class Emitter {
     int group = 1;
     if (bf16_dot_ && k_.acc_dtype == DType::F32 && ta == DType::BF16 && tb == DType::BF16) kind = DotKind::Bf16Pairs, group = 2;
     auto is_8bit = [](DType t) { return t == DType::U8 || t == DType::I8; };
-    if (int8_dot_ == TargetSpec::Int8Dot::U8S8 && k_.acc_dtype == DType::I32 && !shift_a && !shift_b &&
+    const bool u8s8 = int8_dot_ == TargetSpec::Int8Dot::U8S8 || int8_dot_ == TargetSpec::Int8Dot::HvxU8S8;
+    if (u8s8 && k_.acc_dtype == DType::I32 && !shift_a && !shift_b &&
         ((ta == DType::U8 && tb == DType::I8) || (ta == DType::I8 && tb == DType::U8)))
       kind = DotKind::U8S8Quads, group = 4;
     // sdot: signed bytes on both sides, the broadcast a shifted uint8 or an int8.
@@ -982,10 +1031,12 @@ class Emitter {
   template <typename SelectCopy>
   bool emit_dot_groups(int lanes, size_t copies, SelectCopy& select_copy, const std::vector<llvm::AllocaInst*>& accs,
                        llvm::Type* at) {
-    if (!(lanes == 4 || lanes == 8 || lanes == 16)) return false;
+    const bool hvx = int8_dot_ == TargetSpec::Int8Dot::HvxU8S8 && dot_.kind == DotKind::U8S8Quads;
+    if (!(lanes == 4 || lanes == 8 || lanes == 16 || (hvx && lanes == 32))) return false;
     // A ragged copy (lanes past the end masked) still takes the instruction where its whole
-    // panel read stays in the buffer: packed panels fill their last block of 16 columns
-    // (packed_in_column_groups) and copies start at multiples of the lanes, so a copy that
+    // panel read stays in the buffer: packed panels fill their last block of 16 (or
+    // int8_dot_columns) columns (packed_in_column_groups) and copies start at multiples of
+    // the lanes, so a copy that
     // starts before the end reads padding columns there (their sums are never stored). A
     // copy wholly past the end is skipped.
     std::vector<bool> skip(copies, false);
@@ -1000,15 +1051,17 @@ class Emitter {
         continue;
       }
       std::optional<int64_t> last = largest_index_at(dot_.panel->index, vec_var_, first + lanes - 1, dot_.var);
-      if (first % lanes || 16 % lanes || !last || *last + dot_.group > k_.args[dot_.panel->arg].numel) return false;
+      const int columns = dot_.kind == DotKind::Bf16Pairs ? 16 : int8_dot_columns_;
+      if (first % lanes || columns % lanes || !last || *last + dot_.group > k_.args[dot_.panel->arg].numel) return false;
     }
     select_copy(0);
     const bool bf16 = dot_.kind == DotKind::Bf16Pairs, pairs16 = dot_.kind == DotKind::I16Pairs;
     const bool sdot = dot_.kind == DotKind::S8S8Quads;
     if (sdot && lanes != 4) return false;
-    const int size = lanes == 16 ? 2 : lanes == 8 ? 1 : 0;
+    const int size = lanes >= 16 ? 2 : lanes == 8 ? 1 : 0;
     using llvm::Intrinsic::ID;
-    const ID dot = sdot      ? ID(llvm::Intrinsic::aarch64_neon_sdot)
+    const ID dot = hvx       ? ID(llvm::Intrinsic::hexagon_V6_vrmpybusv_acc_128B)
+                   : sdot    ? ID(llvm::Intrinsic::aarch64_neon_sdot)
                    : bf16    ? std::array<ID, 3>{llvm::Intrinsic::x86_avx512bf16_dpbf16ps_128, llvm::Intrinsic::x86_avx512bf16_dpbf16ps_256,
                                                  llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512}[size]
                    : pairs16 ? std::array<ID, 3>{llvm::Intrinsic::x86_sse2_pmadd_wd, llvm::Intrinsic::x86_avx2_pmadd_wd,
@@ -1095,7 +1148,8 @@ class Emitter {
         panel = b_.CreateIntCast(panel, pairs_ty, !is_unsigned(pt));
         results[u] = b_.CreateAdd(acc, b_.CreateIntrinsic(dot, {}, {b_.CreateBitCast(spread, pairs_ty), panel}));
       } else {
-        // vpdpbusd multiplies unsigned bytes (its first source) by signed ones.
+        // vpdpbusd multiplies unsigned bytes (its first source) by signed ones; so does vrmpy
+        // (Vu.ub by Vv.b, all three <32 x i32>).
         panel = b_.CreateBitCast(panel, lanes_i32);
         const bool broadcast_unsigned = bt == DType::U8;
         results[u] = b_.CreateIntrinsic(dot, {}, {acc, broadcast_unsigned ? spread : panel, broadcast_unsigned ? panel : spread});
@@ -2052,8 +2106,11 @@ class Emitter {
   bool int_divide_;                  // TargetSpec::int_divide
   bool fp_rounding_;                 // TargetSpec::fp_rounding
   bool f64_arithmetic_;              // TargetSpec::f64_arithmetic
+  bool int_vectors_;                 // uses_int_vectors: the target's integer vectors
   int vector_lanes_;                 // lanes for the vectorized dim, from the target
   int vector_registers_;             // how many vector registers the target has
+  int int8_dot_columns_;             // TargetSpec::int8_dot_columns: a packed panel's columns
+  bool float_scalar_epilogue_;       // integer vectors, scalar float: emit_epilogue_lane_by_lane
   int64_t slice_budget_;             // bytes a tile's slice of shared data may take in cache
   int lanes_ = 1;                    // lanes of the element being emitted
   int vec_var_ = -1;                 // the vectorized loop variable, -1 when lanes_ == 1

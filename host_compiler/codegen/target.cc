@@ -77,8 +77,10 @@ std::vector<TargetSpec> all_targets() {
   targets.push_back(fp16);
   // Hexagon DSP (Snapdragon 845: v65, 855 / SA8155P: v66), scalar core: 32 32-bit general
   // registers, float arithmetic only in them (sfadd / sfmpy / sffma): HVX (128-byte vectors)
-  // has no float before v68, so float code is scalar (vector_bytes 4: one lane). HVX is
-  // enabled for the int8 kernels to come. No integer divide and no float rounding or sqrt
+  // has no float before v68, so float code is scalar (vector_bytes 4: one lane). Kernels that
+  // accumulate integers (8-bit convs and matrix products) use HVX: 32 int32 lanes, 32
+  // vector registers, the 8-bit products as vrmpy (Vu.ub x Vv.b quads summed per int32
+  // lane: vpdpbusd's layout, 32 output channels per panel). No integer divide and no float rounding or sqrt
   // instructions: the code generator expands those inline (target.h). 32-bit addresses, so
   // indices are 32-bit (llvm_emit.cc). L2: 512 KB shared by the DSP's hardware threads; the
   // runtime uses one (threads = 1): assume 256 KB for a tile's weights.
@@ -91,6 +93,11 @@ std::vector<TargetSpec> all_targets() {
     h.int_divide = false;
     h.fp_rounding = false;
     h.f64_arithmetic = false;
+    h.int_vector_bytes = 128;
+    h.int_vector_registers = 32;
+    h.int8_dot = TargetSpec::Int8Dot::HvxU8S8;
+    h.int8_dot_group = 4;
+    h.int8_dot_columns = 32;
     targets.push_back(h);
   }
   // AVX512_BF16 (Cooper Lake, Sapphire Rapids, Zen 4 and later) comes with AVX-512 only.
@@ -169,6 +176,7 @@ std::string target_summary(const TargetSpec& t) {
     case TargetSpec::Int8Dot::U8S8: s += "; int8 dot: vpdpbusd (needs " + t.int8_dot_feature + " where used)"; break;
     case TargetSpec::Int8Dot::S8S8: s += "; int8 dot: sdot (needs " + t.int8_dot_feature + " where used)"; break;
     case TargetSpec::Int8Dot::I16Pairs: s += "; int8 dot: vpmaddwd pairs"; break;
+    case TargetSpec::Int8Dot::HvxU8S8: s += "; int8 dot: HVX vrmpy"; break;
     case TargetSpec::Int8Dot::None: break;
   }
   if (t.bf16_capable) s += "; --precision bf16 (needs avx512bf16)";

@@ -26,6 +26,10 @@ struct TargetSpec {
   std::string llvm_features;        // LLVM feature string ("+avx2,+fma")
   int vector_bytes = 16;            // widest vector register the optimizer should fill
   int vector_registers = 16;        // how many of them (unroll / accumulator budget)
+  // The same for kernels that accumulate integers (8-bit convs and matrix products) where
+  // the target's integer vectors differ (Hexagon: 128-byte HVX, float scalar); 0: as above.
+  int int_vector_bytes = 0;
+  int int_vector_registers = 0;
   // Private (L2) cache of one core the code may assume for cache blocking: a tile's slice
   // of a conv's or matrix product's weights stays under 5/8 of it.
   int cache_bytes_per_core = 512 * 1024;
@@ -39,13 +43,15 @@ struct TargetSpec {
   // The 8-bit dot product the code may use where a kernel reduces 8-bit groups of
   // int8_dot_group elements per 32-bit lane (the frontend's DotLayout): vpdpbusd (u8 x s8
   // quads, AVX512_VNNI), sdot (s8 x s8 quads, ARMv8.2 DotProd: a u8 activation is read as
-  // x - 128, DotLayout::int8_signed) or vpmaddwd (any 8-bit pairs widened to int16, AVX2:
-  // exact, no saturation). A bundle using it requires int8_dot_feature (runtime name; empty:
-  // nothing beyond the target's features).
-  enum class Int8Dot : uint8_t { None, U8S8, S8S8, I16Pairs };
+  // x - 128, DotLayout::int8_signed), vpmaddwd (any 8-bit pairs widened to int16, AVX2:
+  // exact, no saturation) or HVX's vrmpy (u8 x s8 quads as vpdpbusd, 32 lanes). A bundle
+  // using it requires int8_dot_feature (runtime name; empty: nothing beyond the target's
+  // features). The weight panels hold int8_dot_columns output channels (DotLayout).
+  enum class Int8Dot : uint8_t { None, U8S8, S8S8, I16Pairs, HvxU8S8 };
   Int8Dot int8_dot = Int8Dot::None;
   std::string int8_dot_feature;
   int int8_dot_group = 1;
+  int int8_dot_columns = 16;
   // Storage and arithmetic. F16 intermediates are kept as F16 only where the target reads
   // and writes half cheaply (GPUs: vload_half / vstore_half; aarch64-fp16); other CPUs store
   // them as F32 (AVX2 has no masked or gathered 16-bit loads, see ScheduleOptions).

@@ -333,7 +333,8 @@ Node* matmul(Graph& g, Node* a, Node* b, const DotLayout& dots, int64_t* a_shift
     as.back() = k / group;
     as.push_back(group);
     as.insert(as.end() - 2, 1);
-    Node* bp = packed_in_column_groups(g, bf16 ? g.cast(b, DType::BF16) : b, group);  // (..., K/g, g, N)
+    Node* bp = bf16 ? packed_in_column_groups(g, g.cast(b, DType::BF16), group)
+                    : packed_in_column_groups(g, b, group, dots.int8_columns);  // (..., K/g, g, N)
     std::vector<int64_t> to_nk = iota_ints(0, int64_t(rb) + 1);
     std::rotate(to_nk.end() - 3, to_nk.end() - 1, to_nk.end());  // (..., N, K/g, g)
     Node* bt = g.permute(bp, to_nk);
@@ -377,13 +378,13 @@ Node* matmul(Graph& g, Node* a, Node* b, const DotLayout& dots, int64_t* a_shift
 }
 
 namespace {
-constexpr int64_t kColumnBlock = 16;  // a multiple of every CPU target's lanes (4, 8, 16)
+constexpr int64_t kColumnBlock = 16;  // a multiple of every CPU target's float lanes (4, 8, 16)
 
-// x with its last dim filled up with zero columns to a multiple of kColumnBlock (a
-// classifier's 1000 columns: 63 panels).
-Node* filled_to_column_blocks(Graph& g, Node* x) {
+// x with its last dim filled up with zero columns to a multiple of `columns` (a
+// classifier's 1000 columns: 63 panels of 16).
+Node* filled_to_column_blocks(Graph& g, Node* x, int64_t columns = kColumnBlock) {
   const int64_t r = int64_t(x->shape.size()), n = x->shape.back();
-  const int64_t filled = (n + kColumnBlock - 1) / kColumnBlock * kColumnBlock;
+  const int64_t filled = (n + columns - 1) / columns * columns;
   if (filled == n) return x;
   std::vector<int64_t> lo(size_t(r), 0), hi(size_t(r), 0);
   hi.back() = filled - n;
@@ -421,15 +422,16 @@ Node* packed_in_column_blocks(Graph& g, Node* x) {
   return cropped_to_columns(g, g.reshape(g.permute(stored, to_split), filled->shape), n);
 }
 
-Node* packed_in_column_groups(Graph& g, Node* x, int64_t group) {
+Node* packed_in_column_groups(Graph& g, Node* x, int64_t group, int64_t columns) {
   const Shape s = x->shape;
   const int64_t r = int64_t(s.size()), n = s.back(), k = s[size_t(r - 2)];
   if (r < 2 || k % group) throw CompileError("internal: " + shape_str(s) + " has no groups of " + std::to_string(group));
-  Node* filled = filled_to_column_blocks(g, x);
-  const int64_t blocks = filled->shape.back() / kColumnBlock;
-  // (..., K/group, group, N/16, 16): dims lead 0..r-3, K/group r-2, group r-1, N/16 r, 16 r+1.
+  Node* filled = filled_to_column_blocks(g, x, columns);
+  const int64_t blocks = filled->shape.back() / columns;
+  // (..., K/group, group, N/16, 16) (16: columns): dims lead 0..r-3, K/group r-2, group r-1,
+  // N/16 r, 16 r+1.
   Shape split(s.begin(), s.end() - 2);
-  for (int64_t d : {k / group, group, blocks, kColumnBlock}) split.push_back(d);
+  for (int64_t d : {k / group, group, blocks, columns}) split.push_back(d);
   std::vector<int64_t> to_stored{r};  // (N/16, lead..., K/group, 16, group)
   for (int64_t i = 0; i < r - 1; ++i) to_stored.push_back(i);
   to_stored.push_back(r + 1);
@@ -441,7 +443,7 @@ Node* packed_in_column_groups(Graph& g, Node* x, int64_t group) {
   for (int64_t i = 1; i <= r - 1; ++i) to_split.push_back(i);
   for (int64_t d : {r + 1, int64_t{0}, r}) to_split.push_back(d);
   Shape view(s.begin(), s.end() - 2);
-  for (int64_t d : {k / group, group, blocks * kColumnBlock}) view.push_back(d);
+  for (int64_t d : {k / group, group, blocks * columns}) view.push_back(d);
   return cropped_to_columns(g, g.reshape(g.permute(stored, to_split), view), n);
 }
 

@@ -142,8 +142,9 @@ Node* int8_operand_i32(Graph& g, Node* v, bool shift);
 Node* packed_in_column_blocks(Graph& g, Node* x);
 // The same for the operand of a dot-product instruction that reduces `group` consecutive
 // elements per lane (vdpbf16ps: pairs): x (..., K, N), K a multiple of group, stored as
-// (N/16, ..., K/group, 16, group) and read as (..., K/group, group, N).
-Node* packed_in_column_groups(Graph& g, Node* x, int64_t group);
+// (N/columns, ..., K/group, columns, group) and read as (..., K/group, group, N); columns
+// is 16 or a multiple of it (DotLayout::int8_columns).
+Node* packed_in_column_groups(Graph& g, Node* x, int64_t group, int64_t columns = 16);
 
 // Products with bfloat16 operands (edgec --precision bf16): float32 rounded to bf16 and back,
 // products summed in float32 — what vdpbf16ps computes, a pair of products per lane, where

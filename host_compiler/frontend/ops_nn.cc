@@ -102,15 +102,15 @@ Node* packed_conv_weight(Graph& g, Node* w) {
 }
 
 // The same for a dot-product instruction reducing `group` channels per lane (DotLayout):
-// stored as (M/16, K..., C/groups/group, 16, group) and read in the order
+// stored as (M/16, K..., C/groups/group, 16, group) (16: `columns`) and read in the order
 // (M, C/groups/group, group, K...).
-Node* packed_conv_weight_groups(Graph& g, Node* w, int64_t group) {
+Node* packed_conv_weight_groups(Graph& g, Node* w, int64_t group, int64_t columns) {
   const int64_t k = int64_t(w->shape.size()) - 2;
   std::vector<int64_t> pack, unpack{k + 2, k, k + 1};  // (K..., C, M) <-> (M, C/g, g, K...)
   for (int64_t i = 0; i < k; ++i) pack.push_back(2 + i), unpack.push_back(i);
   pack.push_back(1);
   pack.push_back(0);
-  return g.permute(packed_in_column_groups(g, g.permute(w, pack), group), unpack);
+  return g.permute(packed_in_column_groups(g, g.permute(w, pack), group, columns), unpack);
 }
 
 // x (N, C, H, W) with channels C..to-1 reading `fill`, realized as (N, H, W, to): each
@@ -212,7 +212,9 @@ Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, co
   wv_shape.insert(wv_shape.end(), k, 1);
   wv_shape.insert(wv_shape.end(), channel_dims.begin(), channel_dims.end());
   wv_shape.insert(wv_shape.end(), kernel.begin(), kernel.end());
-  Node* wv = group > 1 ? packed_conv_weight_groups(g, bf16 ? g.cast(w, DType::BF16) : w, group) : packed_conv_weight(g, w);
+  Node* wv = bf16        ? packed_conv_weight_groups(g, g.cast(w, DType::BF16), group, 16)
+             : group > 1 ? packed_conv_weight_groups(g, w, group, ctx.dots.int8_columns)
+                         : packed_conv_weight(g, w);
   wv = g.reshape(bf16 ? g.cast(wv, DType::F32) : wv, wv_shape);
   if (int8) {
     // Broadcast first, widen after: a repeating view of a cast would make the scheduler
