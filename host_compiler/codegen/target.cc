@@ -88,7 +88,8 @@ std::vector<TargetSpec> all_targets() {
   for (const char* v : {"65", "66"}) {
     TargetSpec h = cpu_target(std::string("hexagon-v") + v, hexagon, "hexagon-unknown-none-elf",
                               std::string("hexagonv") + v,
-                              std::string("+hvxv") + v + ",+hvx-length128b", {}, 4, 16, 256 << 10);
+                              std::string("+hvxv") + v + ",+hvx-length128b",
+                              {std::string("v") + v, std::string("hvxv") + v}, 4, 16, 256 << 10);
     h.port = "hexagon";  // ports/hexagon: the cpu port's replay, single-threaded, freestanding
     h.int_divide = false;
     h.fp_rounding = false;

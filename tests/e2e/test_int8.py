@@ -298,6 +298,35 @@ def sdot_dot_products_on_aarch64_dotprod():
 
 
 @suite.case
+def vrmpy_dot_products_on_hexagon():
+    """hexagon-v65 computes the 8-bit convs and matrix products on HVX: vrmpy (u8 x s8
+    quads into 32 int32 lanes, the activation's quad splat), seen in the LLVM IR and in the
+    Hexagon machine code (llc-19 + llvm-objdump-19 on that IR); a float model's kernels have
+    none. Compile-time checks: the Hexagon suite (ctest hexagon_e2e_test_int8, qemu-hexagon)
+    runs the results."""
+    import re
+    import shutil
+    import subprocess
+    import onnx
+    host = os.environ.get("EDGE_HOST_EDGEC", lib.find_tool("edgec"))
+    float_model = WORK / "vrmpy_float.onnx"
+    onnx.save(conv_relu(), str(float_model))
+    llc, objdump = shutil.which("llc-19"), shutil.which("llvm-objdump-19")
+    for name, path, hvx in (("conv", check("conv_vrmpy", conv_relu()), True),
+                            ("gemm", check("gemm_vrmpy", classifier(head="Gemm")), True),
+                            ("float", float_model, False)):
+        ir, bundle = WORK / f"vrmpy_{name}.ll", WORK / f"vrmpy_{name}.bundle"
+        lib.run_cmd([host, "compile", path, "-o", bundle, "--target", "hexagon-v65", "--dump-llvm-ir", ir])
+        assert ("llvm.hexagon.V6.vrmpybusv.acc.128B" in ir.read_text()) == hvx, name
+        if llc and objdump:
+            obj = ir.with_suffix(".o")
+            lib.run_cmd([llc, "-O3", "-mcpu=hexagonv65", "-mattr=+hvxv65,+hvx-length128b", "-filetype=obj",
+                         str(ir), "-o", str(obj)])
+            asm = subprocess.run([objdump, "-d", str(obj)], capture_output=True, text=True, check=True).stdout
+            assert (re.search(r"\.w \+?= vrmpy\(v\d+\.ub,v\d+\.b\)", asm) is not None) == hvx, name
+
+
+@suite.case
 def residual_add_maxpool():
     check("residual", residual())
 
