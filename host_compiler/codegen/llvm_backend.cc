@@ -249,6 +249,35 @@ void apply_relocation(uint16_t machine, uint32_t type, uint8_t* blob, uint64_t a
   fail("unsupported machine " + std::to_string(machine));
 }
 
+// What a helper the code calls would have done, from its name (compiler-rt's and the Hexagon
+// library's naming), for the error message; empty when unknown.
+std::string helper_purpose(const std::string& name) {
+  auto has = [&](const char* s) { return name.find(s) != std::string::npos; };
+  if (has("hf")) return " (a float16 conversion or arithmetic)";
+  if (has("df")) return " (float64 arithmetic)";
+  if (has("div") || has("mod")) return " (an integer division)";
+  return "";
+}
+
+// The function of `obj` whose code in `section` holds `offset`: the kernel a relocation is in.
+std::string function_at(const llvm::object::ObjectFile& obj, const llvm::object::SectionRef& section, uint64_t offset) {
+  for (const llvm::object::SymbolRef& sym : obj.symbols()) {
+    auto type = sym.getType();
+    auto sec = sym.getSection();
+    auto value = sym.getValue();
+    auto name = sym.getName();
+    if (!type || !sec || !value || !name) {
+      llvm::consumeError(type.takeError()), llvm::consumeError(sec.takeError());
+      llvm::consumeError(value.takeError()), llvm::consumeError(name.takeError());
+      continue;
+    }
+    if (*type != llvm::object::SymbolRef::ST_Function || *sec != section) continue;
+    const uint64_t size = llvm::object::ELFSymbolRef(sym).getSize();
+    if (offset >= *value && offset < *value + size) return name->str();
+  }
+  return "";
+}
+
 }  // namespace
 
 CodeBlob link_flat(const std::vector<uint8_t>& elf_object, const std::vector<std::string>& entry_symbols) {
@@ -297,6 +326,13 @@ CodeBlob link_flat(const std::vector<uint8_t>& elf_object, const std::vector<std
       std::string name;
       auto sym = rel.getSymbol();
       if (sym == obj->symbol_end()) throw CompileError("kernel object has a relocation without symbol");
+      if (take(sym->getSection(), "symbol section") == obj->section_end()) {
+        name = take(sym->getName(), "symbol name").str();
+        const std::string kernel = function_at(*obj, *target, rel.getOffset());
+        throw CompileError((kernel.empty() ? std::string("kernels call") : "kernel " + kernel + " calls") + " '" + name +
+                           "'" + helper_purpose(name) +
+                           ", a library helper the target has no instruction for: generated code must call nothing");
+      }
       int64_t s = symbol_address(*sym, name);
       int64_t addend = take(llvm::object::ELFRelocationRef(rel).getAddend(), "relocation addend");
       apply_relocation(machine, static_cast<uint32_t>(rel.getType()), blob.bytes.data(), it->second + rel.getOffset(),
