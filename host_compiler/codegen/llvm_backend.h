@@ -18,10 +18,10 @@ struct CodeBlob {
 };
 
 // Links a relocatable ELF object into a flat blob: lays out its allocated sections
-// and resolves every relocation PC-relatively. Fails on external symbols, naming the kernel
-// that calls one and what the helper does (the kernels
-// must call nothing) and on absolute relocations (the blob must not depend on where
-// it is loaded), and on function symbols that overlap. Exposed for tests.
+// and resolves every relocation PC-relatively. Fails on external symbols (the kernels must
+// call nothing; the error names the kernel and what the helper does), on absolute
+// relocations (the blob must not depend on where it is loaded), and on function symbols
+// that overlap. Exposed for tests.
 CodeBlob link_flat(const std::vector<uint8_t>& elf_object, const std::vector<std::string>& entry_symbols);
 
 }  // namespace edgec

@@ -1034,11 +1034,10 @@ class Emitter {
     const bool hvx = int8_dot_ == TargetSpec::Int8Dot::HvxU8S8 && dot_.kind == DotKind::U8S8Quads;
     if (!(lanes == 4 || lanes == 8 || lanes == 16 || (hvx && lanes == 32))) return false;
     // A ragged copy (lanes past the end masked) still takes the instruction where its whole
-    // panel read stays in the buffer: packed panels fill their last block of 16 (or
+    // panel read stays in the buffer: packed panels fill their last block of 16 (8-bit:
     // int8_dot_columns) columns (packed_in_column_groups) and copies start at multiples of
-    // the lanes, so a copy that
-    // starts before the end reads padding columns there (their sums are never stored). A
-    // copy wholly past the end is skipped.
+    // the lanes, so a copy that starts before the end reads padding columns there (their
+    // sums are never stored). A copy wholly past the end is skipped.
     std::vector<bool> skip(copies, false);
     for (size_t u = 0; u < copies; ++u) {
       select_copy(u);

@@ -80,8 +80,9 @@ std::vector<TargetSpec> all_targets() {
   // has no float before v68, so float code is scalar (vector_bytes 4: one lane). Kernels that
   // accumulate integers (8-bit convs and matrix products) use HVX: 32 int32 lanes, 32
   // vector registers, the 8-bit products as vrmpy (Vu.ub x Vv.b quads summed per int32
-  // lane: vpdpbusd's layout, 32 output channels per panel). No integer divide and no float rounding or sqrt
-  // instructions: the code generator expands those inline (target.h). 32-bit addresses, so
+  // lane: vpdpbusd's layout, 32 output channels per panel). No integer divide, no double
+  // arithmetic, no float rounding or sqrt instructions: the code generator expands those
+  // inline (target.h). 32-bit addresses, so
   // indices are 32-bit (llvm_emit.cc). L2: 512 KB shared by the DSP's hardware threads; the
   // runtime uses one (threads = 1): assume 256 KB for a tile's weights.
   const int hexagon = 2;  // edge::bundle::Arch::Hexagon
