@@ -102,7 +102,7 @@ class Emitter {
         x86_gathers_(target.bundle_arch == static_cast<int>(edge::bundle::Arch::X86_64)),
         target_features_(target.llvm_features),
         half_(target.half_arithmetic), int_divide_(target.int_divide), fp_rounding_(target.fp_rounding),
-        f64_arithmetic_(target.f64_arithmetic),
+        f64_arithmetic_(target.f64_arithmetic), f16_conversion_(target.f16_conversion),
         // A vector register holds vector_bytes / 4 floats, or twice as many halves where
         // the kernel computes in half (NEON: 8 lanes of .8h): the lanes of the vectorized dim,
         // and the accumulator vectors the register-tile cost model counts, are registers.
@@ -394,7 +394,7 @@ class Emitter {
   // x (float) rounded to the narrow float dtype t and back: what a cast to t means.
   LV* round_to_narrow(LV* x, DType t) {
     llvm::Type* nt = narrow_float_type(t);
-    return nt ? b_.CreateFPExt(b_.CreateFPTrunc(x, same_lanes(x, nt)), x->getType()) : x;
+    return nt ? fp_convert(fp_convert(x, same_lanes(x, nt)), x->getType()) : x;
   }
   llvm::Type* storage_type(DType t) {
     if (llvm::Type* nt = narrow_float_type(t)) return nt;
@@ -1399,11 +1399,53 @@ class Emitter {
     if (narrow_float_type(t) || as == DType::F16) return fp_convert(l, same_lanes(l, scalar_type(as)));
     return l;
   }
-  // fpext / fptrunc / nothing, by the widths (half <-> bfloat through float).
+  // fpext / fptrunc / nothing, by the widths (half <-> bfloat through float; half <-> float
+  // by hand where the target has no instruction for it, TargetSpec::f16_conversion).
   LV* fp_convert(LV* x, llvm::Type* to) {
     if (x->getType() == to) return x;
-    if (x->getType()->getScalarSizeInBits() == to->getScalarSizeInBits()) x = b_.CreateFPExt(x, same_lanes(x, b_.getFloatTy()));
+    if (x->getType()->getScalarSizeInBits() == to->getScalarSizeInBits()) x = fp_convert(x, same_lanes(x, b_.getFloatTy()));
+    if (!f16_conversion_ && x->getType()->getScalarType()->isHalfTy()) return fp_convert(float_of_half(x), to);
+    if (!f16_conversion_ && to->getScalarType()->isHalfTy()) {
+      if (!x->getType()->getScalarType()->isFloatTy()) x = fp_convert(x, same_lanes(x, b_.getFloatTy()));
+      return half_of_float(x);
+    }
     return x->getType()->getScalarSizeInBits() < to->getScalarSizeInBits() ? b_.CreateFPExt(x, to) : b_.CreateFPTrunc(x, to);
+  }
+  // IEEE half -> float, exactly, in integer operations: normal numbers rebias the exponent,
+  // subnormals are mantissa * 2^-24 (exact in float), inf / NaN keep their payload.
+  LV* float_of_half(LV* h) {
+    llvm::Type* i32 = same_lanes(h, b_.getInt32Ty());
+    llvm::Type* f32 = same_lanes(h, b_.getFloatTy());
+    LV* w = b_.CreateZExt(b_.CreateBitCast(h, same_lanes(h, b_.getInt16Ty())), i32);
+    LV* sign = b_.CreateShl(b_.CreateAnd(w, intc(w, 0x8000)), intc(w, 16));
+    LV* em = b_.CreateAnd(w, intc(w, 0x7fff));
+    LV* exp = b_.CreateLShr(em, intc(w, 10));
+    LV* normal = b_.CreateAdd(b_.CreateShl(em, intc(w, 13)), intc(w, (127 - 15) << 23));
+    LV* inf_nan = b_.CreateAdd(b_.CreateShl(em, intc(w, 13)), intc(w, (255 - 31) << 23));
+    LV* mant = b_.CreateUIToFP(em, f32);  // exp 0: the mantissa alone
+    LV* sub = b_.CreateBitCast(b_.CreateFMul(mant, fc(mant, std::ldexp(1.0, -24))), i32);
+    LV* bits = b_.CreateSelect(b_.CreateICmpEQ(exp, intc(w, 0)), sub,
+                               b_.CreateSelect(b_.CreateICmpEQ(exp, intc(w, 31)), inf_nan, normal));
+    return b_.CreateBitCast(b_.CreateOr(bits, sign), f32);
+  }
+  // float -> IEEE half, rounded to nearest even, in integer operations: NaN stays NaN
+  // (quiet), >= 65520 is inf, below 2^-14 the float adder rounds to the half's 2^-24 steps
+  // (x + 0.5 has that ulp), normal numbers round on the 13 dropped bits.
+  LV* half_of_float(LV* x) {
+    llvm::Type* i32 = same_lanes(x, b_.getInt32Ty());
+    LV* f = b_.CreateBitCast(x, i32);
+    LV* sign = b_.CreateAnd(b_.CreateLShr(f, intc(f, 16)), intc(f, 0x8000));
+    LV* a = b_.CreateAnd(f, intc(f, 0x7fffffff));
+    LV* nan = b_.CreateOr(intc(f, 0x7e00), b_.CreateAnd(b_.CreateLShr(a, intc(f, 13)), intc(f, 0x3ff)));
+    LV* inf_nan = b_.CreateSelect(b_.CreateICmpUGT(a, intc(f, 0x7f800000)), nan, intc(f, 0x7c00));
+    LV* sub = b_.CreateSub(b_.CreateBitCast(b_.CreateFAdd(b_.CreateBitCast(a, x->getType()), fc(x, 0.5)), i32),
+                           intc(f, 0x3f000000));
+    LV* odd = b_.CreateAnd(b_.CreateLShr(a, intc(f, 13)), intc(f, 1));
+    LV* normal = b_.CreateLShr(b_.CreateAdd(b_.CreateAdd(a, intc(f, -(int64_t{127 - 15} << 23) + 0xfff)), odd), intc(f, 13));
+    LV* h = b_.CreateSelect(b_.CreateICmpUGE(a, intc(f, 0x477ff000)), inf_nan,
+                            b_.CreateSelect(b_.CreateICmpULT(a, intc(f, 0x38800000)), sub, normal));
+    h = b_.CreateOr(h, sign);
+    return b_.CreateBitCast(b_.CreateTrunc(h, same_lanes(x, b_.getInt16Ty())), same_lanes(x, b_.getHalfTy()));
   }
   LV* load(const Value* v) {
     // Storage and value dtypes differ only for F16 values stored as F32 (targets without
@@ -2105,6 +2147,7 @@ class Emitter {
   bool int_divide_;                  // TargetSpec::int_divide
   bool fp_rounding_;                 // TargetSpec::fp_rounding
   bool f64_arithmetic_;              // TargetSpec::f64_arithmetic
+  bool f16_conversion_;              // TargetSpec::f16_conversion
   bool int_vectors_;                 // uses_int_vectors: the target's integer vectors
   int vector_lanes_;                 // lanes for the vectorized dim, from the target
   int vector_registers_;             // how many vector registers the target has

@@ -95,6 +95,7 @@ std::vector<TargetSpec> all_targets() {
     h.int_divide = false;
     h.fp_rounding = false;
     h.f64_arithmetic = false;
+    h.f16_conversion = false;
     h.int_vector_bytes = 128;
     h.int_vector_registers = 32;
     h.int8_dot = TargetSpec::Int8Dot::HvxU8S8;

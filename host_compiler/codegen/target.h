@@ -72,6 +72,9 @@ struct TargetSpec {
   // float64 forms of a float32 fused multiply-add (ops_quant.cc: QLinearAdd) become that
   // fused multiply-add; any other double arithmetic is refused naming the helper.
   bool f64_arithmetic = true;
+  // float <-> half conversion instructions (Hexagon before v68: none); without them the code
+  // generator converts in integer operations (exact, round to nearest even).
+  bool f16_conversion = true;
 };
 
 // Throws CompileError listing the known targets if `name` is unknown.

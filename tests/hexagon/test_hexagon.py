@@ -186,6 +186,43 @@ def inline_expansions_match_onnxruntime():
         lib.assert_close({k: got[k] for k in rest}, {k: expected[k] for k in rest}, rtol=RTOL, atol=ATOL)
 
 
+@suite.case
+def half_conversions_bit_exact_to_numpy():
+    """The DSP has no float <-> half instruction: edgec converts in integer operations. Every
+    one of the 65536 halves to float and back, the midpoints between neighbouring halves (ties
+    to even), values just off them, past the largest half (65504 -> 65520 -> inf), subnormals
+    and NaN payloads, bit-exact to numpy's conversions (NaN compared as NaN)."""
+    every = np.arange(65536, dtype=np.uint16).view(np.float16)
+    finite = np.sort(np.unique(every[np.isfinite(every)].astype(np.float32)))
+    mid = (finite[:-1].astype(np.float64) + finite[1:]) / 2  # exact in float32: 11 + 1 bits
+    mid = mid.astype(np.float32)
+    xs = np.concatenate([every.astype(np.float32), mid, np.nextafter(mid, np.float32(np.inf)),
+                         np.nextafter(mid, np.float32(-np.inf)),
+                         np.float32([65504, 65519.99, 65520, 1e9, -1e9, np.inf, -np.inf, 1e-8, -1e-8, 2.9e-8,
+                                     3e-8, 1e-40, -0.0])]).astype(np.float32)
+    n = len(xs)
+    nodes = [helper.make_node("Cast", ["x"], ["h"], to=TensorProto.FLOAT16),
+             helper.make_node("Cast", ["hin"], ["f"], to=TensorProto.FLOAT)]
+    model = helper.make_model(helper.make_graph(
+        nodes, "half_conversions",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n]),
+         helper.make_tensor_value_info("hin", TensorProto.FLOAT16, [65536])],
+        [helper.make_tensor_value_info("h", TensorProto.FLOAT16, [n]),
+         helper.make_tensor_value_info("f", TensorProto.FLOAT, [65536])]), opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    got = run_hexagon(compile_for(model, "half", "hexagon-v65"), {"x": xs, "hin": every}, "half", ["h", "f"])
+    with np.errstate(over="ignore"):  # past 65520: inf, as intended
+        to_half = xs.astype(np.float16)
+    for name, actual, expected in (("float -> half", got["h"], to_half),
+                                   ("half -> float", got["f"], every.astype(np.float32))):
+        nan = np.isnan(expected)
+        assert np.array_equal(np.isnan(actual), nan), f"{name}: NaN positions differ"
+        bits = {2: np.uint16, 4: np.uint32}[expected.itemsize]
+        wrong = np.flatnonzero(actual[~nan].view(bits) != expected[~nan].view(bits))
+        assert wrong.size == 0, f"{name}: {wrong.size} differ, first {actual[~nan][wrong[0]]} vs {expected[~nan][wrong[0]]}"
+        print(f"    {name}: {actual.size} values bit-exact to numpy ({int(nan.sum())} NaN)")
+
+
 # ---------------------------------------------------------------- instruction counting (qemu_insn_count/)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "qemu_insn_count"))
