@@ -9,7 +9,8 @@
     atol 1e-4, the CPU targets' tolerance for the self-test); --repeat gives bit-identical runs
   - what the DSP has no instruction for and LLVM would call a helper for, expanded inline by
     edgec: floor / ceil / round / integer division and remainder exact to onnxruntime, sqrt,
-    exp, sigmoid, tanh, fmod within the tolerance
+    exp, sigmoid, tanh, fmod within the tolerance; float <-> half conversions (in integer
+    operations) bit-exact to numpy over every half and every tie
   - a model that would need a helper (double arithmetic) is refused by edgec naming it; a
     Hexagon bundle on this machine's runtime and an x86-64 bundle on the Hexagon one are
     refused naming both sides; --threads 2 is refused (the hexagon port runs one thread)
