@@ -854,7 +854,8 @@ class Emitter {
   // The epilogue of a vector of integer sums where float arithmetic is scalar (Hexagon:
   // HVX sums, float requantization): a rolled loop over the lanes, each computed as a
   // scalar kernel would. LLVM would otherwise split every float vector operation into
-  // lanes inline (10x the code, minutes of compile time).
+  // lanes inline (test_int8's conv_relu for hexagon-v65: 121,544 against 27,592 bytes of
+  // code, 16 s against 0.8 s of `edgec compile`).
   void emit_epilogue_lane_by_lane(LV* sums, int lanes, LV* end) {
     llvm::Type* at = sums->getType();
     llvm::AllocaInst* spill;
