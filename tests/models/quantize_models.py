@@ -21,6 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import edge_testlib as lib  # noqa: E402
+
 
 def seeded_feeds(model, rng):
     """One seeded input per graph input: standard normal floats, integers over their range."""
@@ -75,14 +78,14 @@ def quantize(model, out_path, calibration=4, seed=0, per_channel=True, weight_ty
 
 
 def ort_session(model, optimized_path=None):
-    """onnxruntime on a QDQ model with default optimizations (its integer kernels), 1 thread."""
+    """onnxruntime on a QDQ model with default optimizations (its integer kernels, fed exact
+    weights: edge_testlib.exact_weights), 1 thread."""
     import onnxruntime as ort
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
     if optimized_path:
         so.optimized_model_filepath = str(optimized_path)
-    data = str(model) if isinstance(model, (str, Path)) else model.SerializeToString()
-    return ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(lib.exact_weights(model).SerializeToString(), so, providers=["CPUExecutionProvider"])
 
 
 def output_quant(model, output_name):
@@ -107,8 +110,6 @@ def step_stats(actual, expected, scale):
 
 def compare_model(qdq_path, input_npy=None, seed=0):
     import onnx
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    import edge_testlib as lib
     model = onnx.load(str(qdq_path))
     feeds = seeded_feeds(model, np.random.default_rng(seed + 7))
     if input_npy and Path(input_npy).exists() and len(feeds) == 1:
