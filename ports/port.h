@@ -13,15 +13,24 @@
 //   bind:    bind(ctx, input?, index, data, size)     size/alignment already checked
 //   run:     run(ctx, command_ns)                     replays the queue; no allocation
 //   destroy: destroy(ctx)
+//
+// A port is compiled into libedgert (cpu, hexagon) or is a library of its own (opencl:
+// libedgert_opencl, EDGE_LIBRARY_PORTS in device_runtime/CMakeLists.txt) that registers its
+// table with edgert_port_register when it is loaded, from a constructor in the object that
+// defines edgert_<port>_register (which the CMake target makes the linker keep). Such a
+// library calls the core's set_error, describe_target and dtype_size (internal.h), exported
+// by libedgert.so as edgert_port_*.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 
+#include "bundle_header.h"
 #include "edgert.h"
 
 struct edgert_bundle;
 namespace edge::bundle {
 struct Bundle;
+struct Target;
 }
 
 namespace edgert {
@@ -63,9 +72,30 @@ struct Port {
   void (*release_prepared)(PreparedPrograms* prepared);
 };
 
-// The port named `name` among those compiled in, or null (port_registry.cc, generated).
+// What a port library and the core it registers with must agree on: the Port table, the
+// edgert_bundle object (internal.h), the helpers above and the bundle format. Bump the
+// revision when any of the first three changes.
+inline constexpr uint32_t kPortAbi = 1u << 16 | edge::bundle::kFormatVersion;
+
+// The port named `name` among those compiled in or registered, or null (port_registry.cc,
+// generated).
 const Port* find_port(const char* name);
-// "cpu, opencl": the ports compiled in, for messages.
+// "cpu, opencl": the ports compiled in, then those registered, for messages.
 const char* compiled_port_names();
+// The refusal of a bundle whose Target.port is none of those: names the library to link
+// when the port is a library of its own.
+edgert_status missing_port(const edge::bundle::Target* target);
+
+}  // namespace edgert
+
+extern "C" {
+// Called by a port library as it loads (before main when linked): makes `port` findable.
+// Returns 1, or 0 when `abi` is not this core's kPortAbi (a library built from another
+// source: then the port stays missing, and the refusal of its bundles says why) or every
+// slot is taken.
+int32_t edgert_port_register(const char* name, uint32_t abi, const edgert::Port* port);
+}
+
+namespace edgert {
 
 }  // namespace edgert

@@ -10,7 +10,8 @@ namespace edge::bundle {
 inline constexpr char kMagic[8] = {'E', 'D', 'G', 'E', 'B', 'N', 'D', 'L'};
 // 2: code formats, launch shapes, memory spaces, prepared OpenCL programs (bundle.fbs).
 // 3: argument contracts and function tables (bundle.fbs).
-inline constexpr uint32_t kFormatVersion = 3;
+// 4: MachineCode sections start with a code directory (code_directory.h).
+inline constexpr uint32_t kFormatVersion = 4;
 inline constexpr uint32_t kHeaderSize = 64;
 inline constexpr uint64_t kDataAlignment = 4096;   // data blob offset in the file
 inline constexpr uint64_t kSectionAlignment = 64;  // minimum section / buffer alignment

@@ -47,6 +47,23 @@ struct ArgContractDesc {
   uint64_t extent = 0;      // bytes
 };
 
+struct A630ArgDesc {
+  A630ArgKind kind = A630ArgKind::Address;
+  uint32_t slot = 0;
+};
+
+struct A630ProgramDesc {
+  uint64_t code_offset = 0, code_size = 0;
+  uint32_t instructions = 0, nops = 0, full_regs = 0, half_regs = 0, constlen = 0, branchstack = 0;
+  uint32_t private_bytes = 0, shared_bytes = 0, threadsize = 64, max_waves = 0;
+  std::vector<A630ArgDesc> args;
+  uint32_t immediates_dword = 0;
+  std::vector<uint32_t> immediates;
+  uint32_t driver_params_dword = 0xffffffffu, work_group_id_reg = 252, local_id_reg = 252;
+  uint32_t num_textures = 0, num_samplers = 0, num_images = 0;
+  std::vector<uint32_t> loop_trips;
+};
+
 struct KernelDesc {
   std::string name;
   uint32_t section = 0;
@@ -57,6 +74,8 @@ struct KernelDesc {
   std::vector<uint64_t> global_size, local_size;
   uint64_t flops = 0;
   uint64_t bytes = 0;
+  bool has_a630 = false;    // Ir3A630 sections
+  A630ProgramDesc a630;
 };
 
 struct CommandDesc {
@@ -117,23 +136,28 @@ inline std::vector<flatbuffers::Offset<TensorInfo>> write_tensors(
 }  // namespace detail
 
 // The complete file: 64-byte BundleHeader, the FlatBuffer (identifier "EDGB") at offset 64,
-// zero padding, then the data blob at a multiple of kDataAlignment holding the sections in
-// order, each at a blob offset that is a multiple of max(alignment, 64); zero padding between
-// them. The file ends with the last section (edgec sign may append a signature trailer:
+// zero padding, then the data blob at a multiple of kDataAlignment holding the sections (a
+// MachineCode section first, then the others in order), each at a blob offset that is a
+// multiple of max(alignment, 64); zero padding between them. The file ends with the last section (edgec sign may append a signature trailer:
 // bundle_signature.h). Deterministic: the same desc gives the same bytes.
 inline std::vector<uint8_t> serialize_bundle(const BundleDesc& desc) {
-  // Lay out the data blob first: Section.offset goes into the FlatBuffer.
-  std::vector<uint64_t> section_offsets;
-  std::vector<uint32_t> section_alignments;
+  // Lay out the data blob first: Section.offset goes into the FlatBuffer. A MachineCode
+  // section comes first (the runtime takes machine code only from blob offset 0), then the
+  // others in order.
+  std::vector<uint64_t> section_offsets(desc.sections.size());
+  std::vector<uint32_t> section_alignments(desc.sections.size());
   uint64_t data_size = 0;
-  for (const SectionData& s : desc.sections) {
-    uint32_t alignment =
-        s.alignment < kSectionAlignment ? static_cast<uint32_t>(kSectionAlignment) : s.alignment;
-    uint64_t offset = detail::align_up(data_size, alignment);
-    section_offsets.push_back(offset);
-    section_alignments.push_back(alignment);
-    data_size = offset + s.bytes.size();
-  }
+  for (int machine_code = 1; machine_code >= 0; --machine_code)
+    for (size_t i = 0; i < desc.sections.size(); ++i) {
+      const SectionData& s = desc.sections[i];
+      if ((s.format == CodeFormat::MachineCode) != (machine_code == 1)) continue;
+      uint32_t alignment =
+          s.alignment < kSectionAlignment ? static_cast<uint32_t>(kSectionAlignment) : s.alignment;
+      uint64_t offset = detail::align_up(data_size, alignment);
+      section_offsets[i] = offset;
+      section_alignments[i] = alignment;
+      data_size = offset + s.bytes.size();
+    }
 
   flatbuffers::FlatBufferBuilder fbb(1024);
   auto producer = fbb.CreateString(desc.producer);
@@ -175,8 +199,21 @@ inline std::vector<uint8_t> serialize_bundle(const BundleDesc& desc) {
     for (const ArgContractDesc& a : k.args)
       contracts.push_back(CreateArgContract(fbb, a.access, a.dtype, a.extent));
     auto args = fbb.CreateVector(contracts);
+    flatbuffers::Offset<A630Program> a630 = 0;
+    if (k.has_a630) {
+      const A630ProgramDesc& p = k.a630;
+      std::vector<flatbuffers::Offset<A630Arg>> bindings;
+      for (const A630ArgDesc& a : p.args) bindings.push_back(CreateA630Arg(fbb, a.kind, a.slot));
+      auto bound = fbb.CreateVector(bindings);
+      auto immediates = fbb.CreateVector(p.immediates);
+      auto trips = fbb.CreateVector(p.loop_trips);
+      a630 = CreateA630Program(fbb, p.code_offset, p.code_size, p.instructions, p.nops, p.full_regs, p.half_regs,
+                               p.constlen, p.branchstack, p.private_bytes, p.shared_bytes, p.threadsize, p.max_waves,
+                               bound, p.immediates_dword, immediates, p.driver_params_dword, p.work_group_id_reg,
+                               p.local_id_reg, p.num_textures, p.num_samplers, p.num_images, trips);
+    }
     kernels.push_back(CreateKernel(fbb, name, k.section, k.function, entry_name, args,
-                                   k.parallel_extent, global_size, local_size, k.flops, k.bytes));
+                                   k.parallel_extent, global_size, local_size, k.flops, k.bytes, a630));
   }
 
   std::vector<flatbuffers::Offset<Command>> commands;
@@ -311,6 +348,33 @@ inline BundleDesc desc_from_bundle(const Bundle* root, const uint8_t* data) {
     kd.local_size = vector_of(k->local_size());
     kd.flops = k->flops();
     kd.bytes = k->bytes();
+    if (const A630Program* p = k->a630()) {
+      kd.has_a630 = true;
+      A630ProgramDesc& a = kd.a630;
+      a.code_offset = p->code_offset();
+      a.code_size = p->code_size();
+      a.instructions = p->instructions();
+      a.nops = p->nops();
+      a.full_regs = p->full_regs();
+      a.half_regs = p->half_regs();
+      a.constlen = p->constlen();
+      a.branchstack = p->branchstack();
+      a.private_bytes = p->private_bytes();
+      a.shared_bytes = p->shared_bytes();
+      a.threadsize = p->threadsize();
+      a.max_waves = p->max_waves();
+      for (flatbuffers::uoffset_t j = 0; p->args() && j < p->args()->size(); ++j)
+        a.args.push_back(A630ArgDesc{p->args()->Get(j)->kind(), p->args()->Get(j)->slot()});
+      a.immediates_dword = p->immediates_dword();
+      a.immediates = vector_of(p->immediates());
+      a.driver_params_dword = p->driver_params_dword();
+      a.work_group_id_reg = p->work_group_id_reg();
+      a.local_id_reg = p->local_id_reg();
+      a.num_textures = p->num_textures();
+      a.num_samplers = p->num_samplers();
+      a.num_images = p->num_images();
+      a.loop_trips = vector_of(p->loop_trips());
+    }
     d.kernels.push_back(std::move(kd));
   }
   for (flatbuffers::uoffset_t i = 0; root->commands() && i < root->commands()->size(); ++i) {

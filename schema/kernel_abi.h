@@ -16,22 +16,14 @@ namespace edge::abi {
 // state and is position-independent: a copy into executable pages is all the loading it needs.
 using CpuKernelFn = void (*)(void* const* args, int32_t core_id, int32_t num_cores);
 
-// Every function of a MachineCode section starts at a multiple of this (Section.functions):
-// an entry point moved into the middle of an instruction is refused at open.
+// Every function of a MachineCode section starts at a multiple of this. Where functions
+// start, and nowhere else, the runtime may jump: the section's code directory
+// (schema/code_directory.h) lists them, with each kernel's argument contract (access, dtype
+// and the bytes its code may touch, bundle.fbs's ArgContract), as data the verifier reads
+// without running any code. Editing the FlatBuffer cannot move an entry point, shorten the
+// arguments a kernel reads or lend it smaller buffers than its code touches; only changed
+// code bytes can (which signing covers).
 inline constexpr uint64_t kFunctionAlignment = 16;
-
-// The contract compiled into the code. Called with num_cores == 0, a kernel does no work: it
-// stores at args[0] (a slot the port provides) the address of these 8-byte words inside
-// its own code section, and returns:
-//   { kContractMagic, n, then per argument: access | dtype << 8, extent in bytes }
-// with the meaning of bundle.fbs's ArgContract. The cpu port probes every kernel when it
-// creates a context and refuses a bundle whose Kernel.args say otherwise, so editing the
-// FlatBuffer cannot shorten the arguments a kernel reads or lend it smaller buffers than
-// its code touches; only changed code can (which signing covers).
-inline constexpr uint64_t kContractMagic = 0x3154434152544e43ull;  // "CNTRACT1"
-inline constexpr uint64_t contract_arg_word(uint32_t access, uint32_t dtype) {
-  return access | static_cast<uint64_t>(dtype) << 8;
-}
 
 // ---- OpenCLC / OpenCLBinary (opencl port) ----
 // Every kernel is an OpenCL C 1.2 function `__kernel void <Kernel.entry_name>(...)` whose
@@ -47,5 +39,26 @@ inline constexpr int kMaxLaunchDims = 3;
 // An Image2D buffer holds 4 elements per RGBA texel, row-major over the buffer's elements:
 // element e is channel e % 4 of texel (e / 4) % image_width, row (e / 4) / image_width.
 inline constexpr int kImageChannels = 4;
+
+// ---- Ir3A630 (Adreno 630 machine code; no port runs it yet, a KGSL port is planned) ----
+// One program per kernel (Kernel.a630): a6xx instructions, 8 bytes each, at a multiple of
+// kA630ProgramAlignment in its section. A dispatcher loads the program, writes argument i's
+// 64-bit device address at constant-file dword A630Program.args[i].slot and the immediates
+// at immediates_dword, and runs Kernel.global_size / local_size work-items (the work-group
+// size is compiled in); work-items past the outputs return without touching memory.
+// A port must place every buffer it passes so that it does not cross a 4 GiB boundary of the
+// GPU address space ((address >> 32) == ((address + size - 1) >> 32)): kernels whose indices
+// fit 32 bits add their byte offsets to the address's low word only. (a6xx GPU addresses have
+// 48 bits, so a high word is never all ones; kernels rely on that too.) Buffers start at a
+// multiple of 16 bytes: a tile's lanes load up to 4 consecutive elements with one instruction.
+// The limits below are the Adreno 630's as Mesa's ir3 (25.2.7) states them for gpu 630
+// (ir3_compiler for a6xx); the verifier holds every A630Program to them.
+inline constexpr uint64_t kA630ProgramAlignment = 128;
+inline constexpr uint32_t kA630MaxRegs = 64;           // full / half vec4 registers of a footprint (6-bit fields)
+inline constexpr uint32_t kA630MaxConstVec4 = 256;     // constlen of a compute program (max_const_compute)
+inline constexpr uint32_t kA630BranchStack = 64;       // branchstack_size
+inline constexpr uint32_t kA630SharedBytes = 32768;    // local_mem_size
+inline constexpr uint32_t kA630MaxWorkGroup = 1024;    // work-items per work-group
+inline constexpr uint32_t kA630UnusedReg = 252;        // regid of r63.x: "not used"
 
 }  // namespace edge::abi

@@ -1,6 +1,7 @@
 // status.cc — per-thread last error message, status and dtype names.
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 
 #include "internal.h"
 
@@ -23,6 +24,11 @@ edgert_status set_error(edgert_status status, const char* format, ...) {
   std::vsnprintf(g_last_error, sizeof(g_last_error), format, args);
   va_end(args);
   return status;
+}
+
+const char* enum_name(const char* names, uint32_t value) {
+  for (; value > 0 && *names; --value) names += std::strlen(names) + 1;
+  return names;
 }
 
 size_t dtype_size(uint32_t dtype) {

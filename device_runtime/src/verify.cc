@@ -11,14 +11,18 @@
 #include "bundle_header.h"
 #define EDGE_SIGNATURE_LAYOUT_ONLY
 #include "bundle_signature.h"
+#include "code_directory.h"
+#include "flatbuffer_verify.h"
 #include "internal.h"
 #include "kernel_abi.h"
 #include "port.h"
+#include "runtime_limits.h"
 
 namespace edgert {
 
 const char* arch_name(edge::bundle::Arch a) {
-  return a <= edge::bundle::Arch::MAX ? edge::bundle::EnumNameArch(a) : "unknown";
+  const char* name = enum_name(kArchNames, static_cast<uint32_t>(a));
+  return *name ? name : "unknown";
 }
 
 const char* describe_target(const edge::bundle::Target* t, char* buf, size_t size) {
@@ -39,7 +43,9 @@ using namespace edge::bundle;
 
 #define EDGE_INVALID(...) ::edgert::set_error(EDGERT_ERROR_INVALID_BUNDLE, __VA_ARGS__)
 
-constexpr uint32_t kMaxArenaAlignment = 1u << 20;
+using edge::limits::kMaxArenaAlignment;
+static_assert(edge::limits::kMaxRank == EDGERT_MAX_RANK, "edgert.h and runtime_limits.h disagree");
+static_assert(edge::limits::kMinArenaAlignment == kSectionAlignment, "the arena's alignment is a section's");
 
 template <typename T>
 uint32_t count(const flatbuffers::Vector<T>* v) {
@@ -181,7 +187,7 @@ edgert_status check_flatbuffer(const uint8_t* fb, uint64_t fb_size, const Bundle
   flatbuffers::Verifier::Options options;
   options.max_tables = 1u << 26;  // large models have many buffers and commands
   flatbuffers::Verifier verifier(fb, static_cast<size_t>(fb_size), options);
-  if (!VerifyBundleBuffer(verifier))
+  if (!verify_bundle_flatbuffer(verifier, fb, static_cast<size_t>(fb_size)))
     return EDGE_INVALID("FlatBuffer fails verification (bad offsets, sizes or strings)");
   const Bundle* root = GetBundle(fb);
   if (root->format_version() != kFormatVersion)
@@ -197,39 +203,77 @@ edgert_status check_target(const Bundle* b) {
   const Target* t = b->target();
   if (!t) return EDGE_INVALID("target is missing");
   const Port* port = find_port(str(t->port()));
-  if (!port) {
-    char target[160];
-    return set_error(EDGERT_ERROR_UNSUPPORTED,
-                     "bundle targets %s and needs runtime port \"%s\", but this runtime was built "
-                     "with port(s) %s (CMake option EDGE_PORTS)",
-                     describe_target(t, target, sizeof(target)), str(t->port()), compiled_port_names());
-  }
-  return port->check_target(b);
+  return port ? port->check_target(b) : missing_port(t);
 }
 
 // ---- sections: ranges of the data blob ----
 
-// A MachineCode section's function table: sorted, disjoint, non-empty ranges inside the
-// section (entry points come only from here). Other formats have none.
-edgert_status check_functions(const Section* s, uint32_t i) {
+// A MachineCode section: its code directory (schema/code_directory.h) read as data, every
+// check before anything runs. Section.functions must be its entries, and the code's arch
+// and features the Target's (so the port's machine check covers what the code needs).
+// Other formats have no function table.
+edgert_status check_machine_code(const Bundle* b, const Section* s, uint32_t i, const uint8_t* data) {
   const auto* fns = s->functions();
   if (s->format() != CodeFormat::MachineCode) {
     if (count(fns) != 0)
-      return EDGE_INVALID("section %u: a %s section has a function table", i, EnumNameCodeFormat(s->format()));
+      return EDGE_INVALID("section %u: a %s section has a function table", i,
+                          enum_name(kCodeFormatNames, static_cast<uint32_t>(s->format())));
     return EDGERT_OK;
   }
+  if (s->offset() != 0)
+    return EDGE_INVALID("section %u: a MachineCode section starts the data blob, not offset %" PRIu64, i, s->offset());
+  edge::abi::CodeDirectory dir;
+  if (const char* why = edge::abi::read_code_directory(data, s->size(), edge::abi::kFunctionAlignment, &dir))
+    return EDGE_INVALID("section %u (%" PRIu64 " bytes) %s", i, s->size(), why);
   if (misaligned(fns)) return EDGE_INVALID("section %u: functions vector is not 8-byte aligned", i);
-  uint64_t end = 0;  // of the previous function
+  if (count(fns) != dir.header.num_functions)
+    return EDGE_INVALID("section %u: %u functions, but its code directory lists %u", i, count(fns),
+                        dir.header.num_functions);
   for (uint32_t f = 0; f < count(fns); ++f) {
-    const edge::bundle::Function* fn = fns->Get(f);
-    if (fn->offset() % edge::abi::kFunctionAlignment != 0)
-      return EDGE_INVALID("section %u: function %u starts at %" PRIu64 ", not a multiple of %" PRIu64, i, f,
-                          fn->offset(), edge::abi::kFunctionAlignment);
-    if (fn->size() == 0 || !range_inside(fn->offset(), fn->size(), s->size()) || (f > 0 && fn->offset() < end))
-      return EDGE_INVALID("section %u: function %u [%" PRIu64 ", +%" PRIu64
-                          ") is empty, outside the section (%" PRIu64 " bytes) or not after function %u",
-                          i, f, fn->offset(), fn->size(), s->size(), f - 1);
-    end = fn->offset() + fn->size();
+    const edge::abi::CodeDirectoryEntry e = dir.entry(f);
+    if (fns->Get(f)->offset() != e.offset || fns->Get(f)->size() != e.size)
+      return EDGE_INVALID("section %u: function %u [%" PRIu64 ", +%" PRIu64 ") is not the function the compiler "
+                          "emitted there [%" PRIu64 ", +%" PRIu64 ") (code directory)",
+                          i, f, fns->Get(f)->offset(), fns->Get(f)->size(), e.offset, e.size);
+  }
+  const Target* t = b->target();
+  if (dir.header.arch != static_cast<uint32_t>(t->arch()))
+    return EDGE_INVALID("section %u: code for arch %u, but Target.arch is %s", i, dir.header.arch, arch_name(t->arch()));
+  const char* cursor = dir.features();
+  size_t len = 0;
+  while (const char* need = edge::abi::next_feature(&cursor, &len)) {
+    bool declared = false;
+    for (uint32_t k = 0; k < count(t->features()) && !declared; ++k) {
+      const char* f = str(t->features()->Get(k));
+      f += *f == '+';
+      declared = std::strlen(f) == len && std::memcmp(f, need, len) == 0;
+    }
+    if (!declared)
+      return EDGE_INVALID("section %u: its code needs CPU feature \"%.*s\", which Target.features does not list", i,
+                          static_cast<int>(len), need);
+  }
+  return EDGERT_OK;
+}
+
+bool section_less(const void* sections, uint32_t x, uint32_t y) {
+  const auto* v = static_cast<const flatbuffers::Vector<flatbuffers::Offset<Section>>*>(sections);
+  return v->Get(x)->offset() < v->Get(y)->offset() || (v->Get(x)->offset() == v->Get(y)->offset() && x < y);
+}
+
+// No byte of the data blob belongs to two sections: code is never also weights.
+edgert_status check_sections_disjoint(const Bundle* b) {
+  const uint32_t n = count(b->sections());
+  Scratch scratch(size_t{n} * sizeof(uint32_t));
+  uint32_t* order = static_cast<uint32_t*>(scratch.p);
+  if (!order) return out_of_memory("the sections");
+  for (uint32_t i = 0; i < n; ++i) order[i] = i;
+  sort_indices(order, n, section_less, b->sections());
+  for (uint32_t k = 1; k < n; ++k) {
+    const Section* prev = b->sections()->Get(order[k - 1]);
+    const Section* next = b->sections()->Get(order[k]);
+    if (next->offset() < prev->offset() + prev->size())  // ranges checked inside the blob
+      return EDGE_INVALID("section %u [%" PRIu64 ", +%" PRIu64 ") overlaps section %u [%" PRIu64 ", +%" PRIu64 ")",
+                          order[k], next->offset(), next->size(), order[k - 1], prev->offset(), prev->size());
   }
   return EDGERT_OK;
 }
@@ -241,7 +285,7 @@ edgert_status check_sections(const Bundle* b, const uint8_t* data, uint64_t data
       return EDGE_INVALID("section %u: unknown kind %u", i, static_cast<unsigned>(s->kind()));
     if (s->format() > CodeFormat::MAX || (s->kind() == SectionKind::Code) != (s->format() != CodeFormat::None))
       return EDGE_INVALID("section %u: format %u does not fit a %s section", i,
-                          static_cast<unsigned>(s->format()), EnumNameSectionKind(s->kind()));
+                          static_cast<unsigned>(s->format()), enum_name(kSectionKindNames, static_cast<uint32_t>(s->kind())));
     if (s->format() == CodeFormat::OpenCLBinary) {
       if (!b->prepared())
         return EDGE_INVALID("section %u: an OpenCLBinary section in a bundle without `prepared`", i);
@@ -268,13 +312,43 @@ edgert_status check_sections(const Bundle* b, const uint8_t* data, uint64_t data
                        "aligned to %u bytes)",
                        i, static_cast<const void*>(data + s->offset()), s->alignment(),
                        s->alignment());
-    edgert_status st = check_functions(s, i);
+    edgert_status st = check_machine_code(b, s, i, data);
     if (st != EDGERT_OK) return st;
   }
-  return EDGERT_OK;
+  return check_sections_disjoint(b);
 }
 
 // ---- arena and buffers ----
+
+bool weight_less(const void* buffers, uint32_t x, uint32_t y) {
+  const auto* v = static_cast<const flatbuffers::Vector<flatbuffers::Offset<Buffer>>*>(buffers);
+  const Buffer *a = v->Get(x), *c = v->Get(y);
+  if (a->section() != c->section()) return a->section() < c->section();
+  return a->offset() < c->offset() || (a->offset() == c->offset() && x < y);
+}
+
+// Weight buffers do not share bytes: each holds its own constant (the compiler packs them one
+// after another), so no edit of an offset can point a kernel at another weight's bytes.
+edgert_status check_weights_disjoint(const Bundle* b) {
+  const uint32_t n = count(b->buffers());
+  Scratch scratch(size_t{n} * sizeof(uint32_t));
+  uint32_t* order = static_cast<uint32_t*>(scratch.p);
+  if (!order) return out_of_memory("the weights");
+  uint32_t m = 0;
+  for (uint32_t i = 0; i < n; ++i)
+    if (b->buffers()->Get(i)->kind() == BufferKind::Weight && b->buffers()->Get(i)->size() > 0) order[m++] = i;
+  sort_indices(order, m, weight_less, b->buffers());
+  for (uint32_t k = 1; k < m; ++k) {
+    const Buffer* prev = b->buffers()->Get(order[k - 1]);
+    const Buffer* next = b->buffers()->Get(order[k]);
+    if (next->section() == prev->section() && next->offset() < prev->offset() + prev->size())  // ranges checked
+      return EDGE_INVALID("buffer %u (%s) at offset %" PRIu64 " of section %u overlaps buffer %u (%s) [%" PRIu64
+                          ", +%" PRIu64 ")",
+                          order[k], buffer_name(next), next->offset(), next->section(), order[k - 1],
+                          buffer_name(prev), prev->offset(), prev->size());
+  }
+  return EDGERT_OK;
+}
 
 edgert_status check_buffers(const Bundle* b) {
   const uint32_t align = b->arena_alignment();
@@ -344,6 +418,11 @@ edgert_status check_buffers(const Bundle* b) {
           return EDGE_INVALID("buffer %u (%s): range [%" PRIu64 ", +%" PRIu64
                               ") exceeds section %u (%" PRIu64 " bytes)",
                               i, name, buf->offset(), buf->size(), buf->section(), s->size());
+        // Like an arena offset: kernels may load weights with aligned vector loads (and load
+        // elements at their natural alignment, a trap on some CPUs otherwise).
+        if (buf->offset() % kSectionAlignment != 0)
+          return EDGE_INVALID("buffer %u (%s): offset %" PRIu64 " in section %u is not a multiple of %" PRIu64, i,
+                              name, buf->offset(), buf->section(), kSectionAlignment);
         break;
       }
       case BufferKind::Input:
@@ -364,7 +443,7 @@ edgert_status check_buffers(const Bundle* b) {
                             static_cast<unsigned>(buf->kind()));
     }
   }
-  return EDGERT_OK;
+  return check_weights_disjoint(b);
 }
 
 // ---- inputs and outputs: what the caller binds ----
@@ -394,9 +473,9 @@ edgert_status check_tensors(const Bundle* b, bool inputs) {
                           static_cast<unsigned>(t->dtype()));
     if (misaligned(t->shape()))
       return EDGE_INVALID("%s %u (%s): shape vector is not 8-byte aligned", what, i, name);
-    if (count(t->shape()) > EDGERT_MAX_RANK)
-      return EDGE_INVALID("%s %u (%s): rank %u exceeds %d", what, i, name, count(t->shape()),
-                          EDGERT_MAX_RANK);
+    if (count(t->shape()) > edge::limits::kMaxRank)
+      return EDGE_INVALID("%s %u (%s): rank %u exceeds %u", what, i, name, count(t->shape()),
+                          edge::limits::kMaxRank);
     uint64_t bytes = 0;
     if (!shape_bytes(t->shape(), t->dtype(), &bytes) || bytes > SIZE_MAX)
       return EDGE_INVALID("%s %u (%s): shape has a negative or overflowing dimension", what, i,
@@ -430,7 +509,34 @@ edgert_status check_tensors(const Bundle* b, bool inputs) {
 
 // ---- kernels and the command queue ----
 
-edgert_status check_kernels(const Bundle* b) {
+// Kernel.args of a MachineCode kernel against the contract its code directory holds for its
+// function (check_machine_code read the directory): the same arguments, access, dtypes and
+// extents, so the commands the verifier holds to Kernel.args satisfy the code.
+edgert_status check_code_contract(const Kernel* k, uint32_t i, const edge::abi::CodeDirectory& dir) {
+  const edge::abi::CodeDirectoryEntry e = dir.entry(k->function());
+  if (e.num_args != count(k->args()))
+    return EDGE_INVALID("kernel %u (%s): Kernel.args has %u arguments, but the code of function %u takes %" PRIu64, i,
+                        str(k->name()), count(k->args()), k->function(), e.num_args);
+  for (uint32_t a = 0; a < count(k->args()); ++a) {
+    const ArgContract* want = k->args()->Get(a);
+    const uint64_t word = dir.contract_word(e, 2 * a), extent = dir.contract_word(e, 2 * a + 1);
+    if (word != edge::abi::contract_arg_word(static_cast<uint32_t>(want->access()), static_cast<uint32_t>(want->dtype())) ||
+        extent != want->extent())
+      return EDGE_INVALID("kernel %u (%s): Kernel.args[%u] (%s %s over %" PRIu64 " bytes) differs from the contract "
+                          "of its code (word 0x%" PRIx64 ", %" PRIu64 " bytes)",
+                          i, str(k->name()), a, enum_name(kArgAccessNames, static_cast<uint32_t>(want->access())),
+                          enum_name(kDTypeNames, static_cast<uint32_t>(want->dtype())),
+                          want->extent(), word, extent);
+  }
+  return EDGERT_OK;
+}
+
+edgert_status check_kernels(const Bundle* b, const uint8_t* data) {
+  // The directory of the MachineCode section the last kernel named: read once per section,
+  // not once per kernel (reading checks every entry: per kernel it made opening quadratic in
+  // the number of kernels).
+  edge::abi::CodeDirectory dir{};
+  uint32_t dir_section = UINT32_MAX;
   for (uint32_t i = 0; i < count(b->kernels()); ++i) {
     const Kernel* k = b->kernels()->Get(i);
     const char* name = str(k->name());
@@ -442,21 +548,33 @@ edgert_status check_kernels(const Bundle* b) {
       return EDGE_INVALID("kernel %u (%s): section %u is not a Code section", i, name,
                           k->section());
     switch (s->format()) {
-      case CodeFormat::MachineCode:
+      case CodeFormat::MachineCode: {
         if (k->function() >= count(s->functions()))
           return EDGE_INVALID("kernel %u (%s): function %u is not in section %u's function table (%u functions)",
                               i, name, k->function(), k->section(), count(s->functions()));
+        if (k->section() != dir_section) {  // check_machine_code read it without fault
+          edge::abi::read_code_directory(data + s->offset(), s->size(), edge::abi::kFunctionAlignment, &dir);
+          dir_section = k->section();
+        }
+        edgert_status st = check_code_contract(k, i, dir);
+        if (st != EDGERT_OK) return st;
         break;
+      }
       case CodeFormat::OpenCLC: {
         const flatbuffers::String* entry = k->entry_name();
         if (!entry || entry->size() == 0 || std::strlen(entry->c_str()) != entry->size())
           return EDGE_INVALID("kernel %u (%s): entry_name is missing or contains a NUL byte", i, name);
         break;
       }
+      case CodeFormat::Ir3A630: {
+        edgert_status st = check_a630_kernel(k, i, s);
+        if (st != EDGERT_OK) return st;
+        break;
+      }
       default:
-        return EDGE_INVALID("kernel %u (%s): section %u has format %s; kernels name a MachineCode "
-                            "or OpenCLC section",
-                            i, name, k->section(), EnumNameCodeFormat(s->format()));
+        return EDGE_INVALID("kernel %u (%s): section %u has format %s; kernels name a MachineCode, "
+                            "OpenCLC or Ir3A630 section",
+                            i, name, k->section(), enum_name(kCodeFormatNames, static_cast<uint32_t>(s->format())));
     }
     for (uint32_t a = 0; a < count(k->args()); ++a) {
       const ArgContract* c = k->args()->Get(a);
@@ -474,7 +592,7 @@ edgert_status check_kernels(const Bundle* b) {
     for (uint32_t d = 0; d < dims; ++d) {
       const uint64_t g = k->global_size()->Get(d);
       const uint64_t l = count(k->local_size()) ? k->local_size()->Get(d) : 1;
-      if (g == 0 || g > UINT32_MAX || l == 0 || g % l != 0)
+      if (g == 0 || g > edge::limits::kMaxLaunchSize || l == 0 || g % l != 0)
         return EDGE_INVALID("kernel %u (%s): dim %u: global size %" PRIu64 " / local size %" PRIu64
                             " is not a positive multiple below 2^32",
                             i, name, d, g, l);
@@ -518,9 +636,9 @@ edgert_status check_launch_args(const Bundle* b, uint32_t i, const Command* c) {
     if (buf->dtype() != want->dtype() || buf->size() < want->extent())
       return EDGE_INVALID("command %u: arg %u is buffer %u (%s, %s, %" PRIu64 " bytes), but kernel %u (%s) %s %s "
                           "over %" PRIu64 " bytes",
-                          i, a, id, buffer_name(buf), EnumNameDType(buf->dtype()), buf->size(), c->kernel(),
+                          i, a, id, buffer_name(buf), enum_name(kDTypeNames, static_cast<uint32_t>(buf->dtype())), buf->size(), c->kernel(),
                           str(k->name()), want->access() == ArgAccess::Write ? "writes" : "reads",
-                          EnumNameDType(want->dtype()), want->extent());
+                          enum_name(kDTypeNames, static_cast<uint32_t>(want->dtype())), want->extent());
     if (want->access() != ArgAccess::Write) continue;
     edgert_status st = check_writable(b, i, id);
     if (st != EDGERT_OK) return st;
@@ -533,10 +651,12 @@ edgert_status check_launch_args(const Bundle* b, uint32_t i, const Command* c) {
 // memmove: its source and destination may overlap). 0 is never a write time, so a zeroed
 // Life means "never written".
 struct Life {
-  uint32_t first_write;  // time of the first write, 0 if none
-  uint32_t last;         // time of the last read or write
-  uint32_t written_by;   // 1 + the Launch command that last wrote it (aliasing check)
-  uint32_t written_arg;  // and as which arg
+  uint32_t first_write;   // time of the first write, 0 if none
+  uint32_t last;          // time of the last read or write
+  uint32_t written_by;    // 1 + the Launch command that last wrote it (aliasing check)
+  uint32_t written_arg;   // and as which arg
+  uint32_t unread_write;  // 1 + the command whose write no command has read yet, 0 if none
+  uint32_t read;          // 1 once a command read it
 };
 
 // Counts of live buffers by offset rank (a Fenwick tree): finds the live neighbours in memory
@@ -635,6 +755,9 @@ edgert_status check_commands(const Bundle* b) {
   Scratch scratch(size_t{num_buffers} * sizeof(Life));
   Life* life = static_cast<Life*>(scratch.p);
   if (!life) return out_of_memory("the command queue");
+  struct {
+    uint32_t cmd, arg, id, by;  // cmd: 1 + the first command that overwrites an unread value
+  } overwrite = {0, 0, 0, 0};
   for (uint32_t i = 0; i < count(b->commands()); ++i) {
     const Command* c = b->commands()->Get(i);
     const uint32_t num_args = count(c->args());
@@ -683,7 +806,7 @@ edgert_status check_commands(const Bundle* b) {
         if (l.written_by == i + 1)
           return EDGE_INVALID("command %u: arg %u is buffer %u (%s), which arg %u writes", i, a,
                               c->args()->Get(a), buffer_name(b->buffers()->Get(c->args()->Get(a))), l.written_arg);
-        if (pass == 0) l = Life{l.first_write, l.last, i + 1, a};
+        if (pass == 0) l.written_by = i + 1, l.written_arg = a;
       }
     for (uint32_t a = 0; a < num_args; ++a) {
       if (writes_arg(b, c, a)) continue;
@@ -693,12 +816,19 @@ edgert_status check_commands(const Bundle* b) {
         return EDGE_INVALID("command %u: arg %u reads buffer %u (%s) before any command writes it", i,
                             a, id, buffer_name(b->buffers()->Get(id)));
       life[id].last = read_time;  // times only grow
+      life[id].unread_write = 0;
+      life[id].read = 1;
     }
+    // The compiler computes nothing it does not use: a value is read before it is written
+    // again (else a command's output is thrown away: a queue edited to feed a kernel other
+    // values than the model's). Reported after the overlap check.
     for (uint32_t a = 0; a < num_args; ++a) {
       if (!writes_arg(b, c, a)) continue;
       const uint32_t id = c->args()->Get(a);
+      if (life[id].unread_write != 0 && !overwrite.cmd) overwrite = {i + 1, a, id, life[id].unread_write - 1};
       if (life[id].first_write == 0) life[id].first_write = write_time;
       life[id].last = write_time;
+      life[id].unread_write = i + 1;
     }
   }
   for (uint32_t id = 0; id < num_buffers; ++id) {
@@ -707,7 +837,23 @@ edgert_status check_commands(const Bundle* b) {
       return EDGE_INVALID("buffer %u (%s): output %u is never written by any command", id,
                           buffer_name(buf), buf->io_index());
   }
-  return check_arena_overlap(b, life);
+  edgert_status st = check_arena_overlap(b, life);
+  if (st != EDGERT_OK) return st;
+  if (overwrite.cmd)
+    return EDGE_INVALID("command %u: arg %u overwrites buffer %u (%s), which command %u wrote and no command read",
+                        overwrite.cmd - 1, overwrite.arg, overwrite.id, buffer_name(b->buffers()->Get(overwrite.id)),
+                        overwrite.by);
+  // Every intermediate that is computed and every weight is used (reference data is not).
+  for (uint32_t id = 0; id < num_buffers; ++id) {
+    const Buffer* buf = b->buffers()->Get(id);
+    if (buf->kind() == BufferKind::Arena && life[id].unread_write != 0)
+      return EDGE_INVALID("buffer %u (%s): command %u writes it, but no command reads it", id, buffer_name(buf),
+                          life[id].unread_write - 1);
+    if (buf->kind() == BufferKind::Weight && !life[id].read &&
+        b->sections()->Get(buf->section())->kind() == SectionKind::Weights)
+      return EDGE_INVALID("buffer %u (%s): a weight that no command reads", id, buffer_name(buf));
+  }
+  return EDGERT_OK;
 }
 
 // Reference data (edgec --embed-reference): none, or one buffer per input and per output
@@ -725,12 +871,11 @@ edgert_status check_reference(const Bundle* b) {
     for (uint32_t i = 0; i < count(list); ++i) {
       const uint32_t idx = list->Get(i);
       const Buffer* buf = idx < count(b->buffers()) ? b->buffers()->Get(idx) : nullptr;
-      // check_buffers checked a Weight buffer's section index and range.
+      // check_buffers checked a Weight buffer's section index, range and alignment.
       if (!buf || buf->kind() != BufferKind::Weight ||
-          b->sections()->Get(buf->section())->kind() != SectionKind::ReferenceIO ||
-          buf->offset() % dtype_size(static_cast<uint32_t>(buf->dtype())) != 0)
-        return EDGE_INVALID("reference_%ss %u: buffer %u is not a Weight buffer in a ReferenceIO section at a "
-                            "multiple of its element size", what, i, idx);
+          b->sections()->Get(buf->section())->kind() != SectionKind::ReferenceIO)
+        return EDGE_INVALID("reference_%ss %u: buffer %u is not a Weight buffer in a ReferenceIO section", what, i,
+                            idx);
       const TensorInfo* t = tensors->Get(i);
       if (buf->dtype() != t->dtype() || !same_shape(buf->shape(), t->shape()) ||
           buf->memory() != MemorySpace::Global)
@@ -758,14 +903,21 @@ edgert_status verify_bundle(const uint8_t* file, size_t file_size, bool signatur
   const Bundle* root = nullptr;
   if ((st = check_flatbuffer(file + h.fb_offset, h.fb_size, &root)) != EDGERT_OK) return st;
   const uint8_t* data = file + h.data_offset;
-  if ((st = check_target(root)) != EDGERT_OK) return st;
+  // A bundle this runtime cannot run (UNSUPPORTED: another machine, a port not compiled in)
+  // is still checked whole, so that a malformed one is INVALID everywhere and a tool that
+  // only inspects it (edgec inspect) reads verified fields; the UNSUPPORTED comes last.
+  const edgert_status target = check_target(root);
+  if (target != EDGERT_OK && target != EDGERT_ERROR_UNSUPPORTED) return target;
+  char unsupported[512] = "";
+  if (target == EDGERT_ERROR_UNSUPPORTED) std::snprintf(unsupported, sizeof unsupported, "%s", edgert_last_error());
   if ((st = check_sections(root, data, h.data_size)) != EDGERT_OK) return st;
   if ((st = check_buffers(root)) != EDGERT_OK) return st;
   if ((st = check_tensors(root, /*inputs=*/true)) != EDGERT_OK) return st;
   if ((st = check_tensors(root, /*inputs=*/false)) != EDGERT_OK) return st;
-  if ((st = check_kernels(root)) != EDGERT_OK) return st;
+  if ((st = check_kernels(root, data)) != EDGERT_OK) return st;
   if ((st = check_commands(root)) != EDGERT_OK) return st;
   if ((st = check_reference(root)) != EDGERT_OK) return st;
+  if (target != EDGERT_OK) return set_error(EDGERT_ERROR_UNSUPPORTED, "%s", unsupported);
   *out_root = root;
   *out_data = data;
   *out_data_size = static_cast<size_t>(h.data_size);

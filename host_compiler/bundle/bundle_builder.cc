@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "bundle_writer.h"
+#include "runtime_limits.h"
 
 namespace edgec {
 
@@ -29,6 +30,15 @@ eb::BufferKind kind_of(BufferRole r) {
 
 std::vector<uint8_t> build_bundle(const BundleInputs& in) {
   const Schedule& s = *in.schedule;
+  // What every runtime takes (schema/runtime_limits.h), named here rather than at open.
+  if (in.target->address_bits == 32 && in.plan->arena_size > edge::limits::kMaxBytes32Bit)
+    throw CompileError("the arena needs " + std::to_string(in.plan->arena_size) + " bytes, more than a 32-bit " +
+                       in.target->name + " runtime can address");
+  for (const KernelIR& k : *in.kernels)
+    for (uint64_t g : k.launch.global_size)
+      if (g > edge::limits::kMaxLaunchSize)
+        throw CompileError("kernel " + k.name + ": a launch of " + std::to_string(g) +
+                           " work-items in one dimension; OpenCL ids are 32-bit");
   eb::BundleDesc d;
   d.producer = std::string("edgec ") + EDGEC_VERSION;
   d.source_model = in.source_model;
@@ -105,6 +115,34 @@ std::vector<uint8_t> build_bundle(const BundleInputs& in) {
     uint64_t bytes = 0;
     for (const KernelArg& a : ir.args) bytes += static_cast<uint64_t>(a.numel) * dtype_size(a.dtype);
     kd.bytes = bytes;
+    if (!in.code->a630.empty()) {
+      const A630Program& p = in.code->a630[k];
+      kd.has_a630 = true;
+      eb::A630ProgramDesc& a = kd.a630;
+      a.code_offset = p.offset;
+      a.code_size = p.size;
+      a.instructions = p.instructions;
+      a.nops = p.nops;
+      a.full_regs = p.full_regs;
+      a.half_regs = p.half_regs;
+      a.constlen = p.constlen;
+      a.branchstack = p.branchstack;
+      a.private_bytes = p.private_bytes;
+      a.shared_bytes = p.shared_bytes;
+      a.threadsize = p.threadsize;
+      a.max_waves = p.max_waves;
+      for (const A630Arg& arg : p.args)
+        a.args.push_back(eb::A630ArgDesc{static_cast<eb::A630ArgKind>(arg.kind), arg.slot});
+      a.immediates_dword = p.immediates_dword;
+      a.immediates = p.immediates;
+      a.driver_params_dword = p.driver_params_dword;
+      a.work_group_id_reg = p.work_group_id_reg;
+      a.local_id_reg = p.local_id_reg;
+      a.num_textures = p.num_textures;
+      a.num_samplers = p.num_samplers;
+      a.num_images = p.num_images;
+      a.loop_trips = p.loop_trips;
+    }
     d.kernels.push_back(std::move(kd));
   }
   for (const Step& st : s.steps) {

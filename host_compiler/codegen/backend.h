@@ -55,6 +55,27 @@ struct CodeRange {
   uint64_t offset = 0, size = 0;
 };
 
+// Adreno a630 machine code of one kernel (target adreno630, codegen/ir3_backend.cc): where it
+// sits in the section and what a dispatcher needs to launch it without a compiler
+// (bundle.fbs, Ir3Program). Compile-only today: nothing here has run on an a630.
+struct A630Arg {
+  enum class Kind { Address, Texture, Image, Unused } kind = Kind::Address;
+  uint32_t slot = 0;  // Address: constant-file dword of its 64-bit address; else the slot
+};
+struct A630Program {
+  uint64_t offset = 0, size = 0;       // in the section
+  uint32_t instructions = 0, nops = 0;
+  uint32_t full_regs = 0, half_regs = 0, constlen = 0, branchstack = 0;
+  uint32_t private_bytes = 0, shared_bytes = 0, threadsize = 64, max_waves = 0;
+  std::vector<A630Arg> args;           // parallel to the kernel's arguments
+  uint32_t immediates_dword = 0;
+  std::vector<uint32_t> immediates;
+  uint32_t driver_params_dword = 0xffffffffu;  // none
+  uint32_t work_group_id_reg = 0xfc, local_id_reg = 0xfc;
+  uint32_t num_textures = 0, num_samplers = 0, num_images = 0;
+  std::vector<uint32_t> loop_trips;    // trip count of each loop, in the order they open
+};
+
 // One Code section: its format (edge::bundle::CodeFormat), bytes and how to find each
 // kernel in it, in the order of the kernels given to generate().
 struct GeneratedCode {
@@ -66,6 +87,7 @@ struct GeneratedCode {
   std::vector<std::string> entry_names;   // OpenCLC: __kernel function names
   std::vector<std::string> required_features;  // beyond the target's (e.g. cl_khr_fp64)
   std::map<int, ImageLayout> images;      // schedule buffer id -> image (IMAGE mode)
+  std::vector<A630Program> a630;          // Ir3A630: one per kernel
 };
 
 class Backend {
@@ -77,8 +99,9 @@ class Backend {
 
 std::unique_ptr<Backend> make_backend(const TargetSpec& target);
 
-// The back ends (codegen/llvm_backend.cc, codegen/opencl_backend.cc).
+// The back ends (codegen/llvm_backend.cc, codegen/opencl_backend.cc, codegen/ir3_backend.cc).
 std::unique_ptr<Backend> make_llvm_cpu_backend(const TargetSpec& target);
 std::unique_ptr<Backend> make_opencl_backend(const TargetSpec& target);
+std::unique_ptr<Backend> make_ir3_backend(const TargetSpec& target);
 
 }  // namespace edgec

@@ -22,6 +22,8 @@
 #include <mutex>
 #include <set>
 
+#include "bundle_generated.h"
+#include "code_directory.h"
 #include "codegen/llvm_emit.h"
 #include "kernel_abi.h"
 
@@ -280,15 +282,17 @@ std::string function_at(const llvm::object::ObjectFile& obj, const llvm::object:
 
 }  // namespace
 
-CodeBlob link_flat(const std::vector<uint8_t>& elf_object, const std::vector<std::string>& entry_symbols) {
+CodeBlob link_flat(const std::vector<uint8_t>& elf_object, const std::vector<std::string>& entry_symbols,
+                   uint64_t code_start) {
   llvm::MemoryBufferRef ref(llvm::StringRef(reinterpret_cast<const char*>(elf_object.data()), elf_object.size()), "kernels.o");
   auto obj = take(llvm::object::ObjectFile::createObjectFile(ref), "reading kernel object");
   auto* elf = llvm::dyn_cast<llvm::object::ELFObjectFileBase>(obj.get());
   if (!elf) throw CompileError("kernel object is not ELF");
   uint16_t machine = elf->getEMachine();
 
-  // Lay out the sections that occupy memory at run time (code, constants).
+  // Lay out the sections that occupy memory at run time (code, constants), from code_start.
   CodeBlob blob;
+  blob.bytes.resize(code_start, 0);
   std::map<uint64_t, uint64_t> section_offset;  // section index -> offset in blob
   for (const llvm::object::SectionRef& sec : obj->sections()) {
     llvm::object::ELFSectionRef esec(sec);
@@ -339,8 +343,9 @@ CodeBlob link_flat(const std::vector<uint8_t>& elf_object, const std::vector<std
                        s + addend, name);
     }
   }
-  // The function table: every function's [offset, offset + size) in the blob (aliases of
-  // one address counted once). The runtime takes entry points only from it.
+  // Every function's [offset, offset + size) in the blob (aliases of one address counted
+  // once): they must not overlap. The kernels' functions become the function table, the only
+  // places the runtime jumps to.
   std::map<std::string, uint64_t> symbols;
   std::map<uint64_t, uint64_t> function_size;  // offset -> size
   for (const llvm::object::SymbolRef& sym : obj->symbols()) {
@@ -352,23 +357,43 @@ CodeBlob link_flat(const std::vector<uint8_t>& elf_object, const std::vector<std
     uint64_t& size = function_size[offset];
     size = std::max<uint64_t>(size, llvm::object::ELFSymbolRef(sym).getSize());
   }
+  uint64_t end = 0;
   for (const auto& [offset, size] : function_size) {
-    if (!blob.functions.empty() && blob.functions.back().offset + blob.functions.back().size > offset)
+    if (offset < end)
       throw CompileError("internal: functions overlap at offset " + std::to_string(offset) + " of the code");
     if (size == 0 || offset + size > blob.bytes.size())
       throw CompileError("internal: function at offset " + std::to_string(offset) + " has a bad size");
-    blob.functions.push_back(CodeRange{offset, size});
+    end = offset + size;
   }
+  std::map<uint64_t, uint32_t> entry_index;  // offset -> index in the table, sorted
   for (const std::string& e : entry_symbols) {
     auto it = symbols.find(e);
     if (it == symbols.end()) throw CompileError("kernel object lacks entry point '" + e + "'");
-    blob.entry_offsets.push_back(it->second);
-    blob.entry_functions.push_back(static_cast<uint32_t>(std::distance(function_size.begin(), function_size.find(it->second))));
+    entry_index[it->second] = 0;
+  }
+  for (auto& [offset, index] : entry_index) {
+    index = static_cast<uint32_t>(blob.functions.size());
+    blob.functions.push_back(CodeRange{offset, function_size[offset]});
+  }
+  for (const std::string& e : entry_symbols) {
+    blob.entry_offsets.push_back(symbols[e]);
+    blob.entry_functions.push_back(entry_index[symbols[e]]);
   }
   return blob;
 }
 
 namespace {
+
+// A kernel's argument contract as its code directory holds it: 2 words per argument.
+std::vector<uint64_t> contract_words(const KernelIR& k) {
+  std::vector<uint64_t> words;
+  for (const ArgUse& u : arg_contracts(k)) {
+    const auto access = u.written ? edge::bundle::ArgAccess::Write : edge::bundle::ArgAccess::Read;
+    words.push_back(edge::abi::contract_arg_word(static_cast<uint32_t>(access), static_cast<uint32_t>(u.dtype)));
+    words.push_back(u.extent_bytes);
+  }
+  return words;
+}
 
 // The first output dim longer than 1 is split across cores (schema/kernel_abi.h).
 void plan_cpu_launch(KernelIR& k) {
@@ -415,16 +440,35 @@ class LlvmCpuBackend : public Backend {
       if (ec) throw CompileError("cannot write " + options.dump_llvm_ir + ": " + ec.message());
       module.print(out, nullptr);
     }
-    CodeBlob blob = link_flat(emit_object(module, *tm), names);
     GeneratedCode code;
+    for (const std::string& f : features)
+      if (std::find(target_.required_features.begin(), target_.required_features.end(), f) == target_.required_features.end())
+        code.required_features.push_back(f);
+    // The code directory first (schema/code_directory.h): the runtime reads entry points,
+    // contracts and needed features from it, as data.
+    std::string needed;
+    for (const std::vector<std::string>* list : {&target_.required_features, &code.required_features})
+      for (const std::string& f : *list) needed += (needed.empty() ? "" : ",") + f;
+    std::vector<std::vector<uint64_t>> contracts;
+    size_t num_words = 0;
+    for (const KernelIR& k : kernels) {
+      contracts.push_back(contract_words(k));
+      num_words += contracts.back().size();
+    }
+    const uint64_t directory_size =
+        edge::abi::code_directory_size(kernels.size(), num_words, needed, edge::abi::kFunctionAlignment);
+    CodeBlob blob = link_flat(emit_object(module, *tm), names, directory_size);
+    std::vector<edge::abi::DirectoryFunction> directory(blob.functions.size());
+    for (size_t f = 0; f < blob.functions.size(); ++f)
+      directory[f].offset = blob.functions[f].offset, directory[f].size = blob.functions[f].size;
+    for (size_t k = 0; k < kernels.size(); ++k) directory[blob.entry_functions[k]].contract_words = contracts[k];
+    edge::abi::write_code_directory(blob.bytes, directory_size, static_cast<uint32_t>(target_.bundle_arch), directory,
+                                    needed);
     code.format = 1;        // edge::bundle::CodeFormat::MachineCode
     code.alignment = 4096;  // loaded page-aligned (aarch64 ADRP is page-relative)
     code.bytes = std::move(blob.bytes);
     code.functions = std::move(blob.functions);
     code.entry_functions = std::move(blob.entry_functions);
-    for (const std::string& f : features)
-      if (std::find(target_.required_features.begin(), target_.required_features.end(), f) == target_.required_features.end())
-        code.required_features.push_back(f);
     return code;
   }
 

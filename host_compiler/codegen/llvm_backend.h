@@ -13,15 +13,16 @@ namespace edgec {
 struct CodeBlob {
   std::vector<uint8_t> bytes;            // load page-aligned (aarch64 ADRP is page-relative)
   std::vector<uint64_t> entry_offsets;   // one per kernel, in input order
-  std::vector<CodeRange> functions;      // every function symbol, sorted by offset, disjoint
+  std::vector<CodeRange> functions;      // the entry symbols' functions, sorted by offset, disjoint
   std::vector<uint32_t> entry_functions; // one per kernel: its index in `functions`
 };
 
-// Links a relocatable ELF object into a flat blob: lays out its allocated sections
-// and resolves every relocation PC-relatively. Fails on external symbols (the kernels must
-// call nothing; the error names the kernel and what the helper does), on absolute
-// relocations (the blob must not depend on where it is loaded), and on function symbols
-// that overlap. Exposed for tests.
-CodeBlob link_flat(const std::vector<uint8_t>& elf_object, const std::vector<std::string>& entry_symbols);
+// Links a relocatable ELF object into a flat blob: lays out its allocated sections from
+// `code_start` (the bytes before it are zero, for the code directory) and resolves every
+// relocation PC-relatively. Fails on external symbols (the kernels must call nothing; the
+// error names the kernel and what the helper does), on absolute relocations (the blob must
+// not depend on where it is loaded), and on function symbols that overlap. Exposed for tests.
+CodeBlob link_flat(const std::vector<uint8_t>& elf_object, const std::vector<std::string>& entry_symbols,
+                   uint64_t code_start = 0);
 
 }  // namespace edgec

@@ -43,7 +43,6 @@
 #include "codegen/llvm_emit.h"
 
 #include "bundle_generated.h"
-#include "kernel_abi.h"
 
 namespace edgec {
 
@@ -124,28 +123,6 @@ class Emitter {
     b_.setFastMathFlags(fmf);
   }
 
-  // num_cores == 0: store the address of the kernel's contract at args[0] and return
-  // (schema/kernel_abi.h); the port checks it against the bundle's Kernel.args.
-  void emit_contract_probe(llvm::Value* args, llvm::Value* cores) {
-    std::vector<uint64_t> words = {edge::abi::kContractMagic, k_.args.size()};
-    for (const ArgUse& u : arg_contracts(k_)) {
-      const auto access = u.written ? edge::bundle::ArgAccess::Write : edge::bundle::ArgAccess::Read;
-      words.push_back(edge::abi::contract_arg_word(static_cast<uint32_t>(access), static_cast<uint32_t>(u.dtype)));
-      words.push_back(u.extent_bytes);
-    }
-    auto* init = llvm::ConstantDataArray::get(ctx_, words);
-    auto* table = new llvm::GlobalVariable(m_, init->getType(), /*isConstant=*/true,
-                                           llvm::GlobalValue::PrivateLinkage, init, k_.name + ".contract");
-    table->setAlignment(llvm::Align(8));
-    auto* probe = llvm::BasicBlock::Create(ctx_, "probe", fn_);
-    auto* work = llvm::BasicBlock::Create(ctx_, "work", fn_);
-    b_.CreateCondBr(b_.CreateICmpEQ(cores, b_.getInt32(0)), probe, work);
-    b_.SetInsertPoint(probe);
-    b_.CreateStore(table, args);
-    b_.CreateRetVoid();
-    b_.SetInsertPoint(work);
-  }
-
   // The decisions before any code: the vectorized dim (returned; -1: none), the unrolled
   // dim and the register tile. Outer loops run over the output; the first dim longer than 1
   // is split across cores (the back end's plan), the last one longer than 1 (stride 1 in
@@ -187,7 +164,6 @@ class Emitter {
     llvm::Argument* args = fn_->getArg(0);
     llvm::Argument* core = fn_->getArg(1);
     llvm::Argument* cores = fn_->getArg(2);
-    emit_contract_probe(args, cores);
     // Every argument is a distinct buffer: the memory planner never lets a kernel's
     // output overlap what it reads. Tell LLVM so it can vectorize freely.
     llvm::MDBuilder mdb(ctx_);

@@ -39,13 +39,19 @@ TargetSpec opencl_target(std::string name, std::string profile) {
 
 std::vector<TargetSpec> all_targets() {
   const int x86 = 0, arm = 1;  // edge::bundle::Arch
+  // Every feature of the x86-64 microarchitecture levels LLVM compiles for (its code may use
+  // any: BMI2 shifts, MOVBE, F16C conversions), so the runtime refuses a CPU that lacks one
+  // instead of dying of SIGILL. v3 = v2 + AVX, AVX2, BMI1/2, F16C, FMA, LZCNT, MOVBE, XSAVE.
+  const std::vector<std::string> x86_64_v3 = {"cx16", "sahf", "popcnt", "sse3", "ssse3", "sse4.1", "sse4.2",
+                                              "avx", "avx2", "bmi", "bmi2", "f16c", "fma", "lzcnt", "movbe", "xsave"};
+  std::vector<std::string> x86_64_v4 = x86_64_v3;
+  for (const char* f : {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"}) x86_64_v4.push_back(f);
   std::vector<TargetSpec> targets = {
       // Any x86-64 with AVX2 and FMA (Haswell, Zen 1 and later): x86-64-v3. L2 per core:
       // 256 KB (Haswell, Skylake client) to 1 MB (Zen 4): assume 512 KB.
-      cpu_target("x86_64", x86, "x86_64-unknown-linux-gnu", "x86-64-v3", "", {"avx2", "fma"}, 32, 16, 512 << 10),
+      cpu_target("x86_64", x86, "x86_64-unknown-linux-gnu", "x86-64-v3", "", x86_64_v3, 32, 16, 512 << 10),
       // AVX-512 cores (Skylake-SP and later, Zen 4) have 1 MB or more of L2.
-      cpu_target("x86_64-avx512", x86, "x86_64-unknown-linux-gnu", "x86-64-v4", "", {"avx2", "fma", "avx512f"}, 64,
-                 32, 1 << 20),
+      cpu_target("x86_64-avx512", x86, "x86_64-unknown-linux-gnu", "x86-64-v4", "", x86_64_v4, 64, 32, 1 << 20),
       // ARMv8.0-A with NEON (Advanced SIMD), the baseline of every Kryo core: 32 vector
       // registers of 16 bytes. The cpu stays "generic" in every aarch64 variant: a named
       // core would imply features (LSE, CRC, ...) the runtime does not check.
@@ -92,6 +98,7 @@ std::vector<TargetSpec> all_targets() {
                               std::string("+hvxv") + v + ",+hvx-length128b",
                               {std::string("v") + v, std::string("hvxv") + v}, 4, 16, 256 << 10);
     h.port = "hexagon";  // ports/hexagon: the cpu port's replay, single-threaded, freestanding
+    h.address_bits = 32;
     h.int_divide = false;
     h.fp_rounding = false;
     h.f64_arithmetic = false;
@@ -129,6 +136,16 @@ std::vector<TargetSpec> all_targets() {
   a630.image_mode = true;
   a630.image_pitch_alignment = 64;
   targets.push_back(a630);
+  // The same GPU through native machine code: kernel IR -> NIR -> Mesa's ir3 on the host
+  // (libtinymesa.so, dlopen'd when this target is used). The schedule is the OpenCL back
+  // end's; float16 in half, reductions in float. No runtime port runs it yet (a KGSL port
+  // is planned): compile-only, checked by decoding and limits.
+  TargetSpec native = opencl_target("adreno630", "a630");
+  native.backend = BackendKind::Ir3;
+  native.port = "kgsl";
+  native.bundle_arch = 4;  // edge::bundle::Arch::Adreno
+  native.half_arithmetic = true;
+  targets.push_back(native);
   return targets;
 }
 
@@ -170,6 +187,10 @@ std::string target_summary(const TargetSpec& t) {
     for (const std::string& x : v) s += (s.empty() ? "" : ",") + x;
     return s.empty() ? std::string("no features") : s;
   };
+  if (t.backend == BackendKind::Ir3)
+    return "Adreno " + t.cpu.substr(1) + " machine code (Mesa ir3 via libtinymesa.so from the PyPI wheel tinymesa, "
+           "loaded when used); float16 computed in half; compile-only today: no runtime port runs it (port " + t.port +
+           " is planned)";
   std::string s = t.backend == BackendKind::OpenCL ? "OpenCL C 1.2 (port opencl)" + std::string(t.image_mode ? ", tensors in images" : "")
                                                    : t.triple + ", cpu " + t.cpu + ", needs " + join(t.required_features);
   if (t.backend == BackendKind::LlvmCpu && t.port != "cpu") s += " (port " + t.port + ")";

@@ -12,6 +12,7 @@ namespace edgec {
 enum class BackendKind {
   LlvmCpu,   // LLVM -> machine code -> flat blob (x86-64, aarch64): the cpu port
   OpenCL,    // OpenCL C 1.2 source (generic devices, Adreno): the opencl port
+  Ir3,       // Adreno a630 machine code from Mesa's ir3 (libtinymesa.so): compile-only today
 };
 
 struct TargetSpec {
@@ -63,6 +64,7 @@ struct TargetSpec {
   int image_max_width = 16384;      // texels; larger tensors stay buffers
   int image_max_height = 16384;
   int arena_alignment = 64;         // every arena offset (GPUs: sub-buffer base alignment)
+  int address_bits = 64;            // the device's pointers (Hexagon: 32): the runtime's byte counts
   // What the target's instructions lack and LLVM would otherwise call a library helper for
   // (Hexagon: no integer divide, no float sqrt / floor / ceil / trunc / round instructions).
   // Kernels call nothing, so the code generator expands these inline instead.

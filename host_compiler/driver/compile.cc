@@ -11,6 +11,7 @@
 #include "driver/tune.h"
 #include "frontend/onnx_importer.h"
 #include "memplan/memplan.h"
+#include "runtime_limits.h"
 #include "schedule/schedule.h"
 
 namespace edgec {
@@ -151,6 +152,22 @@ void choose_register_tiles(std::vector<KernelIR>& kernels, const TargetSpec& tar
   }
 }
 
+// The model's inputs and outputs against what every runtime takes (schema/runtime_limits.h):
+// refused here, naming the tensor, rather than written into a bundle no edgert opens.
+void check_io_limits(const Schedule& schedule, const TargetSpec& target) {
+  for (const std::vector<int>* list : {&schedule.inputs, &schedule.outputs})
+    for (int id : *list) {
+      const ScheduledBuffer& b = schedule.buffers[id];
+      const std::string what = std::string(list == &schedule.inputs ? "input" : "output") + " '" + b.name + "'";
+      if (b.shape.size() > edge::limits::kMaxRank)
+        throw CompileError(what + " has rank " + std::to_string(b.shape.size()) + "; the runtime takes at most " +
+                           std::to_string(edge::limits::kMaxRank) + " dimensions (EDGERT_MAX_RANK)");
+      if (target.address_bits == 32 && b.bytes() > edge::limits::kMaxBytes32Bit)
+        throw CompileError(what + " is " + std::to_string(b.bytes()) + " bytes, more than a 32-bit " + target.name +
+                           " runtime can address");
+    }
+}
+
 }  // namespace
 
 CompileResult compile_onnx_file(const std::string& model_path, const CompileOptions& options) {
@@ -181,6 +198,7 @@ CompileResult compile_onnx_file(const std::string& model_path, const CompileOpti
   schedule_options.f16_intermediates_in_f32 = !target.f16_storage;
   schedule_options.channels_last = target.backend == BackendKind::LlvmCpu;
   Schedule schedule = schedule_graph(*graph, schedule_options);
+  check_io_limits(schedule, target);
   std::vector<KernelIR> kernels;
   for (const ScheduledKernel& k : schedule.kernels) kernels.push_back(build_kernel_ir(schedule, k));
   progress("scheduled " + std::to_string(kernels.size()) + " kernels");

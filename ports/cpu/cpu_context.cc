@@ -150,43 +150,6 @@ edgert_status map_code_sections(PortContext* c) {
   return EDGERT_OK;
 }
 
-// Every Launch kernel's contract as its code reports it (schema/kernel_abi.h) equals the
-// bundle's Kernel.args, which the verifier held every command to. Runs each kernel's probe
-// once: code that is mapped to be run anyway.
-edgert_status check_code_contracts(const PortContext* c) {
-  const Bundle* b = c->bundle->root;
-  for (uint32_t k = 0; k < count(b->kernels()); ++k) {
-    const Kernel* kernel = b->kernels()->Get(k);
-    const Section* s = b->sections()->Get(kernel->section());
-    if (s->format() != CodeFormat::MachineCode) continue;
-    const CodeMapping& code = c->code[kernel->section()];
-    const uint64_t entry = s->functions()->Get(kernel->function())->offset();
-    void* slot = nullptr;
-    reinterpret_cast<edge::abi::CpuKernelFn>(static_cast<uint8_t*>(code.base) + entry)(&slot, 0, 0);
-    const uint32_t n = count(kernel->args());
-    const uint64_t words = 2 + 2 * uint64_t{n};
-    const uintptr_t at = reinterpret_cast<uintptr_t>(slot), base = reinterpret_cast<uintptr_t>(code.base);
-    const uint64_t* w = static_cast<const uint64_t*>(slot);
-    if (at % 8 != 0 || at < base || at - base > s->size() || (s->size() - (at - base)) / 8 < 2 ||
-        w[0] != edge::abi::kContractMagic || w[1] != n || (s->size() - (at - base)) / 8 < words)
-      return set_error(EDGERT_ERROR_INVALID_BUNDLE,
-                       "kernel %u (%s): its code does not report a contract for the %u args of Kernel.args", k,
-                       kernel->name() ? kernel->name()->c_str() : "", n);
-    for (uint32_t a = 0; a < n; ++a) {
-      const ArgContract* want = kernel->args()->Get(a);
-      if (w[2 + 2 * a] != edge::abi::contract_arg_word(static_cast<uint32_t>(want->access()),
-                                                        static_cast<uint32_t>(want->dtype())) ||
-          w[3 + 2 * a] != want->extent())
-        return set_error(EDGERT_ERROR_INVALID_BUNDLE,
-                         "kernel %u (%s): Kernel.args[%u] (%s %s over %" PRIu64
-                         " bytes) differs from the contract compiled into its code (word %" PRIx64 ", %" PRIu64 " bytes)",
-                         k, kernel->name() ? kernel->name()->c_str() : "", a, EnumNameArgAccess(want->access()),
-                         EnumNameDType(want->dtype()), want->extent(), w[2 + 2 * a], w[3 + 2 * a]);
-    }
-  }
-  return EDGERT_OK;
-}
-
 // Pointer a command argument resolves to; null for Input/Output (patched at bind).
 void* resolve_buffer(const PortContext* c, const Buffer* buf) {
   switch (buf->kind()) {
@@ -242,7 +205,8 @@ edgert_status build_queue(PortContext* c) {
       default: {  // Launch (the verifier rejected other kinds)
         const Kernel* k = b->kernels()->Get(cmd->kernel());
         op.kind = OpKind::Launch;
-        // The entry point comes from the section's function table (verified at open).
+        // The entry point: the start of a function in the section's code directory (the
+        // verifier held the function table to it at open).
         const uint64_t entry = b->sections()->Get(k->section())->functions()->Get(k->function())->offset();
         op.fn = reinterpret_cast<edge::abi::CpuKernelFn>(static_cast<uint8_t*>(c->code[k->section()].base) + entry);
         op.parallel_extent = k->parallel_extent();
@@ -343,7 +307,6 @@ edgert_status create(const edgert_bundle* bundle, const edgert_context_options* 
   }
 #endif
   if (st == EDGERT_OK) st = map_code_sections(c);
-  if (st == EDGERT_OK) st = check_code_contracts(c);
 #ifdef EDGERT_CPU_GUARD_PAGES
   if (st == EDGERT_OK) st = guard_buffers(c);
 #endif

@@ -23,53 +23,79 @@ edge::bundle::Arch host_arch() {
 
 namespace {
 
+#if defined(__aarch64__)
 size_t copy_table(const Feature* table, size_t count, Feature* out, size_t cap) {
   if (count > cap) count = cap;
   for (size_t i = 0; i < count; ++i) out[i] = table[i];
   return count;
 }
+#endif
 
 #if defined(__x86_64__)
-bool cpuid_bit(unsigned leaf, int reg, unsigned bit) {
-  unsigned r[4] = {0, 0, 0, 0};
-  if (!__get_cpuid(leaf, &r[0], &r[1], &r[2], &r[3])) return false;
-  return (r[reg] >> bit) & 1u;
+struct Regs {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+};
+
+Regs cpuid(unsigned leaf, unsigned subleaf) {
+  Regs r;
+  if (__get_cpuid_max(leaf & 0x80000000u, nullptr) >= leaf) __cpuid_count(leaf, subleaf, r.a, r.b, r.c, r.d);
+  return r;
 }
-constexpr int kEcx = 2;
+
+// Where a feature's bit is: one of the registers below, and the register state the OS must
+// save for it to count. A table rather than code: 37 entries of code were 1.4 KB.
+enum Word : uint8_t { L1C, L1D, L7B, L7C, L7S1A, EXTC, ALWAYS };
+enum Needs : uint8_t { NONE, AVX_STATE, AVX512_STATE };
+struct FeatureBit {
+  char name[16];
+  Word word;
+  uint8_t bit;
+  Needs needs;
+};
+constexpr FeatureBit kX86Features[] = {
+    {"cmov", L1D, 15, NONE},           {"mmx", L1D, 23, NONE},
+    {"popcnt", L1C, 23, NONE},         {"sse", L1D, 25, NONE},
+    {"sse2", L1D, 26, NONE},           {"sse3", L1C, 0, NONE},
+    {"ssse3", L1C, 9, NONE},           {"sse4.1", L1C, 19, NONE},
+    {"sse4.2", L1C, 20, NONE},         {"avx", L1C, 28, AVX_STATE},
+    {"avx2", L7B, 5, AVX_STATE},       {"fma", L1C, 12, AVX_STATE},
+    {"bmi", L7B, 3, NONE},             {"bmi2", L7B, 8, NONE},
+    {"aes", L1C, 25, NONE},            {"pclmul", L1C, 1, NONE},
+    {"gfni", L7C, 8, NONE},            {"vpclmulqdq", L7C, 10, AVX_STATE},
+    {"avx512f", L7B, 16, AVX512_STATE},      {"avx512vl", L7B, 31, AVX512_STATE},
+    {"avx512bw", L7B, 30, AVX512_STATE},     {"avx512dq", L7B, 17, AVX512_STATE},
+    {"avx512cd", L7B, 28, AVX512_STATE},     {"avx512vnni", L7C, 11, AVX512_STATE},
+    {"avx512bf16", L7S1A, 5, AVX512_STATE},  {"avx512vbmi", L7C, 1, AVX512_STATE},
+    {"avx512vbmi2", L7C, 6, AVX512_STATE},   {"avx512ifma", L7B, 21, AVX512_STATE},
+    {"avx512bitalg", L7C, 12, AVX512_STATE}, {"avx512vpopcntdq", L7C, 14, AVX512_STATE},
+    {"f16c", L1C, 29, AVX_STATE},      {"cx16", L1C, 13, NONE},
+    {"sahf", EXTC, 0, NONE},           {"movbe", L1C, 22, NONE},
+    {"xsave", L1C, 26, NONE},          {"lzcnt", EXTC, 5, NONE},
+    {"64bit", ALWAYS, 0, NONE},        {"cx8", ALWAYS, 0, NONE},
+    {"fxsr", ALWAYS, 0, NONE},
+};
 #endif
 
 }  // namespace
 
 #if defined(__x86_64__)
-// __builtin_cpu_supports wants literals (and checks that the OS saves AVX/AVX-512 state);
-// the few features it does not know come from cpuid directly. Evaluated on each call (only
-// at bundle open): a function-local static would need the C++ runtime's init guards.
-#define EDGE_FEATURE(n) \
-  { n, __builtin_cpu_supports(n) != 0 }
+// What __builtin_cpu_supports answers, read from cpuid directly: libgcc's CPU model behind it
+// (__cpu_indicator_init, get_available_features) was 4.5 KB of the runtime's 48. As there, a
+// feature of the AVX family counts only where the OS saves the YMM registers, and one of
+// AVX-512 only where it saves the ZMM and opmask registers too (XCR0). Evaluated on each call
+// (only at bundle open): a function-local static would need the C++ runtime's init guards.
 size_t feature_table(Feature* out, size_t cap) {
-  __builtin_cpu_init();
-  const Feature table[] = {
-      EDGE_FEATURE("cmov"),       EDGE_FEATURE("mmx"),          EDGE_FEATURE("popcnt"),
-      EDGE_FEATURE("sse"),        EDGE_FEATURE("sse2"),         EDGE_FEATURE("sse3"),
-      EDGE_FEATURE("ssse3"),      EDGE_FEATURE("sse4.1"),       EDGE_FEATURE("sse4.2"),
-      EDGE_FEATURE("avx"),        EDGE_FEATURE("avx2"),         EDGE_FEATURE("fma"),
-      EDGE_FEATURE("bmi"),        EDGE_FEATURE("bmi2"),         EDGE_FEATURE("aes"),
-      EDGE_FEATURE("pclmul"),     EDGE_FEATURE("gfni"),         EDGE_FEATURE("vpclmulqdq"),
-      EDGE_FEATURE("avx512f"),    EDGE_FEATURE("avx512vl"),     EDGE_FEATURE("avx512bw"),
-      EDGE_FEATURE("avx512dq"),   EDGE_FEATURE("avx512cd"),     EDGE_FEATURE("avx512vnni"),
-      EDGE_FEATURE("avx512bf16"), EDGE_FEATURE("avx512vbmi"),   EDGE_FEATURE("avx512vbmi2"),
-      EDGE_FEATURE("avx512ifma"), EDGE_FEATURE("avx512bitalg"), EDGE_FEATURE("avx512vpopcntdq"),
-      {"f16c", cpuid_bit(1, kEcx, 29)},
-      {"movbe", cpuid_bit(1, kEcx, 22)},
-      {"xsave", cpuid_bit(1, kEcx, 26)},
-      {"lzcnt", cpuid_bit(0x80000001u, kEcx, 5)},
-      {"64bit", true},
-      {"cx8", true},
-      {"fxsr", true},
-  };
-  return copy_table(table, sizeof(table) / sizeof(table[0]), out, cap);
+  const Regs l1 = cpuid(1, 0), l7 = cpuid(7, 0), l7s1 = cpuid(7, 1), ext = cpuid(0x80000001u, 0);
+  const unsigned words[] = {l1.c, l1.d, l7.b, l7.c, l7s1.a, ext.c, ~0u};
+  unsigned xcr0 = 0, xcr0_high = 0;
+  if (l1.c >> 27 & 1u) __asm__("xgetbv" : "=a"(xcr0), "=d"(xcr0_high) : "c"(0));  // OSXSAVE
+  const bool state[] = {true, (xcr0 & 0x6) == 0x6,                                     // SSE, AVX
+                        (xcr0 & 0xe6) == 0xe6};                                       // + opmask, ZMM
+  size_t n = 0;
+  for (const FeatureBit& f : kX86Features)
+    if (n < cap) out[n++] = Feature{f.name, state[f.needs] && (words[f.word] >> f.bit & 1u) != 0};
+  return n;
 }
-#undef EDGE_FEATURE
 
 #elif defined(__aarch64__)
 size_t feature_table(Feature* out, size_t cap) {

@@ -5,6 +5,7 @@
 
 #include "internal.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -51,7 +52,7 @@ edgert_status check_target(const edge::bundle::Bundle* b) {
   using edge::bundle::Arch;
   const edge::bundle::Target* t = b->target();
   auto str = [](const flatbuffers::String* s) { return s ? s->c_str() : ""; };
-  char target[160];
+  char target[384];
   char machine[256];
   if (t->arch() != host_arch())
     return set_error(EDGERT_ERROR_UNSUPPORTED,
@@ -61,10 +62,19 @@ edgert_status check_target(const edge::bundle::Bundle* b) {
   const uint32_t num_sections = b->sections() ? b->sections()->size() : 0;
   for (uint32_t i = 0; i < num_sections; ++i) {
     const edge::bundle::Section* s = b->sections()->Get(i);
+    if (s->kind() == edge::bundle::SectionKind::Code && s->format() == edge::bundle::CodeFormat::Ir3A630)
+      return set_error(EDGERT_ERROR_UNSUPPORTED,
+                       "section %u holds Adreno a630 machine code (Ir3A630, edgec --target adreno630), which needs "
+                       "the kgsl port (not written yet), not the cpu port",
+                       i);
     if (s->kind() == edge::bundle::SectionKind::Code && s->format() != edge::bundle::CodeFormat::MachineCode)
       return set_error(EDGERT_ERROR_INVALID_BUNDLE, "section %u: the cpu port runs MachineCode, not format %u",
                        i, static_cast<unsigned>(s->format()));
   }
+  // Every feature the machine lacks, named at once (a bundle for a newer core usually needs
+  // several: avx512f, avx512bw, ..., avx512bf16).
+  char missing[256] = "";
+  size_t used = 0;
   const uint32_t num_features = t->features() ? t->features()->size() : 0;
   for (uint32_t i = 0; i < num_features; ++i) {
     const char* name = str(t->features()->Get(i));
@@ -74,13 +84,16 @@ edgert_status check_target(const edge::bundle::Bundle* b) {
       return set_error(EDGERT_ERROR_UNSUPPORTED,
                        "bundle targets %s; CPU feature \"%s\" is unknown to this runtime; refusing to guess",
                        describe_target(t, target, sizeof(target)), name);
-    if (!present)
-      return set_error(EDGERT_ERROR_UNSUPPORTED,
-                       "bundle targets %s and needs CPU feature \"%s\", which this machine lacks "
-                       "(%s, features %s)",
-                       describe_target(t, target, sizeof(target)), name, arch_name(host_arch()),
-                       describe_features(machine, sizeof(machine)));
+    if (!present && used + 1 < sizeof(missing)) {
+      const int n = std::snprintf(missing + used, sizeof(missing) - used, "%s%s", used ? "," : "", name);
+      used = n > 0 ? std::min(used + static_cast<size_t>(n), sizeof(missing) - 1) : used;
+    }
   }
+  if (used)
+    return set_error(EDGERT_ERROR_UNSUPPORTED,
+                     "bundle targets %s and needs CPU features \"%s\", which this machine lacks (%s, features %s)",
+                     describe_target(t, target, sizeof(target)), missing, arch_name(host_arch()),
+                     describe_features(machine, sizeof(machine)));
   return EDGERT_OK;
 }
 

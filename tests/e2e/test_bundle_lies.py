@@ -6,12 +6,13 @@ rewrites the bundle with one lie at a time and a recomputed content hash (what s
 can edit the file, but not the code, could do): a buffer resized, a kernel's argument swapped
 for a smaller buffer (also with Kernel.args forged to match), a kernel's arguments shortened
 together with its commands, an entry point moved, a function index out of the table, the
-last command dropped, a kernel's output placed on its input. edgert-run must refuse each with
+last command dropped, a kernel's output placed on its input, the Target's feature list
+lowered, the weights section placed over the code. edgert-run must refuse each with
 exit code 1 and a message naming the field; the ones that agree with Kernel.args (forged
-extent, shortened arguments) are refused by the contract compiled into the code.
+extent, shortened arguments) are refused by the contract in the code directory.
 
 A lie in the code itself (a weight shrunk with its contract lowered in Kernel.args and in the
-code's own contract words) is accepted: only a signature covers the code. With
+code directory's contract words) is accepted: only a signature covers the code. With
 EDGE_GUARD_PAGES=1 (EDGERT_RUN built with -DEDGERT_CPU_GUARD_PAGES, every buffer ending at an
 inaccessible page) that bundle must fault instead, and the valid bundles must run as before:
 no kernel touches memory outside its buffers."""
@@ -30,12 +31,14 @@ suite = lib.Suite("test_bundle_lies")
 LIES = {
     "resize-buffer": ["command", "4 bytes), but kernel", "f32 over"],
     "swap-arg": ["command", "reads f32 over"],
-    "forge-extent": ["differs from the contract compiled into its code"],
-    "shorten-args": ["its code does not report a contract"],
-    "move-entry": ["function", "not a multiple of 16"],
+    "forge-extent": ["differs from the contract of its code"],
+    "shorten-args": ["kernel.args has", "arguments, but the code of function"],
+    "move-entry": ["function", "is not the function the compiler emitted there"],
     "bad-function": ["not in section", "function table"],
     "drop-command": ["never written"],
     "overlap-buffers": ["overlap"],
+    "lower-features": ["its code needs cpu feature", "which target.features does not list"],
+    "weights-on-code": ["[64, +", "overlaps section"],
 }
 
 

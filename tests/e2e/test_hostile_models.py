@@ -94,6 +94,21 @@ def shapes_past_the_size_limit_fail_fast_naming_the_node():
 
 
 @suite.case
+def tensors_no_runtime_takes_are_refused_naming_them():
+    """schema/runtime_limits.h: a model input or output of rank above EDGERT_MAX_RANK (8)
+    compiled once and then no runtime opened it; edgec refuses it, naming the tensor."""
+    ones = lambda n: [1] * n  # noqa: E731
+    refused("input_rank_1000", model([h.make_node("ReduceSum", ["x"], ["y"], keepdims=0)], [vi("x", TP.FLOAT, ones(1000))],
+                                     [vi("y", TP.FLOAT, [])]), ["input 'x'", "rank 1000", "at most 8"])
+    refused("output_rank_9", model([h.make_node("Reshape", ["x", "s"], ["y"])], [vi("x", TP.FLOAT, [2])],
+                                   [vi("y", TP.FLOAT, None)], [("s", np.array(ones(8) + [2], np.int64))]),
+            ["output 'y'", "rank 9", "at most 8"])
+    # rank 8 is the limit, not past it
+    m = model([h.make_node("Relu", ["x"], ["y"])], [vi("x", TP.FLOAT, ones(7) + [3])], [vi("y", TP.FLOAT, ones(7) + [3])])
+    matches_onnxruntime("rank_8", m, {"x": np.array([-1, 0, 2], np.float32).reshape(ones(7) + [3])})
+
+
+@suite.case
 def fuzz_findings():
     """What fuzz_onnx found (tests/fuzz/regressions/onnx), checked on the release edgec."""
     x = [vi("x", TP.FLOAT, [1, 1, 8, 8])]

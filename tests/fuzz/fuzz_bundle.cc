@@ -1,21 +1,19 @@
 // fuzz_bundle.cc — libFuzzer target over the runtime's C API (tests/fuzz/run_fuzz.py drives it).
 //
 // Each input is taken as a bundle. When it has a plausible header, the content hash is
-// recomputed and stored (in a copy), so that mutations reach the verifier's semantic checks
-// instead of stopping at the hash. An input that opens is queried (inputs, outputs,
-// commands) and gets a cpu context (the fuzz build has only the cpu port) when its code could
-// be probed safely: creating a context calls each kernel's entry once to read the contract
-// compiled into it (schema/kernel_abi.h), so the Code sections must equal a seed's and every
-// kernel's entry must be one of that seed's kernel entries (the rest of the FlatBuffer,
-// Kernel.args included, may be mutated: the probe's comparison is fuzzed).
+// recomputed and stored (in a copy), so that mutations reach the verifier's checks instead of
+// stopping at the hash; and the custom mutator below mostly rewrites integer fields of the
+// FlatBuffer (boundary values, small shifts), the way an attacker who can edit the file but
+// not the code would, leaving the code bytes as the compiler wrote them.
 //
-// Running it is another matter: a bundle's code section is machine code that the runtime
-// executes as is, and its kernels trust the buffer sizes they were compiled for. A mutated
-// code section, entry point or buffer table runs arbitrary code, so a crash there says
-// nothing about the runtime (refusing such bundles is the job of signatures, not of the
-// verifier). So edgert_run is called only when the FlatBuffer and every Code section are
-// byte-identical to one of the seeds in $EDGE_FUZZ_SEEDS (the weights may differ): that
-// covers binding and replay without executing mutated code.
+// An input that opens is queried (inputs, outputs, commands) and gets a cpu context (the fuzz
+// build has only the cpu port): creating one runs no code, the verifier read the entry points
+// and contracts from the code directory as data. It is also *run* whenever its code sections
+// are byte-identical to one of the seeds' in $EDGE_FUZZ_SEEDS, however its FlatBuffer and
+// weights were mutated: whatever the verifier accepts must then replay without a crash or a
+// sanitizer report, since only the code bytes themselves are trusted (signing protects them).
+// A mutated code section runs arbitrary code, so a crash there would say nothing about the
+// runtime: such inputs are opened but not run.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -34,13 +32,8 @@ namespace {
 
 namespace eb = edge::bundle;
 
-// What must equal a seed's for a mutated bundle to be run: its FlatBuffer and code bytes.
-struct Trusted {
-  std::vector<uint8_t> flatbuffer;
-  std::vector<uint8_t> code;     // the Code sections, concatenated in section order
-  std::vector<uint64_t> entries; // kernel_entries()
-};
-std::vector<Trusted> g_trusted;
+// The code bytes of the seeds: a bundle whose code sections equal one seed's is run.
+std::vector<std::vector<uint8_t>> g_seed_code;
 
 bool header_of(const uint8_t* p, size_t size, eb::BundleHeader* h) {
   if (size < sizeof(eb::BundleHeader)) return false;
@@ -62,37 +55,13 @@ std::vector<uint8_t> code_bytes(const uint8_t* p, const eb::BundleHeader& h) {
   return code;
 }
 
-// The MachineCode kernels' entry points of a verified bundle as sorted section << 48 | offset.
-std::vector<uint64_t> kernel_entries(const uint8_t* p, const eb::BundleHeader& h) {
-  std::vector<uint64_t> entries;
-  const eb::Bundle* b = eb::GetBundle(p + h.fb_offset);
-  for (uint32_t i = 0; b->kernels() && i < b->kernels()->size(); ++i) {
-    const eb::Kernel* k = b->kernels()->Get(i);
-    const eb::Section* s = b->sections()->Get(k->section());
-    if (s->format() == eb::CodeFormat::MachineCode)
-      entries.push_back(uint64_t{k->section()} << 48 | s->functions()->Get(k->function())->offset());
-  }
-  std::sort(entries.begin(), entries.end());
-  entries.erase(std::unique(entries.begin(), entries.end()), entries.end());
-  return entries;
+bool seed_code(const uint8_t* p, const eb::BundleHeader& h) {
+  const std::vector<uint8_t> code = code_bytes(p, h);
+  return !code.empty() && std::find(g_seed_code.begin(), g_seed_code.end(), code) != g_seed_code.end();
 }
 
-// Whether creating a context only probes real kernel entries of a seed's code.
-bool may_probe(const uint8_t* p, const eb::BundleHeader& h) {
-  const std::vector<uint64_t> entries = kernel_entries(p, h);
-  for (const Trusted& t : g_trusted)
-    if (t.code == code_bytes(p, h) && std::includes(t.entries.begin(), t.entries.end(), entries.begin(), entries.end()))
-      return true;
-  return false;
-}
-
-bool trusted(const uint8_t* p, const eb::BundleHeader& h) {
-  for (const Trusted& t : g_trusted)
-    if (t.flatbuffer.size() == h.fb_size && std::memcmp(t.flatbuffer.data(), p + h.fb_offset, h.fb_size) == 0 &&
-        t.code == code_bytes(p, h))
-      return true;
-  return false;
-}
+// Runs are skipped past these sizes (allocating and zeroing them would only slow the fuzzer).
+constexpr uint64_t kMaxRunArena = 64u << 20, kMaxRunIo = 16u << 20;
 
 // The runtime wants 64-byte (page for wider sections) aligned memory; libFuzzer's is not.
 // Exactly n bytes, so that ASan sees a read past the end of the bundle.
@@ -113,23 +82,29 @@ void exercise(const uint8_t* p, size_t size, bool may_run) {
   }
   eb::BundleHeader h;
   std::memcpy(&h, p, sizeof h);
-  may_run = may_run && trusted(p, h);
+  may_run = may_run && seed_code(p, h) && edgert_bundle_arena_size(bundle) <= kMaxRunArena;
 
   edgert_bundle_port(bundle);
   edgert_bundle_arena_size(bundle);
   int32_t n_in = edgert_bundle_input_count(bundle), n_out = edgert_bundle_output_count(bundle);
   std::vector<std::vector<uint8_t>> in(static_cast<size_t>(n_in)), out(static_cast<size_t>(n_out));
-  for (int32_t i = 0; i < n_in; ++i) {
+  uint64_t io_bytes = 0;
+  for (int32_t i = 0; i < n_in + n_out; ++i) {
+    const bool input = i < n_in;
     edgert_tensor_info info;
-    if (edgert_bundle_input_info(bundle, i, &info) != EDGERT_OK) std::abort();
-    if (edgert_bundle_find_input(bundle, info.name) < 0) std::abort();
-    if (may_run) in[i].assign(info.size_bytes, 0);
+    if ((input ? edgert_bundle_input_info(bundle, i, &info) : edgert_bundle_output_info(bundle, i - n_in, &info)) !=
+        EDGERT_OK)
+      std::abort();
+    if ((input ? edgert_bundle_find_input(bundle, info.name) : edgert_bundle_find_output(bundle, info.name)) < 0)
+      std::abort();
+    io_bytes += info.size_bytes;
+    may_run = may_run && io_bytes <= kMaxRunIo;
   }
-  for (int32_t i = 0; i < n_out; ++i) {
+  for (int32_t i = 0; may_run && i < n_in + n_out; ++i) {
     edgert_tensor_info info;
-    if (edgert_bundle_output_info(bundle, i, &info) != EDGERT_OK) std::abort();
-    if (edgert_bundle_find_output(bundle, info.name) < 0) std::abort();
-    if (may_run) out[i].assign(info.size_bytes, 0);
+    if (i < n_in) edgert_bundle_input_info(bundle, i, &info);
+    else edgert_bundle_output_info(bundle, i - n_in, &info);
+    (i < n_in ? in[i] : out[i - n_in]).assign(info.size_bytes, 0);
   }
   for (int32_t i = 0, n = edgert_bundle_command_count(bundle); i < n; ++i) {
     edgert_command_info info;
@@ -139,7 +114,7 @@ void exercise(const uint8_t* p, size_t size, bool may_run) {
   edgert_context_options options{};
   options.num_threads = may_run ? 2 : 1;  // the worker pool too, where the replay runs
   edgert_context* ctx = nullptr;
-  if ((may_run || may_probe(p, h)) && edgert_context_create(bundle, &options, &ctx) == EDGERT_OK) {
+  if (edgert_bundle_arena_size(bundle) <= kMaxRunArena && edgert_context_create(bundle, &options, &ctx) == EDGERT_OK) {
     if (may_run) {
       bool bound = true;
       for (int32_t i = 0; i < n_in; ++i)
@@ -147,7 +122,7 @@ void exercise(const uint8_t* p, size_t size, bool may_run) {
       for (int32_t i = 0; i < n_out; ++i)
         bound = bound && edgert_bind_output(ctx, i, out[i].data(), out[i].size()) == EDGERT_OK;
       edgert_context_set_profiling(ctx, 1);
-      if (bound && edgert_run(ctx) != EDGERT_OK) std::abort();  // a seed's queue must replay
+      if (bound && edgert_run(ctx) != EDGERT_OK) std::abort();  // an accepted queue must replay
       const uint64_t* ns;
       int32_t count;
       edgert_context_timestamps(ctx, &ns, &count);
@@ -182,8 +157,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     edgert_bundle* bundle = nullptr;
     if (edgert_bundle_open_memory(copy.p, bytes.size(), &bundle) != EDGERT_OK) continue;
     edgert_bundle_close(bundle);
-    g_trusted.push_back({std::vector<uint8_t>(copy.p + h.fb_offset, copy.p + h.fb_offset + h.fb_size),
-                         code_bytes(copy.p, h), kernel_entries(copy.p, h)});
+    g_seed_code.push_back(code_bytes(copy.p, h));
   }
   closedir(d);
   return 0;
@@ -199,6 +173,38 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     h.content_hash = eb::content_hash_update(hash, copy.p + h.data_offset, h.data_size);
     std::memcpy(copy.p, &h, sizeof h);
   }
-  exercise(copy.p, size, !g_trusted.empty());
+  exercise(copy.p, size, !g_seed_code.empty());
   return 0;
+}
+
+// Structure-aware mutation: three times in four, one integer of the FlatBuffer (a 4- or
+// 8-byte aligned word: offsets, sizes, indices, counts, enums) set to a boundary value or
+// shifted a little, the rest of the file untouched; otherwise libFuzzer's own mutations. The
+// content hash is repaired by LLVMFuzzerTestOneInput.
+extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed) {
+  uint64_t state = seed * 0x9e3779b97f4a7c15ull + 1;
+  auto next = [&state]() {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  eb::BundleHeader h;
+  if (next() % 4 == 0 || !header_of(data, size, &h) || h.fb_size < 16) return LLVMFuzzerMutate(data, size, max_size);
+  const bool wide = next() % 2 == 0;
+  const uint64_t width = wide ? 8 : 4;
+  const uint64_t at = h.fb_offset + (next() % (h.fb_size / width)) * width;
+  if (at + width > size) return size;
+  uint64_t v = 0;
+  std::memcpy(&v, data + at, width);
+  static const int64_t kShifts[] = {1, -1, 4, -4, 8, -8, 16, -16, 32, 64, -64, 128, 4096, -4096};
+  static const uint64_t kValues[] = {0, 1, 2, 3, 7, 8, 15, 16, 17, 63, 64, 65, 255, 256, 4095, 4096, 4097,
+                                     0x7fffffff, 0x80000000, 0xffffffff, 0x7fffffffffffffffull, ~0ull};
+  if (next() % 2 == 0)
+    v += static_cast<uint64_t>(kShifts[next() % (sizeof kShifts / sizeof kShifts[0])]);
+  else
+    v = kValues[next() % (sizeof kValues / sizeof kValues[0])];
+  std::memcpy(data + at, &v, width);
+  return size;
 }

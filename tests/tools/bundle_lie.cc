@@ -3,6 +3,9 @@
 // the code would. tests/e2e/test_bundle_lies.py runs edgert-run on each and expects a refusal.
 //
 //   edge-bundle-lie IN.bundle OUT.bundle LIE      (LIE: one of the names in kLies below)
+//   edge-bundle-lie --rehash FILE...              store each file's content hash (computed over
+//                                                 the ranges its header gives), in place: for
+//                                                 tests/e2e/test_bundle_mutations.py's mutants
 //
 // Exit 0: written; 2: usage; 3: the bundle offers no place for this lie (e.g. no arena buffer).
 #include <cstdio>
@@ -13,6 +16,7 @@
 #include <vector>
 
 #include "bundle_writer.h"
+#include "code_directory.h"
 #include "kernel_abi.h"
 
 namespace {
@@ -24,12 +28,15 @@ constexpr const char* kLies[] = {
     "swap-arg",        // a kernel's input replaced by the smallest weight of its dtype
     "forge-extent",    // swap-arg with Kernel.args' extent lowered to match the smaller buffer
     "shorten-args",    // a kernel's last argument dropped from Kernel.args and from its commands
-    "move-entry",      // a kernel's function table entry moved one byte into its code
+    "move-entry",      // a kernel's function table entry moved 16 bytes into its code
     "bad-function",    // a kernel naming a function past the section's table
     "drop-command",    // the queue without its last command
     "overlap-buffers", // a kernel's arena output placed on the arena input it reads
+    "lower-features",  // Target.features without its last feature (what the code needs)
+    "weights-on-code", // the Weights section's offset moved onto the code (after writing)
+    "code-on-weights", // the MachineCode section's offset moved onto the weights
     // Not a metadata-only lie: a weight shrunk by 64 bytes with the extent lowered in
-    // Kernel.args AND in the contract words inside the code. Accepted (only a signature
+    // Kernel.args AND in the contract in the code directory (part of the code bytes). Accepted (only a signature
     // covers the code); a sanitizer build with separate buffers catches the overrun.
     "forge-code-contract"
 };
@@ -62,21 +69,16 @@ long smallest_other(const BundleDesc& d, const CommandDesc& c, DType dtype) {
   return best;
 }
 
-// Lowers the extent of argument `a` in the contract words compiled into kernel k's code
-// (schema/kernel_abi.h): the table after the magic whose count matches.
+// Lowers the extent of argument `a` in the contract of kernel k's function in its section's
+// code directory (schema/code_directory.h): an edit of the code bytes.
 bool patch_code_contract(BundleDesc& d, const KernelDesc& k, size_t a, uint64_t extent) {
   std::vector<uint8_t>& code = d.sections[k.section].bytes;
-  const uint64_t entry = d.sections[k.section].functions[k.function].offset();
-  for (size_t at = entry / 8 * 8; at + 16 <= code.size(); at += 8) {  // the table follows the code
-    uint64_t w[2];
-    std::memcpy(w, code.data() + at, 16);
-    if (w[0] != edge::abi::kContractMagic || w[1] != k.args.size()) continue;
-    const size_t word = at + 8 * (3 + 2 * a);
-    if (word + 8 > code.size()) return false;
-    std::memcpy(code.data() + word, &extent, 8);
-    return true;
-  }
-  return false;
+  edge::abi::CodeDirectory dir;
+  if (edge::abi::read_code_directory(code.data(), code.size(), edge::abi::kFunctionAlignment, &dir)) return false;
+  const edge::abi::CodeDirectoryEntry e = dir.entry(k.function);
+  if (a >= e.num_args) return false;
+  std::memcpy(code.data() + e.contract_offset + 8 * (2 * a + 1), &extent, 8);
+  return true;
 }
 
 bool apply(BundleDesc& d, const std::string& lie) {
@@ -125,7 +127,8 @@ bool apply(BundleDesc& d, const std::string& lie) {
       return true;
     }
     Function& f = fns[d.kernels[0].function];
-    f = Function(f.offset() + 1, f.size() - 1);
+    if (f.size() <= 16) return false;
+    f = Function(f.offset() + 16, f.size() - 16);
     return true;
   }
   if (lie == "forge-code-contract") {
@@ -152,6 +155,12 @@ bool apply(BundleDesc& d, const std::string& lie) {
     k.args[a].extent = w.size;
     return patch_code_contract(d, k, a, w.size);
   }
+  if (lie == "weights-on-code") return true;  // after serialize_bundle: place_weights_on_code
+  if (lie == "lower-features") {
+    if (d.target.features.empty()) return false;
+    d.target.features.pop_back();
+    return true;
+  }
   if (lie == "drop-command") {
     if (d.commands.empty()) return false;
     d.commands.pop_back();
@@ -176,11 +185,50 @@ bool apply(BundleDesc& d, const std::string& lie) {
   return false;
 }
 
+// The Weights section moved to blob offset 64, over the code that starts the blob, in the
+// written file (serialize_bundle lays sections out itself), the content hash recomputed.
+bool place_weights_on_code(std::vector<uint8_t>& file) {
+  BundleHeader h;
+  std::memcpy(&h, file.data(), sizeof h);
+  auto* sections = GetMutableBundle(file.data() + h.fb_offset)->mutable_sections();
+  for (flatbuffers::uoffset_t i = 0; sections && i < sections->size(); ++i) {
+    Section* s = sections->GetMutableObject(i);
+    if (s->kind() != SectionKind::Weights || !s->mutate_offset(64)) continue;
+    h.content_hash = content_hash_update(content_hash_update(kContentHashSeed, file.data() + h.fb_offset, h.fb_size),
+                                         file.data() + h.data_offset, h.data_size);
+    std::memcpy(file.data(), &h, sizeof h);
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
+// The content hash of each file, stored in its header (the header's ranges must be inside it).
+int rehash(int argc, char** argv) {
+  for (int i = 2; i < argc; ++i) {
+    std::fstream f(argv[i], std::ios::binary | std::ios::in | std::ios::out);
+    std::vector<uint8_t> file((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    BundleHeader h;
+    if (file.size() < sizeof h) return std::fprintf(stderr, "%s: not a bundle\n", argv[i]), 2;
+    std::memcpy(&h, file.data(), sizeof h);
+    if (h.fb_offset > file.size() || h.fb_size > file.size() - h.fb_offset || h.data_offset > file.size() ||
+        h.data_size > file.size() - h.data_offset)
+      return std::fprintf(stderr, "%s: the header's ranges exceed the file\n", argv[i]), 2;
+    h.content_hash = content_hash_update(content_hash_update(kContentHashSeed, file.data() + h.fb_offset, h.fb_size),
+                                         file.data() + h.data_offset, h.data_size);
+    f.clear();
+    f.seekp(0);
+    f.write(reinterpret_cast<const char*>(&h), sizeof h);
+    if (!f) return std::fprintf(stderr, "%s: cannot write\n", argv[i]), 1;
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::strcmp(argv[1], "--rehash") == 0) return rehash(argc, argv);
   if (argc != 4 || std::strcmp(argv[1], "--help") == 0) {
-    std::fprintf(stderr, "usage: edge-bundle-lie IN.bundle OUT.bundle LIE\nLIE:");
+    std::fprintf(stderr, "usage: edge-bundle-lie IN.bundle OUT.bundle LIE | --rehash FILE...\nLIE:");
     for (const char* l : kLies) std::fprintf(stderr, " %s", l);
     std::fprintf(stderr, "\n");
     return 2;
@@ -199,7 +247,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s: no place for the lie %s (or unknown lie)\n", argv[1], argv[3]);
     return 3;
   }
-  const std::vector<uint8_t> out = serialize_bundle(d);
+  std::vector<uint8_t> out = serialize_bundle(d);
+  if (std::strcmp(argv[3], "weights-on-code") == 0 && !place_weights_on_code(out)) {
+    std::fprintf(stderr, "%s: no place for the lie %s\n", argv[1], argv[3]);
+    return 3;
+  }
   std::ofstream o(argv[2], std::ios::binary | std::ios::trunc);
   o.write(reinterpret_cast<const char*>(out.data()), static_cast<std::streamsize>(out.size()));
   return o ? 0 : 1;

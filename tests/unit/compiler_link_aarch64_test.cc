@@ -74,28 +74,39 @@ define i32 @caller(i64 %i) {
   ret i32 %w
 }
 )";
-  const edgec::CodeBlob blob = edgec::link_flat(compile_ir(ir), {"first", "last", "caller"});
-  REQUIRE(blob.entry_offsets.size() == 3);
-  REQUIRE(blob.bytes.size() > 4 * 4096);
+  // From blob offset 0, and after a code directory whose size is no multiple of a page.
+  for (const uint64_t code_start : {uint64_t{0}, uint64_t{208}}) {
+    CAPTURE(code_start);
+    const edgec::CodeBlob blob = edgec::link_flat(compile_ir(ir), {"first", "last", "caller"}, code_start);
+    REQUIRE(blob.entry_offsets.size() == 3);
+    REQUIRE(blob.bytes.size() > 4 * 4096);
+    // The function table: the three entries' functions, sorted, after code_start.
+    REQUIRE(blob.functions.size() == 3);
+    for (size_t k = 0; k < 3; ++k) CHECK(blob.functions[blob.entry_functions[k]].offset == blob.entry_offsets[k]);
+    CHECK(blob.functions[0].offset >= code_start);
+    CHECK(blob.functions[0].offset < blob.functions[1].offset);
+    CHECK(blob.functions[1].offset < blob.functions[2].offset);
+    for (uint64_t i = 0; i < code_start; ++i) REQUIRE(blob.bytes[i] == 0);
 
-  const uint64_t table0 = adrp_target(blob.bytes, blob.entry_offsets[0]);
-  CHECK(word(blob.bytes, table0) == 1u);
-  CHECK(word(blob.bytes, table0 + 4) == 8u);
-  const uint64_t table_last = adrp_target(blob.bytes, blob.entry_offsets[1]);
-  CHECK(table_last == table0 + 4095 * 4);
-  CHECK(word(blob.bytes, table_last) == 4095u * 7 + 1);
-  CHECK((table_last >> 12) > (blob.entry_offsets[1] >> 12));  // really another page
+    const uint64_t table0 = adrp_target(blob.bytes, blob.entry_offsets[0]);
+    CHECK(word(blob.bytes, table0) == 1u);
+    CHECK(word(blob.bytes, table0 + 4) == 8u);
+    const uint64_t table_last = adrp_target(blob.bytes, blob.entry_offsets[1]);
+    CHECK(table_last == table0 + 4095 * 4);
+    CHECK(word(blob.bytes, table_last) == 4095u * 7 + 1);
+    CHECK((table_last >> 12) > (blob.entry_offsets[1] >> 12));  // really another page
 
-  bool found_bl = false;
-  for (uint64_t p = blob.entry_offsets[2]; p < blob.entry_offsets[2] + 64; p += 4) {
-    const uint32_t insn = word(blob.bytes, p);
-    if ((insn & 0xfc000000u) == 0x94000000u || (insn & 0xfc000000u) == 0x14000000u) {  // BL / B (tail call)
-      CHECK(p + static_cast<uint64_t>(sign_extend(insn & 0x3ffffffu, 26) * 4) == blob.entry_offsets[0]);
-      found_bl = true;
-      break;
+    bool found_bl = false;
+    for (uint64_t p = blob.entry_offsets[2]; p < blob.entry_offsets[2] + 64; p += 4) {
+      const uint32_t insn = word(blob.bytes, p);
+      if ((insn & 0xfc000000u) == 0x94000000u || (insn & 0xfc000000u) == 0x14000000u) {  // BL / B (tail call)
+        CHECK(p + static_cast<uint64_t>(sign_extend(insn & 0x3ffffffu, 26) * 4) == blob.entry_offsets[0]);
+        found_bl = true;
+        break;
+      }
     }
+    CHECK(found_bl);
   }
-  CHECK(found_bl);
 }
 
 TEST_CASE("link_flat aarch64: a call to an external function is refused") {

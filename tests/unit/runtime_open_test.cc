@@ -23,8 +23,6 @@ using namespace rt_test;
 
 namespace {
 
-bool contains(const char* haystack, const char* needle) { return std::strstr(haystack, needle) != nullptr; }
-
 // A bundle file in /tmp, removed at scope exit.
 struct TempFile {
   char path[32] = "/tmp/edgert_open_XXXXXX";

@@ -110,8 +110,6 @@ std::vector<float> expected_y(const std::vector<float>& x) {
   return y;
 }
 
-bool contains(const char* haystack, const char* needle) { return std::strstr(haystack, needle) != nullptr; }
-
 edgert_context_options options_with(int32_t allow_source_build) {
   edgert_context_options o{};
   o.allow_source_build = allow_source_build;

@@ -1,11 +1,15 @@
 // runtime_test_util.h — small bundles for the runtime's unit tests, built in memory with
 // the same writer edgec uses.
 #pragma once
+#include <doctest/doctest.h>
+
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "bundle_writer.h"
+#include "code_directory.h"
 #include "edgert.h"
 #include "kernel_abi.h"
 
@@ -155,54 +159,54 @@ inline std::vector<uint8_t> where_code() {
 #endif
 }
 
-// A hand-assembled kernel as edgec lays one out (schema/kernel_abi.h): a prologue that,
-// probed with num_cores == 0, stores the address of `contract`'s words at args[0] and
-// returns; then `body`; then the words, 8-byte aligned. `code_size` gets the size of the
-// function (prologue + body), the table following it.
-inline std::vector<uint8_t> with_contract(const std::vector<uint8_t>& body,
-                                          const std::vector<ArgContractDesc>& contract,
-                                          uint64_t* code_size = nullptr) {
-  std::vector<uint64_t> table_words = {edge::abi::kContractMagic, contract.size()};
-  for (const ArgContractDesc& a : contract) {
-    table_words.push_back(edge::abi::contract_arg_word(static_cast<uint32_t>(a.access), static_cast<uint32_t>(a.dtype)));
-    table_words.push_back(a.extent);
-  }
-#if defined(__x86_64__)
-  std::vector<uint8_t> code = {0x85, 0xd2,                          // test edx, edx
-                               0x75, 0x0b,                          // jnz body
-                               0x48, 0x8d, 0x05, 0, 0, 0, 0,        // lea rax, [rip + table]
-                               0x48, 0x89, 0x07,                    // mov [rdi], rax
-                               0xc3};                               // ret
-  code.insert(code.end(), body.begin(), body.end());
-  if (code_size) *code_size = code.size();
-  code.resize((code.size() + 7) / 8 * 8, 0xcc);
-  const uint32_t disp = static_cast<uint32_t>(code.size() - 11);  // from the end of the lea
-  std::memcpy(code.data() + 7, &disp, 4);
-#else
-  std::vector<uint8_t> code = words({0x35000082,    // cbnz w2, body (+16)
-                                     0,             // adr x3, table (below)
-                                     0xf9000003,    // str x3, [x0]
-                                     0xd65f03c0});  // ret
-  code.insert(code.end(), body.begin(), body.end());
-  if (code_size) *code_size = code.size();
-  code.resize((code.size() + 7) / 8 * 8, 0);
-  const uint32_t rel = static_cast<uint32_t>(code.size() - 4);  // from the adr
-  const uint32_t adr = 0x10000003u | (rel & 3u) << 29 | ((rel >> 2) & 0x7ffffu) << 5;
-  std::memcpy(code.data() + 4, &adr, 4);
-#endif
-  const std::vector<uint8_t> table = bytes_of(table_words);
-  code.insert(code.end(), table.begin(), table.end());
-  return code;
-}
-
-// 16 bytes that trap if executed (int3 / brk #0): put before a kernel so its entry
-// offset matters.
+// 16 bytes that trap if executed (int3 / brk #0 / ret where nothing runs): the fill between
+// functions.
 inline std::vector<uint8_t> trap_padding() {
 #if defined(__x86_64__)
   return std::vector<uint8_t>(16, 0xcc);
 #else
   return words({0xd4200000, 0xd4200000, 0xd4200000, 0xd4200000});
 #endif
+}
+
+// One function of a hand-made MachineCode section and the contract of its arguments.
+struct CodeFunction {
+  std::vector<uint8_t> code;
+  std::vector<ArgContractDesc> contract;
+};
+
+// A MachineCode section as edgec lays one out: the code directory (schema/code_directory.h)
+// listing the functions, their contracts and `features` (comma-separated), then 16 trap
+// bytes and each function at a 16-byte boundary, trap bytes between them.
+inline SectionData machine_code(const std::vector<CodeFunction>& functions, const std::string& features,
+                                Arch arch = host_arch()) {
+  std::vector<edge::abi::DirectoryFunction> dir(functions.size());
+  size_t num_words = 0;
+  for (size_t i = 0; i < functions.size(); ++i) {
+    for (const ArgContractDesc& a : functions[i].contract) {
+      dir[i].contract_words.push_back(
+          edge::abi::contract_arg_word(static_cast<uint32_t>(a.access), static_cast<uint32_t>(a.dtype)));
+      dir[i].contract_words.push_back(a.extent);
+    }
+    num_words += dir[i].contract_words.size();
+  }
+  const uint64_t dir_size =
+      edge::abi::code_directory_size(functions.size(), num_words, features, edge::abi::kFunctionAlignment);
+  SectionData s;
+  s.kind = SectionKind::Code;
+  s.format = CodeFormat::MachineCode;
+  s.bytes.resize(dir_size);
+  const std::vector<uint8_t> trap = trap_padding();
+  s.bytes.insert(s.bytes.end(), trap.begin(), trap.end());
+  for (size_t i = 0; i < functions.size(); ++i) {
+    dir[i].offset = s.bytes.size();
+    dir[i].size = functions[i].code.size();
+    s.bytes.insert(s.bytes.end(), functions[i].code.begin(), functions[i].code.end());
+    while (s.bytes.size() % 16 != 0) s.bytes.push_back(trap[0]);
+    s.functions.push_back(Function(dir[i].offset, dir[i].size));
+  }
+  edge::abi::write_code_directory(s.bytes, dir_size, static_cast<uint32_t>(arch), dir, features);
+  return s;
 }
 
 // y = x + w through a real kernel: Launch add4(tmp, x, w); Copy tmp -> y.
@@ -213,20 +217,12 @@ inline BundleDesc add_bundle() {
 #else
   d.target.features = {"neon"};
 #endif
-  SectionData code;
-  code.kind = SectionKind::Code;
-  code.format = CodeFormat::MachineCode;
-  code.bytes = trap_padding();
   KernelDesc k;
   k.name = "add4";
   k.section = 1;
   k.function = 0;
   k.args = f32_contracts(3);
-  uint64_t add_size = 0;
-  std::vector<uint8_t> add = with_contract(add4_code(), k.args, &add_size);
-  code.bytes.insert(code.bytes.end(), add.begin(), add.end());
-  code.functions = {Function(16, add_size)};
-  d.sections.push_back(code);
+  d.sections.push_back(machine_code({{add4_code(), k.args}}, d.target.features[0]));
   k.parallel_extent = 4;
   d.kernels = {k};
   d.commands = {command(CommandKind::Launch, {2, 0, 3}, 0), command(CommandKind::Copy, {2, 1}),
@@ -268,5 +264,17 @@ struct Opened {
   explicit Opened(const BundleDesc& d) : Opened(serialize_bundle(d)) {}
   ~Opened() { edgert_bundle_close(bundle); }
 };
+
+inline bool contains(const char* haystack, const char* needle) { return std::strstr(haystack, needle) != nullptr; }
+
+// Opens `d` and expects `status` with every `needle` in the message.
+inline void expect_error(const BundleDesc& d, edgert_status status, std::vector<const char*> needles) {
+  Opened o(d);
+  CHECK(o.status == status);
+  CHECK(o.bundle == nullptr);
+  const char* msg = edgert_last_error();
+  INFO("message: " << std::string(msg));
+  for (const char* n : needles) CHECK(contains(msg, n));
+}
 
 }  // namespace rt_test
