@@ -30,3 +30,5 @@ printf '  %-34s %8d bytes\n' device_runtime/libedgert.a "$(strip_size "$DIR/devi
 printf '  %-34s %8d bytes\n' device_runtime/edgert-run "$(strip_size "$DIR/device_runtime/edgert-run")"
 printf '  %-34s %8d bytes  (FastRPC skel: the runtime on the DSP)\n' device_runtime/libedgert_skel.so \
        "$(strip_size "$DIR/device_runtime/libedgert_skel.so")"
+# What the budget test (size_budget_hexagon_skel, tests/size/check_size.py) counts.
+llvm-size-19 "$DIR/device_runtime/libedgert_skel.so" | sed 's/^/  /'

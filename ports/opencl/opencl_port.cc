@@ -114,6 +114,12 @@ edgert_status device_index(const edgert_context_options* options, int32_t* out) 
 
 edgert_status check_target(const Bundle* b) {
   const Target* t = b->target();
+  for (uint32_t i = 0; i < count(b->sections()); ++i)
+    if (b->sections()->Get(i)->format() == CodeFormat::Ir3A630)
+      return set_error(EDGERT_ERROR_UNSUPPORTED,
+                       "section %u holds Adreno a630 machine code (Ir3A630, edgec --target adreno630), which needs "
+                       "the kgsl port (not written yet), not the opencl port",
+                       i);
   if (t->arch() != Arch::OpenCL) {
     char target[160];
     return set_error(EDGERT_ERROR_UNSUPPORTED,
@@ -386,10 +392,16 @@ edgert_status load_binary(const Device& d, cl_context context, const uint8_t* bi
 
 }  // namespace edgert::opencl
 
-namespace edgert {
-// The registry (port_registry.cc, generated from EDGE_PORTS) refers to this by name.
-extern const Port port_opencl = {
-    "opencl",    opencl::check_target, opencl::create, opencl::destroy, opencl::bind,
-    opencl::run, opencl::timestamps,   opencl::stats,  opencl::prepare, opencl::release_prepared,
+namespace {
+const edgert::Port kPort = {
+    "opencl",    edgert::opencl::check_target, edgert::opencl::create, edgert::opencl::destroy,
+    edgert::opencl::bind, edgert::opencl::run, edgert::opencl::timestamps, edgert::opencl::stats,
+    edgert::opencl::prepare, edgert::opencl::release_prepared,
 };
-}  // namespace edgert
+}  // namespace
+
+// libedgert_opencl registers the port with the core as it loads (ports/port.h): before main
+// when linked, statically or not. Callable again (a second registration changes nothing).
+extern "C" __attribute__((constructor)) void edgert_opencl_register(void) {
+  edgert_port_register("opencl", edgert::kPortAbi, &kPort);
+}

@@ -7,7 +7,8 @@ library in the build (lib*.a / lib*.so under device_runtime/ and ports/):
   - all files: symbol names (nm; nm -D for dynamic symbols) containing "llvm" or "protobuf"
   - DT_NEEDED stays within libc, libm, libpthread, libdl, librt, libstdc++, libgcc_s,
     ld-linux and (optional) libmimalloc, and libsodium only in a build with EDGE_SIGNATURES=ON
-    (bundle signatures; a build without them must not need it)
+    (bundle signatures; a build without them must not need it); a port library
+    (libedgert_<port>.so) also needs the core, libedgert.so
 The same detector must flag edgec and libedgec_core.a, which do use LLVM and protobuf;
 that proves the check can fail."""
 import os
@@ -26,6 +27,7 @@ ALLOWED_NEEDED = re.compile(
 
 
 SODIUM_NEEDED = re.compile(r"^libsodium\.so[.\d]*$")
+CORE_NEEDED = re.compile(r"^libedgert\.so[.\d]*$")
 
 
 def signatures_enabled() -> bool:
@@ -125,7 +127,8 @@ def runtime_needed_libraries_minimal():
         libs = needed(f)
         print(f"    {f.name}: NEEDED {libs}")
         extra = [n for n in libs if not ALLOWED_NEEDED.match(n)
-                 and not (signatures_enabled() and SODIUM_NEEDED.match(n))]
+                 and not (signatures_enabled() and SODIUM_NEEDED.match(n))
+                 and not (f.name.startswith("libedgert_") and CORE_NEEDED.match(n))]
         if extra:
             bad[f.name] = extra
     print(f"    EDGE_SIGNATURES: {'ON (libsodium allowed)' if signatures_enabled() else 'OFF'}")
