@@ -6,7 +6,8 @@
 #        cross compiler and qemu-user (scripts/build_aarch64.sh, the aarch64 tests); OpenCL
 #        headers, the ICD loader and two CPU implementations (PoCL, Mesa's rusticl) for the
 #        opencl port's tests, clinfo
-#   pip (for the python3 on PATH): onnx==1.17.0, onnxruntime, numpy, ml_dtypes
+#   pip (for the python3 on PATH): onnx==1.17.0, onnxruntime, numpy, ml_dtypes, tinymesa==25.2.7.2
+#        (Mesa's ir3 compiler for edgec --target adreno630)
 #   --torchvision: also Debian's python3-torchvision (for tests/models/, manual check)
 # Quiet when nothing is missing; safe to run any number of times.
 set -euo pipefail
@@ -56,6 +57,10 @@ pip_missing=()
 # onnxruntime.quantization (tests/e2e/test_int8.py quantizes its models) imports ml_dtypes,
 # which the onnxruntime wheel does not pull in.
 "$PYTHON" -c 'import ml_dtypes' 2>/dev/null || pip_missing+=(ml_dtypes)
+# edgec --target adreno630 loads Mesa's ir3 compiler from this wheel's libtinymesa.so (x86-64;
+# edgec checks its build id: exactly this version). Only that target needs it.
+"$PYTHON" -c 'import importlib.metadata as m, sys; sys.exit(m.version("tinymesa") != "25.2.7.2")' 2>/dev/null \
+  || pip_missing+=(tinymesa==25.2.7.2)
 if ((${#pip_missing[@]})); then
   echo "setup: pip installing for $("$PYTHON" -c 'import sys; print(sys.executable)'): ${pip_missing[*]}"
   "$PYTHON" -m pip install -q --disable-pip-version-check "${pip_missing[@]}"

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -23,6 +24,7 @@
 #define EDGE_SIGNATURE_LAYOUT_ONLY
 #endif
 #include "bundle_signature.h"
+#include "codegen/ir3_inspect.h"
 #include "codegen/target.h"
 #include "driver/compile.h"
 #include "bundle/bundle_builder.h"
@@ -37,7 +39,8 @@ const char* kUsage =
     "\n"
     "usage:\n"
     "  edgec compile MODEL.onnx -o OUT.bundle [options]\n"
-    "  edgec inspect BUNDLE [--json]\n"
+    "  edgec inspect BUNDLE [--json] [--disasm] [--a630-cost]\n"
+    "  edgec compile-batch LIST [--target T]   (tests: one JSON line per model of LIST)\n"
     "  edgec keygen -o KEYBASE\n"
     "  edgec sign BUNDLE --key KEYBASE.key [-o OUT] [--fsverity]\n"
     "  edgec fsverity-digest FILE...\n"
@@ -93,7 +96,11 @@ const char* kUsage =
     "  -q, --quiet              no progress output\n"
     "\n"
     "inspect prints kernels, buffers, the arena plan and sections of a bundle;\n"
-    "--json prints the same as one JSON object.\n"
+    "--json prints the same as one JSON object. For adreno630 bundles each kernel shows\n"
+    "its a630 footprint (instructions, full / half registers, the waves it allows);\n"
+    "--disasm adds each program's disassembly and decode check, --a630-cost the static\n"
+    "a630 cost: instruction issues per run (ALU / memory / control) and bytes moved\n"
+    "(both load libtinymesa.so; compile-only: nothing has run on an a630).\n"
     "\n"
     "keygen writes a new Ed25519 key pair: KEYBASE.key (secret, mode 0600; never\n"
     "overwritten) and KEYBASE.pub (for edgert-run --trusted-key), each one line of hex.\n"
@@ -388,6 +395,92 @@ int cmd_compile(const std::vector<std::string>& args) {
   return 0;
 }
 
+std::string json_text(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) continue;
+    out += c;
+  }
+  return out + "\"";
+}
+
+// edgec compile-batch LIST --target T: compiles many models in one process (the target's
+// code generator loaded once: adreno630's libtinymesa.so takes a while), writes no bundle
+// and prints one JSON line per model: the error's first line, or the kernel count and, for
+// adreno630, what the decode check found (decode errors, programs not ending with `end`)
+// and the runtime verifier's verdict on the bundle (a630 limits). LIST: one model a line,
+// `MODEL.onnx [NAME=FILE.npy ...]` (inputs frozen as with --const-input). A "begin" line
+// precedes each compile, so a caller can tell which model took a crashed process down.
+int cmd_compile_batch(const std::vector<std::string>& args) {
+  std::string list, target = "x86_64";
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--target" && i + 1 < args.size()) target = args[++i];
+    else if (list.empty() && !args[i].empty() && args[i][0] != '-') list = args[i];
+    else throw edgec::CompileError("compile-batch: unexpected argument " + args[i]);
+  }
+  std::ifstream in(list);
+  if (!in) throw edgec::CompileError("compile-batch: cannot read " + list);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string model, w;
+    words >> model;
+    if (model.empty() || model[0] == '#') continue;
+    std::printf("{\"begin\":%s}\n", json_text(model).c_str());
+    std::fflush(stdout);
+    std::string result;
+    try {
+      edgec::CompileOptions opt;
+      opt.target = target;
+      while (words >> w) {
+        const auto eq = w.find('=');
+        if (eq == std::string::npos) throw edgec::CompileError("compile-batch: " + w + " is not NAME=FILE.npy");
+        opt.constant_inputs[w.substr(0, eq)] = read_npy_tensor("--const-input", w.substr(eq + 1));
+      }
+      edgec::CompileResult r = edgec::compile_onnx_file(model, opt);
+      result = "\"ok\":true,\"kernels\":" + std::to_string(r.num_kernels);
+      // The runtime's verifier: UNSUPPORTED (no port here) is expected, anything else is not.
+      edgert_bundle* verified = nullptr;
+      // Sections are page-aligned in the file: the verifier wants them so in memory too.
+      const size_t padded = (r.bundle.size() + 4095) / 4096 * 4096;
+      std::unique_ptr<uint8_t, decltype(&std::free)> aligned(static_cast<uint8_t*>(std::aligned_alloc(4096, padded)),
+                                                             &std::free);
+      if (!aligned) throw edgec::CompileError("out of memory");
+      std::memcpy(aligned.get(), r.bundle.data(), r.bundle.size());
+      const edgert_status st = edgert_bundle_open_memory(aligned.get(), r.bundle.size(), &verified);
+      if (st == EDGERT_OK) edgert_bundle_close(verified);
+      result += ",\"verifier\":" + json_text(st == EDGERT_OK ? "ok" : edgert_last_error()) +
+                ",\"verified\":" + (st == EDGERT_OK || st == EDGERT_ERROR_UNSUPPORTED ? "true" : "false");
+      namespace eb = edge::bundle;
+      eb::BundleHeader h;
+      std::memcpy(&h, r.bundle.data(), sizeof h);
+      const eb::Bundle* b = eb::GetBundle(r.bundle.data() + h.fb_offset);
+      if (target == "adreno630") {
+        unsigned errors = 0, unterminated = 0, max_full = 0, max_half = 0, max_const = 0;
+        for (const edgec::A630KernelReport& k : edgec::a630_reports(b, r.bundle.data() + h.data_offset, h.data_size, true)) {
+          if (!k.program) continue;
+          errors += k.decode_errors;
+          unterminated += !k.ends_with_end;
+          max_full = std::max(max_full, k.program->full_regs());
+          max_half = std::max(max_half, k.program->half_regs());
+          max_const = std::max(max_const, k.program->constlen());
+        }
+        result += ",\"decode_errors\":" + std::to_string(errors) + ",\"unterminated\":" + std::to_string(unterminated) +
+                  ",\"max_full_regs\":" + std::to_string(max_full) + ",\"max_half_regs\":" + std::to_string(max_half) +
+                  ",\"max_constlen\":" + std::to_string(max_const);
+      }
+    } catch (const std::exception& e) {
+      std::string first = e.what();
+      first = first.substr(0, first.find('\n'));
+      result = "\"ok\":false,\"error\":" + json_text(first);
+    }
+    std::printf("{\"model\":%s,%s}\n", json_text(model).c_str(), result.c_str());
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 std::string json_str(const flatbuffers::String* s) {
   std::string out = "\"";
   if (s)
@@ -421,9 +514,11 @@ uint64_t kernel_entry(const edge::bundle::Bundle* b, const edge::bundle::Kernel*
 
 int cmd_inspect(const std::vector<std::string>& args) {
   std::string path;
-  bool json = false;
+  bool json = false, disasm = false, a630_cost = false;
   for (const std::string& a : args) {
     if (a == "--json") json = true;
+    else if (a == "--disasm") disasm = true;
+    else if (a == "--a630-cost") a630_cost = true;
     else if (!a.empty() && a[0] == '-') throw edgec::CompileError("unknown option " + a);
     else path = a;
   }
@@ -465,6 +560,12 @@ int cmd_inspect(const std::vector<std::string>& args) {
     std::fprintf(stderr, "edgec: note: %s (the runtime here cannot run this bundle; inspecting it anyway)\n",
                  not_runnable.c_str());
   auto n = [](auto* v) { return v ? v->size() : 0u; };
+  bool any_a630 = false;
+  for (unsigned i = 0; i < n(b->sections()); ++i) any_a630 = any_a630 || b->sections()->Get(i)->format() == eb::CodeFormat::Ir3A630;
+  if ((disasm || a630_cost) && !any_a630)
+    throw edgec::CompileError(path + ": --disasm / --a630-cost need an adreno630 bundle (an Ir3A630 code section)");
+  const std::vector<edgec::A630KernelReport> a630 =
+      edgec::a630_reports(b, bytes + h.data_offset, h.data_size, disasm || a630_cost);
 
   if (json) {
     std::ostringstream o;
@@ -511,7 +612,37 @@ int cmd_inspect(const std::vector<std::string>& args) {
           << eb::EnumNameDType(c->dtype()) << "\",\"extent\":" << c->extent() << "}";
       }
       o << "],\"parallel_extent\":" << k->parallel_extent() << ",\"flops\":" << k->flops()
-        << ",\"bytes\":" << k->bytes() << "}";
+        << ",\"bytes\":" << k->bytes();
+      if (const eb::A630Program* p = a630[i].program) {
+        o << ",\"a630\":{\"code_offset\":" << p->code_offset() << ",\"code_size\":" << p->code_size()
+          << ",\"instructions\":" << p->instructions() << ",\"nops\":" << p->nops() << ",\"full_regs\":"
+          << p->full_regs() << ",\"half_regs\":" << p->half_regs() << ",\"max_waves\":" << p->max_waves()
+          << ",\"constlen\":" << p->constlen() << ",\"branchstack\":" << p->branchstack()
+          << ",\"private_bytes\":" << p->private_bytes() << ",\"shared_bytes\":" << p->shared_bytes()
+          << ",\"threadsize\":" << p->threadsize() << ",\"loop_trips\":" << json_list(p->loop_trips())
+          << ",\"immediates_dword\":" << p->immediates_dword() << ",\"immediates\":" << json_list(p->immediates());
+        if (disasm || a630_cost) {
+          const edgec::A630Cost& c = a630[i].per_item;
+          o << ",\"decoded\":" << a630[i].decoded << ",\"decode_errors\":" << a630[i].decode_errors
+            << ",\"ends_with_end\":" << (a630[i].ends_with_end ? "true" : "false") << ",\"work_items\":"
+            << a630[i].work_items << ",\"per_item\":{\"alu\":" << c.alu << ",\"global\":" << c.global
+            << ",\"image\":" << c.image << ",\"shared\":" << c.shared << ",\"private\":" << c.private_mem
+            << ",\"control\":" << c.control << ",\"nop\":" << c.nop << ",\"issues\":" << c.issues()
+            << ",\"bytes\":" << c.bytes << "}";
+        }
+        if (disasm) {
+          std::string text;
+          for (char ch : a630[i].disassembly) {
+            if (ch == '"' || ch == '\\') text += '\\';
+            if (ch == '\n') { text += "\\n"; continue; }
+            if (static_cast<unsigned char>(ch) < 0x20) continue;
+            text += ch;
+          }
+          o << ",\"disasm\":\"" << text << "\"";
+        }
+        o << "}";
+      }
+      o << "}";
     }
     o << "],\"commands\":[";
     for (unsigned i = 0; i < n(b->commands()); ++i) {
@@ -601,8 +732,11 @@ int cmd_inspect(const std::vector<std::string>& args) {
                                              : "parallel " + std::to_string(k->parallel_extent());
     std::printf("  #%-4u %-40s entry %8llu args %u %s flops %llu\n", i, str(k->name()).c_str(),
                 (unsigned long long)kernel_entry(b, k), n(k->args()), launch.c_str(), (unsigned long long)k->flops());
+    if (a630[i].program) std::printf("        %s\n", edgec::a630_summary(a630[i]).c_str());
+    if (disasm && a630[i].program) std::printf("%s\n", a630[i].disassembly.c_str());
   }
   std::printf("commands: %u\n", n(b->commands()));
+  if (a630_cost) std::printf("%s", edgec::a630_cost_table(a630).c_str());
   return 0;
 }
 
@@ -637,6 +771,7 @@ int edgec_main(int argc, char** argv) {
   try {
     if (cmd == "compile") return cmd_compile(args);
     if (cmd == "inspect") return cmd_inspect(args);
+    if (cmd == "compile-batch") return cmd_compile_batch(args);
     if (cmd == "keygen") return cmd_keygen(args);
     if (cmd == "sign") return cmd_sign(args);
     if (cmd == "fsverity-digest") return cmd_fsverity_digest(args);

@@ -10,7 +10,9 @@
     also compared with each other (same tolerance)
   - an application built against the installed package (tests/aarch64/consumer,
     find_package(edgert)) runs with the static and with the shared libedgert (dynamically
-    linked: QEMU_LD_PREFIX=/usr/aarch64-linux-gnu)
+    linked: QEMU_LD_PREFIX=/usr/aarch64-linux-gnu), and with libedgert_opencl (the opencl
+    component) linked too; without it an OpenCL bundle is refused naming libedgert_opencl,
+    with it the bundle passes the port check and fails for want of an OpenCL device
   - target checks: an x86-64 bundle on aarch64 and an aarch64 bundle on x86-64 are refused,
     naming both architectures; an aarch64-fp16 bundle runs on a CPU with FP16 (qemu "max")
     and is refused on a Cortex-A53 (ARMv8.0) naming the bundle's target and the machine's
@@ -178,13 +180,22 @@ def installed_package_static_and_shared():
     expected = lib.ort_run(model, inputs)["probabilities"]
     in_bin = WORK / "consumer_in.bin"
     inputs["image"].tofile(in_bin)
-    for kind in ("static", "shared"):
+    opencl_bundle = compile_for(model, "consumer_cnn", "opencl")
+    for kind in ("static", "shared", "opencl_static", "opencl_shared"):
         exe = XDIR / "consumer" / f"consumer_{kind}"
         out_bin = WORK / f"consumer_{kind}.bin"
         res = qemu([exe, bundle, in_bin, out_bin], ld_prefix=True)
         print(f"    consumer_{kind}: {res.stdout.strip()}")
         actual = np.fromfile(out_bin, dtype=np.float32).reshape(expected.shape)
         lib.assert_close({"probabilities": actual}, {"probabilities": expected}, RTOL, ATOL)
+        # The opencl port is there only where libedgert_opencl is linked (no OpenCL under qemu).
+        res = qemu([exe, opencl_bundle, in_bin, out_bin], ld_prefix=True, check=False)
+        print(f"    consumer_{kind} on an OpenCL bundle: {res.stderr.strip()}")
+        assert res.returncode == 1, res
+        if kind.startswith("opencl"):
+            assert "no OpenCL device" in res.stderr, res.stderr
+        else:
+            assert "libedgert_opencl" in res.stderr, res.stderr
     # The shared one really loads libedgert.so: without the target's root qemu cannot run it.
     res = qemu([XDIR / "consumer" / "consumer_shared", bundle, in_bin, WORK / "x.bin"], check=False)
     assert res.returncode != 0, "consumer_shared ran without QEMU_LD_PREFIX: is it dynamically linked?"
