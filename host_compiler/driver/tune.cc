@@ -14,6 +14,8 @@
 
 #include "bundle/bundle_builder.h"
 #include "edgert.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/TargetParser/Host.h"
 
 namespace edgec {
 
@@ -42,15 +44,11 @@ bool is_key(const std::string& s) {
   return s.size() == 16 && std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) && !std::isupper(static_cast<unsigned char>(c)); });
 }
 
+// LLVM's names for this CPU's features: the names TargetSpec::required_features uses.
 bool host_has(const std::string& feature) {
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  if (feature == "avx2") return __builtin_cpu_supports("avx2");
-  if (feature == "fma") return __builtin_cpu_supports("fma");
-  if (feature == "avx512f") return __builtin_cpu_supports("avx512f");
-#endif
-  (void)feature;
-  return false;
+  static const auto features = llvm::sys::getHostCPUFeatures();
+  const auto it = features.find(feature);
+  return it != features.end() && it->second;
 }
 
 }  // namespace
