@@ -12,8 +12,21 @@
 # into $BUILD_DIR/hexagon and hexagon_* tests run it under qemu-hexagon.
 #   EDGE_HEXAGON=0     no Hexagon cross build, no hexagon_* tests
 #   EDGE_SANITIZERS=0  no sanitizer builds, no asan_* / tsan_* / fuzz_* tests
+# ctest runs $EDGE_TEST_JOBS tests at a time (default: the number of cores; the conformance
+# runs and other tests that use two cores say so with PROCESSORS 2), names every failing
+# test with its output, and the slowest ten are printed at the end.
+#   --quick            the developer's tier (under 5 minutes): no sanitizer builds; the unit
+#                      tests, one model per target and the size budgets (ctest label `quick`).
+#                      CI runs the full command.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+QUICK=0
+if [[ ${1-} == --quick ]]; then
+  QUICK=1
+  shift
+  EDGE_SANITIZERS=0
+fi
 
 BUILD_DIR=${BUILD_DIR:-build}
 args=()
@@ -45,4 +58,10 @@ fi
 if [[ ${EDGE_SANITIZERS:-1} != 0 ]]; then
   EDGE_SKIP_SETUP=1 SANITIZER_BUILD_DIR=$SANITIZER_BUILD_DIR ./scripts/build_sanitizers.sh
 fi
-ctest --test-dir "$BUILD_DIR" --output-on-failure --no-tests=error "$@"
+ctest_args=(--test-dir "$BUILD_DIR" --output-on-failure --no-tests=error -j"${EDGE_TEST_JOBS:-$(nproc)}")
+if [[ $QUICK == 1 ]]; then ctest_args+=(-L quick); fi
+junit=$(realpath -m "$BUILD_DIR/ctest-results.xml")
+status=0
+ctest "${ctest_args[@]}" --output-junit "$junit" "$@" || status=$?
+"${PYTHON:-python3}" tests/ctest_times.py "$junit" --top 10
+exit $status

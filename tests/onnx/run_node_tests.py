@@ -229,6 +229,7 @@ def _run_one(test: str, root: str, work: str, timeout: float, edgec: str, edgert
             return test, "fail", "runner: no test_data_set_*", time.time() - t0
         bundle = wdir / "model.bundle"
         frozen = []  # inputs edgec needs as constants (shapes, axes, pads, counts)
+        notes = set()
 
         def compile_for(inputs):
             cmd = [edgec, "compile", test_dir / "model.onnx", "-o", bundle, "-q"]
@@ -272,9 +273,11 @@ def _run_one(test: str, root: str, work: str, timeout: float, edgec: str, edgert
                     return failure("compile", e)
             args = lib.write_inputs({k: v for k, v in inputs.items() if k not in frozen}, wdir / f"{ds_name}_in")
             try:
-                lib.run_cmd([edgert_run, bundle, *args, "--output-dir", out_dir], timeout=timeout)
+                fallback = lib.run_edgert([edgert_run, bundle, *args, "--output-dir", out_dir], timeout=timeout)
             except lib.ToolError as e:
                 return failure("run", e)
+            if fallback:
+                notes.add(f"ran on OpenCL platform {fallback} (an extension the first platform lacks)")
             for name in out_names:
                 if name not in expected:
                     continue
@@ -289,8 +292,9 @@ def _run_one(test: str, root: str, work: str, timeout: float, edgec: str, edgert
                 if not ok:
                     return test, "fail", f"mismatch ({ds_name}): {msg}", time.time() - t0
         shutil.rmtree(wdir, ignore_errors=True)
-        note = f"inputs frozen with --const-input: {', '.join(frozen)}" if frozen else ""
-        return test, "pass", note, time.time() - t0
+        if frozen:
+            notes.add(f"inputs frozen with --const-input: {', '.join(frozen)}")
+        return test, "pass", "; ".join(sorted(notes)), time.time() - t0
     except Exception as e:  # noqa: BLE001 - a runner bug must not take down the pool
         return test, "fail", f"runner error: {type(e).__name__}: {first_line(str(e))}", time.time() - t0
 
