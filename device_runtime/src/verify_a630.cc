@@ -72,9 +72,11 @@ edgert_status check_a630_kernel(const Kernel* k, uint32_t i, const Section* s) {
     if (reg != abi::kA630UnusedReg && reg >= 4 * abi::kA630MaxRegs)
       return EDGE_INVALID("kernel %u (%s): system value register id %u is no register", i, name, reg);
   const uint32_t dims = k->local_size() ? k->local_size()->size() : 0;
-  uint64_t items = 1;
-  for (uint32_t d = 0; d < dims; ++d) items *= k->local_size()->Get(d);
-  if (dims == 0 || items > abi::kA630MaxWorkGroup)
+  // Stops once past the limit: a product of many large sizes must not wrap back under it, and
+  // a zero size is no work-group.
+  uint64_t items = dims == 0 ? 0 : 1;
+  for (uint32_t d = 0; d < dims && items != 0 && items <= abi::kA630MaxWorkGroup; ++d) items *= k->local_size()->Get(d);
+  if (items == 0 || items > abi::kA630MaxWorkGroup)
     return EDGE_INVALID("kernel %u (%s): work-group of %" PRIu64 " work-items (%u dims): an a630 program needs a "
                         "local_size of at most %u",
                         i, name, items, dims, abi::kA630MaxWorkGroup);
