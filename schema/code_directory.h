@@ -5,7 +5,10 @@
 // Section.functions, Kernel.function, Kernel.args and Target to it. So an edit of the
 // FlatBuffer alone cannot move an entry point, shorten a contract or lower the features: the
 // directory can only change with the code bytes, which only a signature protects
-// (docs/bundle-trust.md gives the whole argument).
+// (docs/bundle-trust.md gives the whole argument). It also holds a digest of the whole
+// FlatBuffer the code was compiled with (serialize_bundle writes it last): an edit of any
+// field alone, one the verifier cannot tell from a plausible bundle (two same-shaped
+// arguments swapped), is refused too, after every other check has named what it can.
 //
 // Layout: little-endian, all offsets from the start of the section, everything 8-byte aligned:
 //   CodeDirectoryHeader                    64 bytes at offset 0
@@ -21,9 +24,18 @@
 #include <string>
 #include <vector>
 
+#include "bundle_header.h"
+
 namespace edge::abi {
 
 inline constexpr uint64_t kCodeDirectoryMagic = 0x31524944454f4345ull;  // "ECOEDIR1"
+
+// 64-bit FNV-1a over the FlatBuffer's bytes (bundle_header.h's content hash, another seed):
+// not cryptographic, and it need not be. Whoever can rewrite the code bytes to match an
+// edited FlatBuffer could as well rewrite the code; only a signature stops that.
+inline uint64_t flatbuffer_digest(const uint8_t* fb, size_t size) {
+  return edge::bundle::content_hash_update(0x6564676566626467ull, fb, size);  // seed "gdbfegde"
+}
 
 struct CodeDirectoryHeader {
   uint64_t magic;           // kCodeDirectoryMagic
@@ -32,7 +44,8 @@ struct CodeDirectoryHeader {
   uint32_t arch;            // edge::bundle::Arch the code is for
   uint32_t num_functions;   // entries that follow the header
   uint64_t features_offset; // the feature list (NUL-terminated, inside the directory)
-  uint64_t reserved[3];     // zero
+  uint64_t flatbuffer_digest;  // flatbuffer_digest() of the bundle's FlatBuffer
+  uint64_t reserved[2];     // zero
 };
 static_assert(sizeof(CodeDirectoryHeader) == 64, "the directory header is 64 bytes");
 
@@ -128,7 +141,7 @@ inline const char* read_code_directory(const uint8_t* bytes, uint64_t size, uint
   std::memcpy(&h, bytes, sizeof h);
   if (h.magic != kCodeDirectoryMagic) return "does not start with a code directory (magic)";
   if (h.section_size != size) return "has another size than its code directory says";
-  if (h.reserved[0] != 0 || h.reserved[1] != 0 || h.reserved[2] != 0) return "code directory: reserved words are not zero";
+  if (h.reserved[0] != 0 || h.reserved[1] != 0) return "code directory: reserved words are not zero";
   if (h.directory_size < sizeof h || h.directory_size > size || h.directory_size % function_alignment != 0)
     return "code directory: directory_size is outside the section or not function-aligned";
   const uint64_t entries_end = sizeof h + uint64_t{h.num_functions} * sizeof(CodeDirectoryEntry);

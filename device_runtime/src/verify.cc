@@ -891,6 +891,27 @@ edgert_status check_reference(const Bundle* b) {
   return EDGERT_OK;
 }
 
+// Last of all, when every field has been checked on its own: each code directory's digest of
+// the FlatBuffer it was compiled with. A field edited alone (a swap no rule can tell from a
+// real bundle) is refused here, so in unsigned mode the FlatBuffer changes only with the code.
+edgert_status check_flatbuffer_digest(const Bundle* b, const uint8_t* data, const uint8_t* fb, uint64_t fb_size) {
+  uint64_t digest = 0;
+  bool computed = false;
+  for (uint32_t i = 0; i < count(b->sections()); ++i) {
+    const Section* s = b->sections()->Get(i);
+    if (s->format() != CodeFormat::MachineCode) continue;
+    edge::abi::CodeDirectoryHeader dir;
+    std::memcpy(&dir, data + s->offset(), sizeof dir);  // check_sections read the directory
+    if (!computed) digest = edge::abi::flatbuffer_digest(fb, static_cast<size_t>(fb_size));
+    computed = true;
+    if (dir.flatbuffer_digest != digest)
+      return EDGE_INVALID("section %u: its code directory was compiled with another FlatBuffer (digest %016" PRIx64
+                          ", the FlatBuffer's %016" PRIx64 "): a field was edited after compilation",
+                          i, dir.flatbuffer_digest, digest);
+  }
+  return EDGERT_OK;
+}
+
 #undef EDGE_INVALID
 
 }  // namespace
@@ -917,6 +938,7 @@ edgert_status verify_bundle(const uint8_t* file, size_t file_size, bool signatur
   if ((st = check_kernels(root, data)) != EDGERT_OK) return st;
   if ((st = check_commands(root)) != EDGERT_OK) return st;
   if ((st = check_reference(root)) != EDGERT_OK) return st;
+  if ((st = check_flatbuffer_digest(root, data, file + h.fb_offset, h.fb_size)) != EDGERT_OK) return st;
   if (target != EDGERT_OK) return set_error(EDGERT_ERROR_UNSUPPORTED, "%s", unsupported);
   *out_root = root;
   *out_data = data;
