@@ -8,7 +8,7 @@ the median over rounds and the ratio edgert / onnxruntime (below 1: edgert is fa
 Alternating keeps both engines under the same machine load, which matters on shared hosts.
 
     python3 tests/bench/benchmark.py MODEL.onnx ... [--threads 1] [--rounds 5] [--iters 20]
-        [--target x86_64] [--markdown OUT.md] [--baseline-build DIR]
+        [--target x86_64] [--markdown OUT.md] [--json OUT.json] [--baseline-build DIR]
 
 --baseline-build DIR also compiles and runs each model with the edgec and edgert-bench of
 another build (e.g. of an older commit) in the same alternating rounds, and reports this
@@ -64,6 +64,7 @@ def main():
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--target", default="x86_64", help="edgec --target (default x86_64)")
     ap.add_argument("--markdown", help="append the table to this file")
+    ap.add_argument("--json", help="write the medians (ms) per model to this file (tests/bench/current_tables.py)")
     ap.add_argument("--baseline-build", help="build dir of another edgec/edgert-bench to compare with")
     ap.add_argument("--baseline-args", default="", help="extra edgec compile options for the baseline")
     ap.add_argument("--edgec-args", default="", help="extra edgec compile options for this build's bundle")
@@ -160,6 +161,11 @@ def main():
     if args.markdown:
         with open(args.markdown, "a") as f:
             f.write(text + "\n")
+    if args.json:
+        Path(args.json).write_text(json.dumps({
+            "target": args.target, "threads": args.threads, "rounds": args.rounds, "iters": args.iters,
+            "models": [{"model": n, "edgert_ms": e, "onnxruntime_ms": o, "baseline_ms": b, "openvino_ms": v}
+                       for n, e, o, b, v in rows]}, indent=1) + "\n")
 
 
 if __name__ == "__main__":
