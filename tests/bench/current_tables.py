@@ -202,16 +202,18 @@ def check(max_age_days):
         else:
             when = dt.datetime.strptime(date, "%Y-%m-%d").replace(tzinfo=dt.timezone.utc).timestamp()
             what = f"date {date} (git does not know commit {commit})"
+            print(f"current_tables --check: note: git does not know section '{name}''s commit {commit}; "
+                  "its recorded date stands in")
         age = (now - when) / 86400
         if age > max_age_days:
-            problems.append(f"section '{name}' names {what}, {age:.0f} days old (limit {max_age_days}): "
+            problems.append(f"section '{name}' names {what}, {age:.1f} days old (limit {max_age_days:g}): "
                             f"rerun tests/bench/current_tables.py")
         if dirty:
             print(f"current_tables --check: note: section '{name}' was measured with uncommitted changes")
     for p in problems:
         print(f"current_tables --check: {p}")
     if not problems:
-        print(f"current_tables --check: {len(sections)} sections, all within {max_age_days} days: "
+        print(f"current_tables --check: {len(sections)} sections, all within {max_age_days:g} days: "
               + ", ".join(f"{n} {v[0]} {v[1]}" for n, v in sections.items()))
     return 1 if problems else 0
 
@@ -416,7 +418,8 @@ def hexagon_section(date, commit):
 
 qemu-hexagon has no cycle model, so this counts the instructions of one run (`count.py`: the
 counts of `--repeat 2` minus `--repeat 1`) of the int8 QDQ MobileNetV2 (seeded input
-`{MODELS}/mobilenet_v2.input.npy`). Measured {date} at `{commit}`; no peer runs on this target.
+`{MODELS}/mobilenet_v2.input.npy`). Measured {date} at `{commit}`; no peer runs on this
+target.
 
 | model | instructions / run | packets / run | HVX share | kernels' code | compile |
 | --- | ---: | ---: | ---: | ---: | ---: |
@@ -425,8 +428,8 @@ counts of `--repeat 2` minus `--repeat 1`) of the int8 QDQ MobileNetV2 (seeded i
 Hottest kernel: `{hot['name']}`, {100 * hot['instructions'] / max(1, one['instructions']):.1f} % of the instructions.
 
 ```sh
-{shlex.join(compile_cmd)}
-{shlex.join(count_cmd)}
+{wrap(shlex.join(compile_cmd))}
+{wrap(shlex.join(count_cmd))}
 ```"""
     return section("hexagon", date, commit, body)
 
@@ -459,7 +462,7 @@ at `{commit}`; edgec / tinygrad below 1 means fewer.
 {chr(10).join(rows)}
 
 ```sh
-{shlex.join(cmd)}
+{wrap(shlex.join(cmd))}
 ```"""
     return section("adreno630", date, commit, body)
 
