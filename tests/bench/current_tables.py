@@ -45,6 +45,7 @@ import os
 import platform
 import re
 import shlex
+import statistics
 import subprocess
 import sys
 import time
@@ -335,6 +336,14 @@ def cpu_section(target, fp32, q, threads, rounds, iters, date, commit, notes):
     if busy and max(threads) > 1:
         loads.append(f"above the machine's {os.cpu_count()} CPUs, so the {max(threads)}-thread figures "
                      "measure the contention with other work as much as the code")
+    summary = []
+    for t, per in results:
+        parts = []
+        for kind, names in (("fp32 / fp16", [Path(m).stem for m in fp32]), ("int8", [Path(m).stem for m in q])):
+            ratios = sorted(per[n]["edgert_ms"] / per[n]["onnxruntime_ms"] for n in names if n in per)
+            if ratios:
+                parts.append(f"{kind} {ratios[0]:.2f}x-{ratios[-1]:.2f}x (median {statistics.median(ratios):.2f}x)")
+        summary.append(f"at {t} thread{'s' if t > 1 else ''} " + ", ".join(parts))
     head = ["model"]
     for t, _ in results:
         tt = f"{t} thread" + ("s" if t > 1 else "")
@@ -350,6 +359,8 @@ def cpu_section(target, fp32, q, threads, rounds, iters, date, commit, notes):
                       f"**{r['edgert_ms'] / r['onnxruntime_ms']:.2f}**"]
         lines.append("| " + " | ".join(cells) + " |")
     body = f"""### {label} against onnxruntime
+
+In short, edgert's time as a multiple of onnxruntime's on the models below: {'; '.join(summary)}.
 
 Measured {date} at `{commit}`, at {' and '.join(map(str, threads))} thread{'s' if max(threads) > 1 else ''} (edgert `--threads`,
 onnxruntime `intra_op_num_threads`). Each figure is the median over {rounds} rounds of each round's
