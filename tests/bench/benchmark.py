@@ -7,8 +7,8 @@ its default graph optimizations). Each round gives one median per engine; the ta
 the median over rounds and the ratio edgert / onnxruntime (below 1: edgert is faster).
 Alternating keeps both engines under the same machine load, which matters on shared hosts.
 
-    python3 tests/bench/benchmark.py MODEL.onnx ... [--threads 1] [--rounds 5] [--iters 20]
-        [--target x86_64] [--markdown OUT.md] [--baseline-build DIR]
+    python3 tests/bench/benchmark.py MODEL.onnx ... [--threads 1[,2...]] [--rounds 5] [--iters 20]
+        [--target x86_64] [--markdown OUT.md] [--json OUT.json] [--baseline-build DIR]
 
 --baseline-build DIR also compiles and runs each model with the edgec and edgert-bench of
 another build (e.g. of an older commit) in the same alternating rounds, and reports this
@@ -59,17 +59,19 @@ def random_inputs(session, seed):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("models", nargs="+")
-    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--threads", default="1", help="thread count, or several (1,2): each bundle is compiled once")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--target", default="x86_64", help="edgec --target (default x86_64)")
     ap.add_argument("--markdown", help="append the table to this file")
+    ap.add_argument("--json", help="write the medians (ms) per model to this file (tests/bench/current_tables.py)")
     ap.add_argument("--baseline-build", help="build dir of another edgec/edgert-bench to compare with")
     ap.add_argument("--baseline-args", default="", help="extra edgec compile options for the baseline")
     ap.add_argument("--edgec-args", default="", help="extra edgec compile options for this build's bundle")
     ap.add_argument("--openvino", action="store_true", help="also time OpenVINO (its default CPU precision)")
     args = ap.parse_args()
     import onnxruntime as ort
+    thread_counts = [int(t) for t in str(args.threads).split(",")]
 
     edgec, bench = lib.find_tool("edgec"), lib.find_tool("edgert-bench")
     base = None
@@ -92,63 +94,64 @@ def main():
             if base:
                 subprocess.run([str(base[0]), "compile", model, "-o", str(base_bundle), "-q", "--target", args.target,
                                 *shlex.split(args.baseline_args)], check=True, stdout=subprocess.DEVNULL)
-            so = ort.SessionOptions()
-            so.intra_op_num_threads = args.threads
-            so.inter_op_num_threads = 1
-            sess = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
-            feeds = random_inputs(sess, 0)
-            in_args = []
-            for k, v in feeds.items():
-                path = Path(tmp) / f"{name}.{len(in_args)}.npy"
-                np.save(path, v)
-                in_args += ["--input", f"{k}={path}"]
-            for _ in range(3):
-                sess.run(None, feeds)
-            ov_request = None
-            if args.openvino:
-                import openvino as ov
-                compiled = ov.Core().compile_model(model, "CPU", {"INFERENCE_NUM_THREADS": args.threads})
-                ov_request = compiled.create_infer_request()
+            for threads in thread_counts:
+                so = ort.SessionOptions()
+                so.intra_op_num_threads = threads
+                so.inter_op_num_threads = 1
+                sess = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+                feeds = random_inputs(sess, 0)
+                in_args = []
+                for k, v in feeds.items():
+                    path = Path(tmp) / f"{name}.{len(in_args)}.npy"
+                    np.save(path, v)
+                    in_args += ["--input", f"{k}={path}"]
                 for _ in range(3):
-                    ov_request.infer(feeds)
+                    sess.run(None, feeds)
+                ov_request = None
+                if args.openvino:
+                    import openvino as ov
+                    compiled = ov.Core().compile_model(model, "CPU", {"INFERENCE_NUM_THREADS": threads})
+                    ov_request = compiled.create_infer_request()
+                    for _ in range(3):
+                        ov_request.infer(feeds)
 
-            def timed(run):
-                times = []
-                for _ in range(args.iters):
-                    t0 = time.perf_counter()
-                    run()
-                    times.append((time.perf_counter() - t0) * 1e3)
-                return statistics.median(times)
-            def bench_median(tool, b):
-                out = subprocess.run([str(tool), str(b), "--json", "--threads", str(args.threads),
-                                      "--warmup", "2", "--iters", str(args.iters), *in_args],
-                                     check=True, capture_output=True, text=True).stdout
-                return json.loads(out.strip().splitlines()[-1])["median_ms"]
+                def timed(run):
+                    times = []
+                    for _ in range(args.iters):
+                        t0 = time.perf_counter()
+                        run()
+                        times.append((time.perf_counter() - t0) * 1e3)
+                    return statistics.median(times)
+                def bench_median(tool, b):
+                    out = subprocess.run([str(tool), str(b), "--json", "--threads", str(threads),
+                                          "--warmup", "2", "--iters", str(args.iters), *in_args],
+                                         check=True, capture_output=True, text=True).stdout
+                    return json.loads(out.strip().splitlines()[-1])["median_ms"]
 
-            edge_medians, ort_medians, base_medians, ov_medians = [], [], [], []
-            for _ in range(args.rounds):
-                edge_medians.append(bench_median(bench, bundle))
-                if base:
-                    base_medians.append(bench_median(base[1], base_bundle))
-                ort_medians.append(timed(lambda: sess.run(None, feeds)))
-                if ov_request:
-                    ov_medians.append(timed(lambda: ov_request.infer(feeds)))
-            e, o = statistics.median(edge_medians), statistics.median(ort_medians)
-            b = statistics.median(base_medians) if base else None
-            v = statistics.median(ov_medians) if ov_request else None
-            rows.append((name, e, o, b, v))
-            print(f"{name}: edgert {e:.3f} ms, onnxruntime {o:.3f} ms, ratio {e / o:.2f}"
-                  + (f"; baseline {b:.3f} ms, this / baseline {e / b:.3f}" if base else "")
-                  + (f"; openvino {v:.3f} ms, edgert / openvino {e / v:.2f}" if v else ""), flush=True)
-    header = ["model", "edgert median ms"]
+                edge_medians, ort_medians, base_medians, ov_medians = [], [], [], []
+                for _ in range(args.rounds):
+                    edge_medians.append(bench_median(bench, bundle))
+                    if base:
+                        base_medians.append(bench_median(base[1], base_bundle))
+                    ort_medians.append(timed(lambda: sess.run(None, feeds)))
+                    if ov_request:
+                        ov_medians.append(timed(lambda: ov_request.infer(feeds)))
+                e, o = statistics.median(edge_medians), statistics.median(ort_medians)
+                b = statistics.median(base_medians) if base else None
+                v = statistics.median(ov_medians) if ov_request else None
+                rows.append((name, threads, e, o, b, v))
+                print(f"{name}, {threads} thread(s): edgert {e:.3f} ms, onnxruntime {o:.3f} ms, ratio {e / o:.2f}"
+                      + (f"; baseline {b:.3f} ms, this / baseline {e / b:.3f}" if base else "")
+                      + (f"; openvino {v:.3f} ms, edgert / openvino {e / v:.2f}" if v else ""), flush=True)
+    header = ["model"] + (["threads"] if len(thread_counts) > 1 else []) + ["edgert median ms"]
     if base:
         header += ["baseline median ms", "edgert / baseline"]
     header += ["onnxruntime median ms", "edgert / onnxruntime"]
     if args.openvino:
         header += ["openvino median ms", "edgert / openvino"]
     table = ["| " + " | ".join(header) + " |", "| --- |" + " ---: |" * (len(header) - 1)]
-    for n, e, o, b, v in rows:
-        cells = [n, f"{e:.2f}"]
+    for n, t, e, o, b, v in rows:
+        cells = [n] + ([str(t)] if len(thread_counts) > 1 else []) + [f"{e:.2f}"]
         if base:
             cells += [f"{b:.2f}", f"{e / b:.3f}"]
         cells += [f"{o:.2f}", f"{e / o:.2f}"]
@@ -160,6 +163,11 @@ def main():
     if args.markdown:
         with open(args.markdown, "a") as f:
             f.write(text + "\n")
+    if args.json:
+        Path(args.json).write_text(json.dumps({
+            "target": args.target, "threads": thread_counts, "rounds": args.rounds, "iters": args.iters,
+            "models": [{"model": n, "threads": t, "edgert_ms": e, "onnxruntime_ms": o, "baseline_ms": b,
+                        "openvino_ms": v} for n, t, e, o, b, v in rows]}, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,537 @@
+#!/usr/bin/env python3
+"""Regenerates the current tables at the top of BENCHMARKS.md, or checks them (--check).
+
+    python3 tests/bench/current_tables.py [--rounds 5] [--iters 10] [--threads 1,2]
+        [--no-int8] [--no-opencl] [--hexagon] [--adreno630] [--only SECTION,...]
+    python3 tests/bench/current_tables.py --check [--max-age-days 30]
+
+Rewrites only what lies between `<!-- current-tables:begin -->` and `<!-- current-tables:end -->`
+in BENCHMARKS.md. It runs every measurement under `nice -n 10` itself (do not nice it again: the
+commands in the block would not be the ones that ran). The block holds one section per target, each opened by a marker naming its
+date and the commit measured (`<!-- table: NAME date=YYYY-MM-DD commit=HASH -->`, `+dirty` when
+tracked files other than BENCHMARKS.md had changes) and closed by `<!-- /table: NAME -->`. A
+section this run does not measure (a flag left off, a CPU without AVX-512) keeps its last
+version, date and commit included.
+
+What it runs (the drivers do the measuring; this script only prepares models, calls them and
+writes their figures out):
+- machine: the CPU model and logical CPUs from /proc/cpuinfo, the single-core fp32 FMA peak of
+  tests/bench/peak_flops.cc built for AVX2+FMA (and AVX-512 where the CPU has it).
+- x86_64, x86_64-avx512 (where the CPU has AVX-512F): tests/bench/benchmark.py at each thread
+  count on the fp32 models (driving model fp32 / fp16, torchvision ResNet-18, SqueezeNet 1.1,
+  MobileNetV2, EfficientNet-B0) and their int8 QDQ versions (tests/models/quantize_models.py),
+  edgert against onnxruntime in the same alternating rounds. The torchvision exports need
+  Debian's python3-torchvision (tests/models/export_torchvision.py); without it those rows are
+  left out and the section says so.
+- opencl (PoCL, on this CPU): benchmark.py with --target opencl / opencl-image on the fp16
+  driving model, a sanity figure (the port works end to end, at a plausible cost), not a GPU's.
+- hexagon (--hexagon, several minutes): tests/hexagon/qemu_insn_count/count.py, executed
+  instructions of one run of the QDQ MobileNetV2 under qemu-hexagon (no timing exists there);
+  needs scripts/build_hexagon.sh's build/hexagon.
+- adreno630 (--adreno630, several minutes, pip-installs tinygrad into build/bench-a630):
+  tests/bench/a630_vs_tinygrad.py, static a630 counts of edgec's kernels and tinygrad's.
+aarch64 has no section: qemu gives no timing and no script counts its code.
+
+--check measures nothing: it fails (exit 1, saying why) when the block is missing or malformed
+(markers, a section without date / commit / table / command) or when a section names a commit
+older than --max-age-days (the commit's date from git; the section's date when git does not
+know the commit)."""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import re
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "BENCHMARKS.md"
+WORK = ROOT / "build" / "bench-current"
+BEGIN, END = "<!-- current-tables:begin -->", "<!-- current-tables:end -->"
+OPEN_RE = re.compile(r"^<!-- table: (?P<name>[\w.-]+) date=(?P<date>\d{4}-\d{2}-\d{2}) "
+                     r"commit=(?P<commit>[0-9a-f]{7,40})(?P<dirty>\+dirty)? -->$", re.M)
+SECTIONS = ["machine", "x86_64", "x86_64-avx512", "opencl", "hexagon", "adreno630"]
+REQUIRED = ["machine", "x86_64"]
+NICE = ["nice", "-n", "10"]
+PEAK_RUNS = 3
+MODELS = "tests/generated/models"
+FP32 = ["samples/generated/driving_model_fp32.onnx", "samples/generated/driving_model_fp16.onnx",
+        f"{MODELS}/resnet18.onnx", f"{MODELS}/squeezenet1_1.onnx", f"{MODELS}/mobilenet_v2.onnx",
+        f"{MODELS}/efficientnet_b0.onnx"]
+INT8_FROM = ["samples/generated/driving_model_fp32.onnx", f"{MODELS}/resnet18.onnx", f"{MODELS}/mobilenet_v2.onnx",
+             f"{MODELS}/efficientnet_b0.onnx"]
+QDQ = f"{MODELS}/qdq"
+TORCHVISION = ["resnet18", "squeezenet1_1", "mobilenet_v2", "efficientnet_b0"]
+
+
+def log(msg):
+    print(f"current_tables: {msg}", file=sys.stderr, flush=True)
+
+
+def sh(cmd, stream=False, **kw):
+    """Runs cmd (a list) in the repository root, failing loudly; returns its stdout (or, with
+    stream, passes its output through to stderr as it comes: the drivers' progress)."""
+    log("$ " + shlex.join(map(str, cmd)))
+    out = dict(stdout=sys.stderr, stderr=sys.stderr) if stream else dict(capture_output=True)
+    res = subprocess.run([str(c) for c in cmd], cwd=ROOT, text=True, **out, **kw)
+    if res.returncode != 0:
+        raise SystemExit(f"current_tables: failed ({res.returncode}): {shlex.join(map(str, cmd))}\n"
+                         + ("" if stream else f"{res.stdout[-3000:]}\n{res.stderr[-3000:]}"))
+    return res.stdout
+
+
+def git(*args):
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+
+
+def commit_id():
+    head = git("rev-parse", "--short=7", "HEAD")
+    changed = [line[3:] for line in git("status", "--porcelain", "--untracked-files=no").splitlines()]
+    dirty = any(path != "BENCHMARKS.md" for path in changed)
+    return head + ("+dirty" if dirty else "")
+
+
+def cpu_flags():
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("flags"):
+            return set(line.split(":", 1)[1].split())
+    return set()
+
+
+def cpu_model():
+    """'model name (family F, model M)' of the first CPU in /proc/cpuinfo."""
+    info = {}
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if not line.strip():
+            break
+        k, _, v = line.partition(":")
+        info[k.strip()] = v.strip()
+    name = info.get("model name") or platform.processor() or "unknown CPU"
+    if "cpu family" in info and "model" in info:
+        name += f" (family {info['cpu family']}, model {info['model']})"
+    return name
+
+
+def load():
+    return "{:.1f}".format(os.getloadavg()[0])
+
+
+# ---------------------------------------------------------------- the block in BENCHMARKS.md
+
+def split_doc(text):
+    """(before, block, after) around the markers; raises ValueError saying what is wrong."""
+    nb, ne = text.count(BEGIN), text.count(END)
+    if nb != 1 or ne != 1:
+        raise ValueError(f"expected one '{BEGIN}' and one '{END}' in {DOC.name}, found {nb} and {ne}")
+    b, e = text.index(BEGIN), text.index(END)
+    if e < b:
+        raise ValueError(f"'{END}' comes before '{BEGIN}'")
+    return text[:b], text[b + len(BEGIN):e], text[e + len(END):]
+
+
+def parse_sections(block):
+    """{name: (date, commit, dirty, text of the section including its markers)}; ValueError if malformed."""
+    out = {}
+    for m in OPEN_RE.finditer(block):
+        name = m.group("name")
+        close = f"<!-- /table: {name} -->"
+        end = block.find(close, m.end())
+        if end < 0:
+            raise ValueError(f"section '{name}' has no closing '{close}'")
+        if name in out:
+            raise ValueError(f"section '{name}' appears twice")
+        body = block[m.end():end]
+        if OPEN_RE.search(body):
+            raise ValueError(f"section '{name}' is not closed before the next one opens")
+        if not re.search(r"^\|( ---:? \|)+", body, re.M) and not re.search(r"^\| --- \|", body, re.M):
+            raise ValueError(f"section '{name}' has no table")
+        if "```sh" not in body:
+            raise ValueError(f"section '{name}' has no command (a ```sh block)")
+        out[name] = (m.group("date"), m.group("commit"), bool(m.group("dirty")), block[m.start():end + len(close)])
+    stray = re.findall(r"<!-- table[^>]*-->", block)
+    if len(stray) != len(out):
+        raise ValueError(f"{len(stray)} section markers but {len(out)} well-formed sections "
+                         "(expected '<!-- table: NAME date=YYYY-MM-DD commit=HASH -->')")
+    return out
+
+
+def section(name, date, commit, body):
+    return f"<!-- table: {name} date={date} commit={commit} -->\n{body.strip()}\n<!-- /table: {name} -->"
+
+
+def write_block(new_sections, old_sections):
+    header = ("<!-- Generated by `python3 tests/bench/current_tables.py` (which runs every measurement under\n"
+              "     `nice -n 10`; the exact commands are under each table): edit that script, not this block.\n"
+              "     `--check` says whether it is current. -->")
+    parts = [header]
+    kept = []
+    for name in SECTIONS:
+        if name in new_sections:
+            parts.append(new_sections[name])
+        elif name in old_sections:
+            parts.append(old_sections[name][3])
+            kept.append(f"{name} ({old_sections[name][0]})")
+    parts.append("**aarch64**: no current table. qemu-aarch64 gives no timing and no script counts the\n"
+                 "code; readings of the generated code are in [the history](docs/benchmarks-history.md).")
+    text = DOC.read_text()
+    before, _, after = split_doc(text)
+    DOC.write_text(before + BEGIN + "\n" + "\n\n".join(parts) + "\n" + END + after)
+    if kept:
+        log("kept from the last run: " + ", ".join(kept))
+
+
+def check(max_age_days):
+    try:
+        _, block, _ = split_doc(DOC.read_text())
+        sections = parse_sections(block)
+    except (ValueError, FileNotFoundError) as e:
+        print(f"current_tables --check: {DOC}: {e}")
+        return 1
+    problems = [f"section '{n}' is missing" for n in REQUIRED if n not in sections]
+    now = time.time()
+    for name, (date, commit, dirty, _) in sections.items():
+        stamp = git("log", "-1", "--format=%ct", commit, "--")
+        if stamp.isdigit():
+            when, what = int(stamp), f"commit {commit}"
+        else:
+            when = dt.datetime.strptime(date, "%Y-%m-%d").replace(tzinfo=dt.timezone.utc).timestamp()
+            what = f"date {date} (git does not know commit {commit})"
+            print(f"current_tables --check: note: git does not know section '{name}''s commit {commit}; "
+                  "its recorded date stands in")
+        age = (now - when) / 86400
+        if age > max_age_days:
+            problems.append(f"section '{name}' names {what}, {age:.1f} days old (limit {max_age_days:g}): "
+                            f"rerun tests/bench/current_tables.py")
+        if dirty:
+            print(f"current_tables --check: note: section '{name}' was measured with uncommitted changes")
+    for p in problems:
+        print(f"current_tables --check: {p}")
+    if not problems:
+        print(f"current_tables --check: {len(sections)} sections, all within {max_age_days:g} days: "
+              + ", ".join(f"{n} {v[0]} {v[1]}" for n, v in sections.items()))
+    return 1 if problems else 0
+
+
+# ---------------------------------------------------------------- models
+
+def prepare_models(int8):
+    """Generates missing models; returns (fp32 models, int8 models, notes)."""
+    notes = []
+    for dtype in ("fp32", "fp16"):
+        out = ROOT / f"samples/generated/driving_model_{dtype}.onnx"
+        if not out.exists():
+            sh(NICE + [sys.executable, "samples/driving_model/build_model.py", "--dtype", dtype, "--out", out])
+    missing = [m for m in TORCHVISION if not (ROOT / MODELS / f"{m}.onnx").exists()]
+    if missing:
+        probe = subprocess.run(["/usr/bin/python3", "-c", "import torchvision"], capture_output=True)
+        if probe.returncode == 0:
+            sh(NICE + ["/usr/bin/python3", "tests/models/export_torchvision.py", "--out-dir", MODELS,
+                "--models", ",".join(missing)])
+        else:
+            notes.append("The torchvision models are left out: /usr/bin/python3 has no torchvision "
+                         "(`./scripts/setup.sh --torchvision`).")
+    fp32 = [m for m in FP32 if (ROOT / m).exists()]
+    q = []
+    if int8:
+        for m in INT8_FROM:
+            if not (ROOT / m).exists():
+                continue
+            out = f"{QDQ}/{Path(m).stem}.qdq.onnx"
+            if not (ROOT / out).exists():
+                sh(NICE + [sys.executable, "tests/models/quantize_models.py", m, "--out-dir", QDQ])
+            q.append(out)
+    return fp32, q, notes
+
+
+# ---------------------------------------------------------------- sections
+
+def machine_section(date, commit):
+    flags = cpu_flags()
+    WORK.mkdir(parents=True, exist_ok=True)
+    isas = [("ymm (AVX2 + FMA)", ["-mavx2", "-mfma"])]
+    if "avx512f" in flags:
+        isas.append(("zmm (AVX-512F)", ["-march=native"]))
+    rows, cmds = [], []
+    for label, opts in isas:
+        exe = WORK / ("peak_flops_" + ("avx512" if "native" in opts[0] else "avx2"))
+        build = ["g++", "-O3", *opts, "-o", exe.relative_to(ROOT), "tests/bench/peak_flops.cc"]
+        sh(build)
+        # The peak is a maximum: on a shared machine one invocation (best of 7 short runs) can
+        # still miss a quiet moment, so take the best of PEAK_RUNS invocations and show them all.
+        outs = [sh(NICE + [exe.relative_to(ROOT)]) for _ in range(PEAK_RUNS)]
+        runs = [float(re.search(r"([\d.]+) GFLOP/s", o).group(1)) for o in outs]
+        walls = [float(re.search(r"wall clock: ([\d.]+)", o).group(1)) for o in outs]
+        rows.append(f"| {label} | **{max(runs):.1f}** | {', '.join(f'{r:.1f}' for r in runs)} | {max(walls):.1f} |")
+        cmds += [shlex.join(map(str, build)),
+                 f"for i in $(seq {PEAK_RUNS}); do {shlex.join(map(str, NICE + [exe.relative_to(ROOT)]))}; done"]
+    known = ("avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile")
+    isa = ", ".join(f for f in known if f in flags)
+    if any(f not in flags for f in known):
+        isa += "; not: " + ", ".join(f for f in known if f not in flags)
+    import onnxruntime
+    body = f"""### The machine
+
+{cpu_model()}, {os.cpu_count()} logical CPUs (`/proc/cpuinfo`: {isa}), shared with other work:
+every measurement runs under `nice -n 10` and reads as a ratio against a peer timed in the same
+rounds, not as an absolute time. onnxruntime {onnxruntime.__version__} (CPU execution provider,
+default graph optimizations) is the peer; it picks its own kernels for this CPU whatever target
+edgert's bundle is compiled for.
+
+Single-core fp32 multiply-add peak (`tests/bench/peak_flops.cc`: independent FMA chains, 24 with
+AVX-512 and 12 with AVX2's 16 registers; timed by the thread's CPU time, so that other work on the
+machine does not lower it; best of 7 runs per invocation, best of {PEAK_RUNS} invocations, all
+listed), measured {date}. Per-kernel GFLOP/s (`edgert-bench --profile`) read against this peak;
+the wall-clock column is the same runs' best rate including the time other work took the core:
+
+| vector width | GFLOP/s (best) | invocations | wall clock (best) |
+| --- | ---: | --- | ---: |
+{chr(10).join(rows)}
+
+```sh
+{chr(10).join(cmds)}
+```"""
+    return section("machine", date, commit, body)
+
+
+def bench_run(models, target, threads, rounds, iters, env=None):
+    """One benchmark.py run (every thread count of `threads` on one compile of each model);
+    returns (its JSON, the command as a reader types it, the load average before and after)."""
+    WORK.mkdir(parents=True, exist_ok=True)
+    out = WORK / f"{target}.json"
+    cmd = NICE + ["python3", "tests/bench/benchmark.py", *models, "--target", target,
+                  "--threads", ",".join(map(str, threads)), "--rounds", str(rounds), "--iters", str(iters),
+                  "--json", str(out.relative_to(ROOT))]
+    l0 = load()
+    sh(cmd, stream=True, env=dict(os.environ, **(env or {})))
+    prefix = "".join(f"{k}={v} " for k, v in (env or {}).items())
+    return json.loads(out.read_text()), wrap(prefix + shlex.join(cmd)), (l0, load())
+
+
+def wrap(command, width=100):
+    """A long shell command over several lines (backslash continuations), tokens intact."""
+    lines, line = [], ""
+    for tok in command.split(" "):
+        if line and len(line) + 1 + len(tok) > width:
+            lines.append(line + " \\")
+            line = "    " + tok
+        else:
+            line = f"{line} {tok}" if line else tok
+    return "\n".join(lines + [line])
+
+
+def cpu_section(target, fp32, q, threads, rounds, iters, date, commit, notes):
+    label = {"x86_64": "`x86_64` (AVX2 + FMA code)", "x86_64-avx512": "`x86_64-avx512` (AVX-512 code)"}[target]
+    res, cmd, ld = bench_run(fp32 + q, target, threads, rounds, iters)
+    by = {(m["model"], m["threads"]): m for m in res["models"]}
+    cmds, loads = [cmd], [f"{ld[0]} before, {ld[1]} after"]
+    results = [(t, {name: by[(name, tt)] for name, tt in by if tt == t}) for t in threads]
+    busy = max(map(float, ld)) > (os.cpu_count() or 1)
+    if busy and max(threads) > 1:
+        loads.append(f"above the machine's {os.cpu_count()} CPUs, so the {max(threads)}-thread figures "
+                     "measure the contention with other work as much as the code")
+    summary = []
+    for t, per in results:
+        parts = []
+        for kind, names in (("fp32 / fp16", [Path(m).stem for m in fp32]), ("int8", [Path(m).stem for m in q])):
+            ratios = sorted(per[n]["edgert_ms"] / per[n]["onnxruntime_ms"] for n in names if n in per)
+            if ratios:
+                parts.append(f"{kind} {ratios[0]:.2f}x-{ratios[-1]:.2f}x (median {statistics.median(ratios):.2f}x)")
+        summary.append(f"at {t} thread{'s' if t > 1 else ''} " + ", ".join(parts))
+    head = ["model"]
+    for t, _ in results:
+        tt = f"{t} thread" + ("s" if t > 1 else "")
+        head += [f"{tt}: edgert ms", "onnxruntime ms", "edgert / onnxruntime"]
+    lines = ["| " + " | ".join(head) + " |", "| --- |" + " ---: |" * (len(head) - 1)]
+    for m in fp32 + q:
+        name = Path(m).stem
+        shown = name.replace(".qdq", " (int8 QDQ)") if name.endswith(".qdq") else name
+        cells = [shown]
+        for _, per in results:
+            r = per[name]
+            cells += [f"{r['edgert_ms']:.2f}", f"{r['onnxruntime_ms']:.2f}",
+                      f"**{r['edgert_ms'] / r['onnxruntime_ms']:.2f}**"]
+        lines.append("| " + " | ".join(cells) + " |")
+    body = f"""### {label} against onnxruntime
+
+In short, edgert's time as a multiple of onnxruntime's on the models below: {'; '.join(summary)}.
+
+Measured {date} at `{commit}`, at {' and '.join(map(str, threads))} thread{'s' if max(threads) > 1 else ''} (edgert `--threads`,
+onnxruntime `intra_op_num_threads`). Each figure is the median over {rounds} rounds of each round's
+median of {iters} runs; edgert-bench and onnxruntime alternate in every round, and the ratio is
+edgert / onnxruntime from the same rounds (below 1: edgert is faster). int8 rows: the same model
+quantized to QDQ, both engines on the same QDQ file. Load average (1 min): {', '.join(loads)}.
+
+{chr(10).join(lines + notes)}
+
+```sh
+{chr(10).join(cmds)}
+```"""
+    return section(target, date, commit, body)
+
+
+def opencl_section(rounds, iters, date, commit):
+    model = "samples/generated/driving_model_fp16.onnx"
+    rows, cmds = [], []
+    for target in ("opencl", "opencl-image"):
+        res, cmd, _ = bench_run([model], target, [1], rounds, iters, env={"EDGERT_OPENCL_PLATFORM": "Portable"})
+        r = res["models"][0]
+        rows.append(f"| `{target}` | {r['model']} | {r['edgert_ms']:.1f} | {r['onnxruntime_ms']:.1f} | "
+                    f"{r['edgert_ms'] / r['onnxruntime_ms']:.1f} |")
+        cmds.append(cmd)
+    body = f"""### `opencl` on PoCL (a sanity check, not a GPU figure)
+
+No GPU here: PoCL runs the OpenCL kernels on this same CPU (both cores) and samples images in
+software. The figure says the port runs end to end at a cost of the expected order, not how
+fast an Adreno is. Measured {date} at `{commit}`, {rounds} rounds of {iters} runs, onnxruntime at
+1 thread in the same rounds.
+
+| bundle target | model | edgert on PoCL ms | onnxruntime ms (1 thread) | edgert / onnxruntime |
+| --- | --- | ---: | ---: | ---: |
+{chr(10).join(rows)}
+
+```sh
+{chr(10).join(cmds)}
+```"""
+    return section("opencl", date, commit, body)
+
+
+def hexagon_section(date, commit):
+    runner = ROOT / "build/hexagon/device_runtime/edgert-run"
+    if not runner.exists():
+        raise SystemExit("current_tables: --hexagon needs build/hexagon (EDGE_SKIP_SETUP=1 scripts/build_hexagon.sh)")
+    qdq_src = f"{MODELS}/mobilenet_v2.onnx"
+    qdq = f"{QDQ}/mobilenet_v2.qdq.onnx"
+    if not (ROOT / qdq).exists():
+        sh(NICE + [sys.executable, "tests/models/quantize_models.py", qdq_src, "--out-dir", QDQ])
+    WORK.mkdir(parents=True, exist_ok=True)
+    bundle = (WORK / "mobilenet_v2.qdq.hexagon-v65.bundle").relative_to(ROOT)
+    out = (WORK / "hexagon.json").relative_to(ROOT)
+    compile_cmd = NICE + ["build/host_compiler/edgec", "compile", qdq, "-o", str(bundle), "--target", "hexagon-v65", "-q"]
+    t0 = time.time()
+    sh(compile_cmd)
+    compile_s = time.time() - t0
+    count_cmd = NICE + ["python3", "tests/hexagon/qemu_insn_count/count.py", str(bundle), "--input",
+                        f"input={MODELS}/mobilenet_v2.input.npy", "--runner", "build/hexagon/device_runtime/edgert-run",
+                        "--edgec", "build/host_compiler/edgec", "--json", str(out)]
+    sh(count_cmd, stream=True)
+    d = json.loads((ROOT / out).read_text())
+    one = d["one_run"]
+    code = sum(k["end"] - k["start"] for k in d["kernels"])
+    hot = max(d["kernels"], key=lambda k: k["instructions"])
+    body = f"""### `hexagon-v65` (HVX): executed instructions under qemu, not time
+
+qemu-hexagon has no cycle model, so this counts the instructions of one run (`count.py`: the
+counts of `--repeat 2` minus `--repeat 1`) of the int8 QDQ MobileNetV2 (seeded input
+`{MODELS}/mobilenet_v2.input.npy`). Measured {date} at `{commit}`; no peer runs on this
+target.
+
+| model | instructions / run | packets / run | HVX share | kernels' code | compile |
+| --- | ---: | ---: | ---: | ---: | ---: |
+| mobilenet_v2 (int8 QDQ) | {one['instructions'] / 1e6:,.1f} M | {one['packets'] / 1e6:,.1f} M | {100 * one['hvx'] / max(1, one['instructions']):.1f} % | {code / 1024:,.0f} KB | {compile_s:.0f} s |
+
+Hottest kernel: `{hot['name']}`, {100 * hot['instructions'] / max(1, one['instructions']):.1f} % of the instructions.
+
+```sh
+{wrap(shlex.join(compile_cmd))}
+{wrap(shlex.join(count_cmd))}
+```"""
+    return section("hexagon", date, commit, body)
+
+
+def adreno_section(date, commit):
+    WORK.mkdir(parents=True, exist_ok=True)
+    out = (WORK / "a630.json").relative_to(ROOT)
+    cmd = NICE + ["python3", "tests/bench/a630_vs_tinygrad.py", "--json", str(out)]
+    sh(cmd, stream=True, timeout=3600)
+    d = json.loads((ROOT / out).read_text())
+    rows = []
+    for model, sides in d.items():
+        e = sides["edgec"]
+        peer = next((k for k in sides if k.startswith("tinygrad")), None)
+        if peer is None:
+            continue
+        t = sides[peer]
+        rows.append(f"| {model} | {peer} | {e['kernels']} / {t['kernels']} | {e['issues']:,} | {t['issues']:,} | "
+                    f"**{e['issues'] / t['issues']:.2f}** | {e['bytes']:,} | {t['bytes']:,} | {e['bytes'] / t['bytes']:.2f} |")
+    body = f"""### `adreno630`: static a630 counts against tinygrad, not time
+
+Nothing runs on an Adreno here. Both compilers' kernels go through Mesa's ir3 (tinymesa) and one
+counter (`tests/adreno630/a630_cost.py`): instruction issues of one run (loop bodies x trip counts x
+work-items) and the bytes the memory instructions move. tinygrad 0.14.0 with openpilot's flags,
+in images where its compile succeeds ("tinygrad (buffers)" where it falls back). Measured {date}
+at `{commit}`; edgec / tinygrad below 1 means fewer.
+
+| model | peer | kernels edgec / peer | edgec issues | peer issues | edgec / peer | edgec bytes | peer bytes | edgec / peer |
+| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
+{chr(10).join(rows)}
+
+```sh
+{wrap(shlex.join(cmd))}
+```"""
+    return section("adreno630", date, commit, body)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--check", action="store_true", help="measure nothing; exit 1 if the block is stale or malformed")
+    ap.add_argument("--max-age-days", type=float, default=30, help="--check: oldest commit a section may name (30)")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--iters", type=int, default=10)
+    ap.add_argument("--threads", default="1,2", help="thread counts of the CPU tables (default 1,2)")
+    ap.add_argument("--no-int8", action="store_true", help="leave out the int8 QDQ rows")
+    ap.add_argument("--no-opencl", action="store_true", help="keep the last opencl (PoCL) section")
+    ap.add_argument("--hexagon", action="store_true", help="also count instructions under qemu-hexagon (minutes)")
+    ap.add_argument("--adreno630", action="store_true", help="also the a630 static counts against tinygrad (minutes)")
+    ap.add_argument("--only", help="regenerate exactly these sections, comma-separated (of " + ", ".join(SECTIONS) + ")")
+    args = ap.parse_args()
+    if args.check:
+        return check(args.max_age_days)
+    text = DOC.read_text()
+    old = parse_sections(split_doc(text)[1])  # refuse to overwrite a block we cannot read
+    if args.only:  # exactly these (hexagon and adreno630 included when named)
+        want = set(args.only.split(","))
+    else:
+        want = set(SECTIONS)
+        for name, on in (("hexagon", args.hexagon), ("adreno630", args.adreno630), ("opencl", not args.no_opencl)):
+            if not on:
+                want.discard(name)
+    if "avx512f" not in cpu_flags() and "x86_64-avx512" in want:
+        log("no AVX-512F on this CPU: keeping the last x86_64-avx512 section")
+        want.discard("x86_64-avx512")
+    unknown = want - set(SECTIONS)
+    if unknown:
+        raise SystemExit(f"current_tables: unknown sections {sorted(unknown)}")
+    date = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d")
+    commit = commit_id()
+    threads = [int(t) for t in args.threads.split(",")]
+    started = time.time()
+    new = {}
+    if "machine" in want:
+        new["machine"] = machine_section(date, commit)
+    if {"x86_64", "x86_64-avx512"} & want:
+        fp32, q, notes = prepare_models(not args.no_int8)
+        for target in ("x86_64", "x86_64-avx512"):
+            if target in want:
+                new[target] = cpu_section(target, fp32, q, threads, args.rounds, args.iters, date, commit, notes)
+                write_block(new, old)  # a later failure keeps what is done
+    if "opencl" in want:
+        new["opencl"] = opencl_section(3, 5, date, commit)
+    if "hexagon" in want:
+        new["hexagon"] = hexagon_section(date, commit)
+    if "adreno630" in want:
+        new["adreno630"] = adreno_section(date, commit)
+    write_block(new, old)
+    log(f"rewrote {', '.join(new)} in {DOC.relative_to(ROOT)} in {time.time() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
