@@ -250,14 +250,8 @@ inline std::vector<uint8_t> serialize_bundle(const BundleDesc& desc) {
     const std::vector<uint8_t>& bytes = desc.sections[i].bytes;
     if (!bytes.empty()) std::memcpy(data + section_offsets[i], bytes.data(), bytes.size());
     // A code directory pins the FlatBuffer it was compiled with (code_directory.h).
-    edge::abi::CodeDirectoryHeader dir;
-    if (desc.sections[i].format == CodeFormat::MachineCode && bytes.size() >= sizeof dir) {
-      std::memcpy(&dir, bytes.data(), sizeof dir);
-      if (dir.magic == edge::abi::kCodeDirectoryMagic) {
-        dir.flatbuffer_digest = edge::abi::flatbuffer_digest(fb, fb_size);
-        std::memcpy(data + section_offsets[i], &dir, sizeof dir);
-      }
-    }
+    if (desc.sections[i].format == CodeFormat::MachineCode)
+      edge::abi::store_flatbuffer_digest(data + section_offsets[i], bytes.size(), fb, fb_size);
   }
 
   BundleHeader header;

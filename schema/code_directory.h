@@ -108,6 +108,18 @@ inline void write_code_directory(std::vector<uint8_t>& section, uint64_t directo
   std::memcpy(section.data(), &h, sizeof h);
 }
 
+// Stores flatbuffer_digest(fb) in the directory at the start of `section` (a MachineCode
+// section's bytes), when it starts with one. serialize_bundle calls it last; so do the tests'
+// attackers that rewrite the digest along with the FlatBuffer (tests/tools/bundle_lie.cc).
+inline void store_flatbuffer_digest(uint8_t* section, uint64_t section_size, const uint8_t* fb, size_t fb_size) {
+  CodeDirectoryHeader h;
+  if (section_size < sizeof h) return;
+  std::memcpy(&h, section, sizeof h);
+  if (h.magic != kCodeDirectoryMagic) return;
+  h.flatbuffer_digest = flatbuffer_digest(fb, fb_size);
+  std::memcpy(section, &h, sizeof h);
+}
+
 // ---- reading (the verifier): every field checked before use ----
 
 // A directory read from a section's bytes: valid only after read_code_directory returned null.

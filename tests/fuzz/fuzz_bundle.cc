@@ -1,7 +1,7 @@
 // fuzz_bundle.cc — libFuzzer target over the runtime's C API (tests/fuzz/run_fuzz.py drives it).
 //
-// Each input is taken as a bundle. When it has a plausible header, the content hash is
-// recomputed and stored (in a copy), so that mutations reach the verifier's checks instead of
+// Each input is taken as a bundle. When it has a plausible header, the code directory's
+// FlatBuffer digest and the content hash are recomputed and stored (in a copy), so that mutations reach the verifier's checks instead of
 // stopping at the hash; and the custom mutator below mostly rewrites integer fields of the
 // FlatBuffer (boundary values, small shifts), the way an attacker who can edit the file but
 // not the code would, leaving the code bytes as the compiler wrote them.
@@ -26,6 +26,7 @@
 
 #include "bundle_generated.h"
 #include "bundle_header.h"
+#include "code_directory.h"
 #include "edgert.h"
 
 namespace {
@@ -50,7 +51,14 @@ std::vector<uint8_t> code_bytes(const uint8_t* p, const eb::BundleHeader& h) {
     const eb::Section* s = sections->Get(i);
     if (s->kind() != eb::SectionKind::Code) continue;
     const uint8_t* b = p + h.data_offset + s->offset();
+    const size_t at = code.size();
     code.insert(code.end(), b, b + s->size());
+    // The FlatBuffer digest in a code directory follows the FlatBuffer (LLVMFuzzerTestOneInput
+    // stores it): the code is the seed's whatever its value.
+    uint64_t magic = 0;
+    if (s->size() >= sizeof(edge::abi::CodeDirectoryHeader)) std::memcpy(&magic, b, 8);
+    if (magic == edge::abi::kCodeDirectoryMagic)
+      std::memset(code.data() + at + offsetof(edge::abi::CodeDirectoryHeader, flatbuffer_digest), 0, 8);
   }
   return code;
 }
@@ -169,6 +177,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::memcpy(copy.p, data, size);
   eb::BundleHeader h;
   if (header_of(copy.p, size, &h)) {
+    // The digest too: the fuzzer plays the attacker who also rewrites that word of the code
+    // section, so mutated FlatBuffers get past it to every other rule and, with seed code, run.
+    edge::abi::store_flatbuffer_digest(copy.p + h.data_offset, h.data_size, copy.p + h.fb_offset, h.fb_size);
     uint64_t hash = eb::content_hash_update(eb::kContentHashSeed, copy.p + h.fb_offset, h.fb_size);
     h.content_hash = eb::content_hash_update(hash, copy.p + h.data_offset, h.data_size);
     std::memcpy(copy.p, &h, sizeof h);

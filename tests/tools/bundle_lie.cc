@@ -5,7 +5,9 @@
 //   edge-bundle-lie IN.bundle OUT.bundle LIE      (LIE: one of the names in kLies below)
 //   edge-bundle-lie --rehash FILE...              store each file's content hash (computed over
 //                                                 the ranges its header gives), in place: for
-//                                                 tests/e2e/test_bundle_mutations.py's mutants
+//                                                 tests/trust/test_bundle_mutations.py's mutants
+//   edge-bundle-lie --redigest FILE...            the same, after storing the FlatBuffer's digest
+//                                                 in the code directory (code_directory.h)
 //
 // Exit 0: written; 2: usage; 3: the bundle offers no place for this lie (e.g. no arena buffer).
 #include <cstdio>
@@ -205,7 +207,10 @@ bool place_weights_on_code(std::vector<uint8_t>& file) {
 }  // namespace
 
 // The content hash of each file, stored in its header (the header's ranges must be inside it).
-int rehash(int argc, char** argv) {
+// --rehash: the content hash; --redigest: first the code directory's FlatBuffer digest (the
+// MachineCode section starts the data blob), as an attacker who edits the FlatBuffer and that
+// word of the code section would.
+int rehash(int argc, char** argv, bool digest) {
   for (int i = 2; i < argc; ++i) {
     std::fstream f(argv[i], std::ios::binary | std::ios::in | std::ios::out);
     std::vector<uint8_t> file((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -215,20 +220,28 @@ int rehash(int argc, char** argv) {
     if (h.fb_offset > file.size() || h.fb_size > file.size() - h.fb_offset || h.data_offset > file.size() ||
         h.data_size > file.size() - h.data_offset)
       return std::fprintf(stderr, "%s: the header's ranges exceed the file\n", argv[i]), 2;
+    if (digest)
+      edge::abi::store_flatbuffer_digest(file.data() + h.data_offset, h.data_size, file.data() + h.fb_offset,
+                                         h.fb_size);
     h.content_hash = content_hash_update(content_hash_update(kContentHashSeed, file.data() + h.fb_offset, h.fb_size),
                                          file.data() + h.data_offset, h.data_size);
     f.clear();
     f.seekp(0);
     f.write(reinterpret_cast<const char*>(&h), sizeof h);
+    if (digest && h.data_size >= sizeof(edge::abi::CodeDirectoryHeader)) {
+      f.seekp(static_cast<std::streamoff>(h.data_offset));
+      f.write(reinterpret_cast<const char*>(file.data() + h.data_offset), sizeof(edge::abi::CodeDirectoryHeader));
+    }
     if (!f) return std::fprintf(stderr, "%s: cannot write\n", argv[i]), 1;
   }
   return 0;
 }
 
 int main(int argc, char** argv) {
-  if (argc >= 2 && std::strcmp(argv[1], "--rehash") == 0) return rehash(argc, argv);
+  if (argc >= 2 && std::strcmp(argv[1], "--rehash") == 0) return rehash(argc, argv, false);
+  if (argc >= 2 && std::strcmp(argv[1], "--redigest") == 0) return rehash(argc, argv, true);
   if (argc != 4 || std::strcmp(argv[1], "--help") == 0) {
-    std::fprintf(stderr, "usage: edge-bundle-lie IN.bundle OUT.bundle LIE | --rehash FILE...\nLIE:");
+    std::fprintf(stderr, "usage: edge-bundle-lie IN.bundle OUT.bundle LIE | --rehash FILE... | --redigest FILE...\nLIE:");
     for (const char* l : kLies) std::fprintf(stderr, " %s", l);
     std::fprintf(stderr, "\n");
     return 2;

@@ -9,13 +9,16 @@ counts, enums) set to boundary values (0, 1, the type's maximum) and shifted one
 +64, x2, +4096), and the Target's feature list lowered, one edit per mutant. The FlatBuffer is
 read and written with the FlatBuffers object API generated from schema/bundle.fbs (flatc
 --python --gen-object-api; no byte offsets here), the file laid out again and its content hash
-repaired (edge-bundle-lie --rehash), and each mutant run by $EDGERT_RUN on the original inputs.
+repaired (edge-bundle-lie), and each mutant run by $EDGERT_RUN on the original inputs.
 
-Every mutant must end in one of:
+The mutants are written as the stronger attacker would: with the code directory's digest of the
+FlatBuffer rewritten too (edge-bundle-lie --redigest), so that every edit reaches every other
+rule of the verifier and, when accepted, runs. Every mutant must end in one of:
   refused   exit 1 with a message (the verifier named what is wrong), or
-  ran       exit 0, outputs of the original dtypes and shapes (the same values, or others when
-            the edit fed a kernel another buffer of the same type and size: a change of meaning,
-            which only a signature detects; counted by field).
+  ran       exit 0, outputs of the original dtypes and shapes: the same values, or others when
+            the edit fed a kernel another buffer of the same type and size (counted by field);
+            such a mutant with only the content hash repaired (the attacker who leaves the code
+            section alone) must then be refused by the digest.
 A signal, a sanitizer report (ctest runs this with the ASan + guard-page edgert-run on x86-64,
 so a kernel touching memory outside its buffers faults), a hang or any other exit fails.
 The unmodified bundle, packed the same way, must run to the original outputs (so the packing
@@ -229,16 +232,27 @@ def mutate_and_run(orig: Original):
     # The unmodified FlatBuffer through the same packing: must run to the same outputs.
     identity = work / "identity.bundle"
     identity.write_bytes(orig.file_bytes(orig.root))
-    lib.run_cmd([lie_tool(), "--rehash", identity])
+    lib.run_cmd([lie_tool(), "--redigest", identity])
     res = orig.run(identity, work / "identity_out")
     assert res["status"] == "ran" and same_outputs(res["outputs"], orig.expected["outputs"]), \
         f"the repacked, unmodified bundle does not run as the original: {res}"
 
     def run_one(job):
-        what, field, path = job
+        what, field, path, data = job
         res = orig.run(path, path.with_suffix(".out"))
         path.unlink()
-        return what, field, res
+        return what, field, res, data
+
+    def refused_without_digest(data: bytes, path: Path) -> str:
+        """The attacker of the issue (content hash repaired, the code section untouched): the
+        code directory's digest must refuse what the digest-rewriting attacker ran."""
+        path.write_bytes(data)
+        lib.run_cmd([lie_tool(), "--rehash", path])
+        res = orig.run(path, path.with_suffix(".out"))
+        path.unlink()
+        if res["status"] == "refused" and "compiled with another FlatBuffer" in res["message"]:
+            return ""
+        return f"{res['status']}: {res.get('message') or res.get('stderr', '')[-300:]}"
 
     # In batches: each mutant is a whole bundle file (weights included), written, hashed, run
     # and deleted before the next batch is written.
@@ -252,12 +266,12 @@ def mutate_and_run(orig: Original):
             for what, field, data in itertools.islice(edits, 4 * workers):
                 path = work / f"m{total:05d}.bundle"
                 path.write_bytes(data)
-                batch.append((what, field, path))
+                batch.append((what, field, path, data))
                 total += 1
             if not batch:
                 break
-            lib.run_cmd([lie_tool(), "--rehash", *[j[2] for j in batch]])
-            for what, field, res in pool.map(run_one, batch):
+            lib.run_cmd([lie_tool(), "--redigest", *[j[2] for j in batch]])
+            for what, field, res, data in pool.map(run_one, batch):
                 status = res["status"]
                 if status == "ran":
                     if same_outputs(res["outputs"], orig.expected["outputs"]):
@@ -266,6 +280,9 @@ def mutate_and_run(orig: Original):
                         status = "ran, other values"
                         differ[field] += 1
                         examples.append(what)
+                        why = refused_without_digest(data, work / f"nodigest{total:05d}.bundle")
+                        if why:
+                            failures.append(f"{what}: other outputs, and with only the content hash repaired: {why}")
                     else:
                         status = "ran, wrong output types"
                 counts[status] += 1
@@ -273,8 +290,9 @@ def mutate_and_run(orig: Original):
                     failures.append(f"{what}: {status} {res.get('rc', '')}\n{res.get('stderr', '')}")
     print(f"    {orig.name}: {total} mutants: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
     if differ:
-        print(f"    {orig.name}: ran to other values after editing " +
-              ", ".join(f"{f} ({n})" for f, n in differ.most_common()) + "; e.g. " + "; ".join(examples[:8]))
+        print(f"    {orig.name}: with the digest rewritten too, ran to other values after editing " +
+              ", ".join(f"{f} ({n})" for f, n in differ.most_common()) + "; e.g. " + "; ".join(examples[:8]) +
+              "; each refused by the code directory's digest with only the content hash repaired")
     assert not failures, f"{len(failures)} mutants of {orig.name} crashed, hung or misbehaved:\n" + \
         "\n".join(failures[:10])
     assert counts["refused"] > 0 and counts["ran, same outputs"] > 0, \
