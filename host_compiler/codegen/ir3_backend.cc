@@ -196,27 +196,39 @@ class Ir3KernelEmitter {
       }
     }
     cur_level_ = 0;
-    for (int u = 0; u < nu; ++u)
+    // A row of the tile along the vec dim is one vector store where its outputs are
+    // consecutive and aligned.
+    const bool vector_store = index_vector_ok(output_index(k_), k_.args[0].dtype, Axis::Vec, nv, tl_.vec_dim, vec_full_) &&
+                              k_.result->dtype == k_.args[0].dtype;
+    for (int u = 0; u < nu; ++u) {
+      std::vector<Def> row;
       for (int l = 0; l < nv; ++l) {
         u_ = u, l_ = l;
         if (k_.has_reduce()) acc_value_ = b_.load_reg(accs[u][l]);
-        store(val(k_.result));  // values reading the accumulator are per lane (copy_of)
+        row.push_back(val(k_.result));  // values reading the accumulator are per lane (copy_of)
       }
+      for (int l = 0; l < nv; ++l) {
+        if (vector_store && l > 0) break;
+        l_ = l;
+        store(vector_store ? row : std::vector<Def>{row[l]});
+      }
+    }
     if (bounds) b_.pop_if(bounds);
     return trips;
   }
 
  private:
-  // Unrolls the innermost reduce loop as the OpenCL back end does (reduce_unroll_lanes) where
-  // that turns loads the tile's lanes cannot share into vector loads along the reduce dim.
+  // Unrolls the innermost reduce loop by the OpenCL back end's step count (reduce_unroll_lanes):
+  // loads the tile's lanes cannot share become vector loads along the reduce dim where they
+  // read consecutive elements, and the loop's counter, compare and branches (with their nops)
+  // are paid once per 4 steps (ir3 unrolls nothing itself here: ir3_mesa.cc). Unlike the
+  // OpenCL back end, also where no load becomes a vector load: a 1x1 conv's loop body of 16
+  // multiply-adds spends a fifth of its issues on the loop.
   void choose_reduce_lanes() {
     if (!k_.has_reduce() || loop_dims_.empty()) return;
     red_var_ = static_cast<int>(k_.out_shape.size()) + loop_dims_.back();
-    red_lanes_ = reduce_unroll_lanes(k_, tl_, loop_dims_.back());
-    bool useful = false;
-    for (const Value* l : reduce_body_loads(k_))
-      useful = useful || (!vector_load_ok(l, Axis::Vec) && vector_load_ok(l, Axis::Reduce));
-    if (!useful) red_var_ = -1, red_lanes_ = 1;
+    red_lanes_ = reduce_unroll_lanes(k_, tl_, loop_dims_.back(), true);
+    if (red_lanes_ < 2) red_var_ = -1;
     if (red_var_ >= 0 && k_.reduce_extents[loop_dims_.back()] == red_lanes_) {  // unrolled whole: no loop
       loop_dims_.pop_back();
       var_level_[red_var_] = static_cast<int>(loop_dims_.size());
@@ -640,11 +652,17 @@ class Ir3KernelEmitter {
     const int dim = axis == Axis::Vec ? tl_.vec_dim : axis == Axis::Unroll ? tl_.unroll_dim : red_var_;
     const bool full = axis == Axis::Vec ? vec_full_ : axis == Axis::Unroll ? unroll_full_ : true;
     const DType sdt = k_.args[v->arg].dtype;
-    if (nv <= 1 || !full || ib_ != 32 || v->dynamic || !v->guards.empty() || sdt != v->dtype) return false;
+    if (v->dynamic || !v->guards.empty() || sdt != v->dtype) return false;
+    return index_vector_ok(v->index, sdt, axis, nv, dim, full);
+  }
+  // The same for an index of an argument of dtype sdt: nv lanes along `dim` read consecutive
+  // elements from an aligned first one.
+  bool index_vector_ok(const Index& ix, DType sdt, Axis axis, int nv, int dim, bool full) {
+    if (nv <= 1 || (nv & (nv - 1)) || !full || ib_ != 32) return false;
     if (sdt != DType::F16 && sdt != DType::F32 && sdt != DType::I32 && sdt != DType::U32) return false;
     int64_t step = 0;
-    if (v->index.constant() % nv) return false;
-    for (const auto& [atom, coef] : v->index.terms()) {
+    if (ix.constant() % nv) return false;
+    for (const auto& [atom, coef] : ix.terms()) {
       const bool is_vec = atom->kind == Atom::Kind::Var && atom->var == dim;
       const bool on_vec = atom->kind != Atom::Kind::Var && atom->inner.terms().size() == 1 &&
                           atom->inner.constant() == 0 && atom->inner.terms()[0].second == 1 &&
@@ -724,21 +742,26 @@ class Ir3KernelEmitter {
     if (v->dynamic_stride != 1) c = b_.alu("imul", c, b_.imm_int(v->dynamic_stride, ib_));
     return c;
   }
-  void store(Def r) {
+  // Stores the results of lanes l_, l_ + 1, ... (one, or a vector of consecutive outputs).
+  void store(std::vector<Def> rs) {
     const DType sdt = k_.args[0].dtype, rdt = k_.result->dtype;
-    if (sdt != rdt) r = cast(r, rdt, sdt);
     unsigned bits = static_cast<unsigned>(bits_of(sdt == DType::Bool ? DType::U8 : sdt));
-    if (sdt == DType::Bool) r = b_.alu("u2u8", b_.alu("b2i32", r));
-    else if (bits < 32 && !is_fp(sdt)) r = b_.alu(bits == 8 ? "u2u8" : "u2u16", r);
+    for (Def& r : rs) {
+      if (sdt != rdt) r = cast(r, rdt, sdt);
+      if (sdt == DType::Bool) r = b_.alu("u2u8", b_.alu("b2i32", r));
+      else if (bits < 32 && !is_fp(sdt)) r = b_.alu(bits == 8 ? "u2u8" : "u2u16", r);
+    }
+    const int n = static_cast<int>(rs.size());
+    Def r = n == 1 ? rs[0] : b_.vec(rs);
     Def idx = index_value(output_index(k_));
     Def addr = element_address(0, idx);
     auto emit_store = [&] {
       b_.intrinsic("store_global", {r, addr}, 0, 0,
-                   {{me::NIR_INTRINSIC_WRITE_MASK, 1},
+                   {{me::NIR_INTRINSIC_WRITE_MASK, (1 << n) - 1},
                     {me::NIR_INTRINSIC_ACCESS, 0},
-                    {me::NIR_INTRINSIC_ALIGN_MUL, static_cast<int>(bits / 8)},
+                    {me::NIR_INTRINSIC_ALIGN_MUL, static_cast<int>(n * bits / 8)},
                     {me::NIR_INTRINSIC_ALIGN_OFFSET, 0}},
-                   1);
+                   static_cast<unsigned>(n));
     };
     // Lanes past the end of a tiled dim repeat its last element: they must not store.
     Def cond = nullptr;

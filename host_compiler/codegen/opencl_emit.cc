@@ -668,7 +668,7 @@ class KernelRenderer {
   void choose_reduce_lanes() {
     if (!k_.has_reduce() || loop_dims_.empty()) return;
     const int var = static_cast<int>(k_.out_shape.size()) + loop_dims_.back();
-    const int lanes = reduce_unroll_lanes(k_, tl_, loop_dims_.back());
+    const int lanes = reduce_unroll_lanes(k_, tl_, loop_dims_.back(), false);
     bool useful = false;
     for (const Value* l : reduce_body_loads(k_))
       useful = useful || (!vector_load_ok(l) && reduce_vector_ok(l, var, lanes));
@@ -987,9 +987,10 @@ int choose_unroll_dim(const KernelIR& k, int vec) {
 
 }  // namespace
 
-int reduce_unroll_lanes(const KernelIR& k, const OpenCLTiling& tl, int j) {
+int reduce_unroll_lanes(const KernelIR& k, const OpenCLTiling& tl, int j, bool whole_short) {
   const int64_t extent = k.reduce_extents[j];
   int lanes = extent % 4 == 0 ? 4 : extent % 2 == 0 ? 2 : 1;
+  if (whole_short && extent <= 8 && extent % 4 != 0) lanes = static_cast<int>(extent);
   std::set<const Value*> seen;
   std::function<int(const Value*)> ops = [&](const Value* v) {
     if (!seen.insert(v).second) return 0;
@@ -998,7 +999,8 @@ int reduce_unroll_lanes(const KernelIR& k, const OpenCLTiling& tl, int j) {
     return v->dynamic ? n + ops(v->dynamic) : n;
   };
   const int body_ops = ops(k.reduce_body) + 1;
-  while (lanes > 1 && tl.vec_lanes * tl.unroll_lanes * lanes * body_ops > 512) lanes /= 2;
+  while (lanes > 1 && tl.vec_lanes * tl.unroll_lanes * lanes * body_ops > 512)
+    lanes = lanes == 4 || (lanes > 2 && lanes % 2 == 0) ? 2 : 1;  // a step count dividing the extent
   return lanes;
 }
 
