@@ -227,6 +227,35 @@ def reduction_cost_by_hand():
     print(f"  8 x {k_} sum: {cost.issues} issues, {cost.bytes} bytes")
 
 
+def half_matmul_model(m: int, k: int, n: int) -> Path:
+    g = helper.make_graph([helper.make_node("MatMul", ["a", "b"], ["c"])], "mm",
+                          [helper.make_tensor_value_info("a", TensorProto.FLOAT16, [m, k]),
+                           helper.make_tensor_value_info("b", TensorProto.FLOAT16, [k, n])],
+                          [helper.make_tensor_value_info("c", TensorProto.FLOAT16, [m, n])])
+    return lib.save_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), WORK / f"mm{m}x{k}x{n}.onnx")
+
+
+@suite.case
+def half_products_accumulate_with_one_fma_each():
+    """An fp16 MatMul (16 x K) (K x 16): every multiply-add is one float `mad.f32` (the halves
+    widened, their product exact in float), none is a half multiply and a float add; the
+    reduce loop takes 4 steps per trip (K / 4 trips, worked out from the machine code too)."""
+    m, k_, n = 16, 64, 16
+    _, (k,) = a630_kernels(half_matmul_model(m, k_, n), "mm")
+    _, per_mnemonic = totals(k)
+    assert per_mnemonic.get("mad.f32", 0) == m * n * k_, per_mnemonic
+    assert per_mnemonic.get("mul.f", 0) == 0 and per_mnemonic.get("add.f", 0) == 0, per_mnemonic
+    a = k["a630"]
+    code = a630_cost.parse(a["disasm"])
+    consts = {a["immediates_dword"] + i: v for i, v in enumerate(a["immediates"])}
+    assert a["loop_trips"] == [k_ // 4], a["loop_trips"]
+    assert [a630_cost.derive_trips(code, s, e, consts) for s, e in a630_cost.loops_of(code)] == [k_ // 4], a["disasm"]
+    # Each half is widened once where it is loaded, not once per product: with 4 x 4 output
+    # tiles, 8 per 16 multiply-adds.
+    assert per_mnemonic.get("cov.f16f32", 0) <= m * n * k_ // 2, per_mnemonic
+    print(f"  {m} x {k_} x {n}: {per_mnemonic['mad.f32']} mad.f32, {per_mnemonic.get('cov.f16f32', 0)} cov.f16f32")
+
+
 @suite.case
 def two_counters_agree_on_the_test_models():
     """edgec's counter (ir3_cost.cc) and the independent one give the same per-class cost for
