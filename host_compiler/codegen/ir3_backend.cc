@@ -100,13 +100,16 @@ LaunchPlan plan_launch(const OpenCLTiling& tl) {
   return plan;
 }
 
+enum class Axis { Vec, Unroll, Reduce };  // the lanes a vector load spans
+
 struct Deps {
   int level = 0;
-  bool vec = false, unroll = false;
+  bool vec = false, unroll = false, red = false;  // red: on the unrolled reduce var
   void add(const Deps& o) {
     level = std::max(level, o.level);
     vec = vec || o.vec;
     unroll = unroll || o.unroll;
+    red = red || o.red;
   }
 };
 
@@ -127,6 +130,7 @@ class Ir3KernelEmitter {
     vec_full_ = tl.vec_dim < 0 || k.out_shape[tl.vec_dim] % tl.vec_lanes == 0;
     unroll_full_ = tl.unroll_dim < 0 || k.out_shape[tl.unroll_dim] % tl.unroll_lanes == 0;
     check_dtypes();
+    choose_reduce_lanes();
   }
 
   // Emits the kernel; returns each loop's trip count in the order the loops open.
@@ -159,7 +163,8 @@ class Ir3KernelEmitter {
       const int rank = static_cast<int>(k_.out_shape.size());
       for (size_t j = 0; j < loop_dims_.size(); ++j) {
         const int64_t extent = k_.reduce_extents[loop_dims_[j]];
-        trips.push_back(static_cast<uint32_t>(extent));
+        const int step = rank + loop_dims_[j] == red_var_ ? red_lanes_ : 1;
+        trips.push_back(static_cast<uint32_t>(extent / step));
         Def counter = b_.decl_reg(ib_);
         b_.store_reg(counter, b_.imm_int(0, ib_));
         void* loop = b_.push_loop();
@@ -173,32 +178,65 @@ class Ir3KernelEmitter {
         cur_level_ = static_cast<int>(j + 1);
       }
       if (loop_dims_.empty()) cur_level_ = 0;
-      for (int u = 0; u < nu; ++u)
-        for (int l = 0; l < nv; ++l) {
-          u_ = u, l_ = l;
-          Def x = val(k_.reduce_body);
-          Def acc = b_.load_reg(accs[u][l]);
-          b_.store_reg(accs[u][l], combine(acc, x));
-        }
+      // Each accumulator takes the unrolled reduce steps in order: the sum is the scalar loop's.
+      for (int r = 0; r < red_lanes_; ++r)
+        for (int u = 0; u < nu; ++u)
+          for (int l = 0; l < nv; ++l) {
+            u_ = u, l_ = l, r_ = r;
+            Def acc = b_.load_reg(accs[u][l]);
+            b_.store_reg(accs[u][l], accumulate(acc, k_.reduce_body));
+          }
+      r_ = 0;
       for (size_t j = loops.size(); j-- > 0;) {
-        Def i = b_.load_reg(loops[j].second);
-        b_.store_reg(loops[j].second, b_.alu("iadd", i, b_.imm_int(1, ib_)));
-        b_.pop_loop(loops[j].first);
         cur_level_ = static_cast<int>(j);
+        Def i = b_.load_reg(loops[j].second);
+        const int step = rank + loop_dims_[j] == red_var_ ? red_lanes_ : 1;
+        b_.store_reg(loops[j].second, b_.alu("iadd", i, b_.imm_int(step, ib_)));
+        b_.pop_loop(loops[j].first);
       }
     }
     cur_level_ = 0;
-    for (int u = 0; u < nu; ++u)
+    // A row of the tile along the vec dim is one vector store where its outputs are
+    // consecutive and aligned.
+    const bool vector_store = index_vector_ok(output_index(k_), k_.args[0].dtype, Axis::Vec, nv, tl_.vec_dim, vec_full_) &&
+                              k_.result->dtype == k_.args[0].dtype;
+    for (int u = 0; u < nu; ++u) {
+      std::vector<Def> row;
       for (int l = 0; l < nv; ++l) {
         u_ = u, l_ = l;
         if (k_.has_reduce()) acc_value_ = b_.load_reg(accs[u][l]);
-        store(val(k_.result));  // values reading the accumulator are per lane (copy_of)
+        row.push_back(val(k_.result));  // values reading the accumulator are per lane (copy_of)
       }
+      for (int l = 0; l < nv; ++l) {
+        if (vector_store && l > 0) break;
+        l_ = l;
+        store(vector_store ? row : std::vector<Def>{row[l]});
+      }
+    }
     if (bounds) b_.pop_if(bounds);
     return trips;
   }
 
  private:
+  // Unrolls the innermost reduce loop by the OpenCL back end's step count (reduce_unroll_lanes):
+  // loads the tile's lanes cannot share become vector loads along the reduce dim where they
+  // read consecutive elements, and the loop's counter, compare and branches (with their nops)
+  // are paid once per 4 steps (ir3 unrolls nothing itself here: ir3_mesa.cc). Unlike the
+  // OpenCL back end, also where no load becomes a vector load: a 1x1 conv's loop body of 16
+  // multiply-adds spends a fifth of its issues on the loop.
+  void choose_reduce_lanes() {
+    if (!k_.has_reduce() || loop_dims_.empty()) return;
+    red_var_ = static_cast<int>(k_.out_shape.size()) + loop_dims_.back();
+    red_lanes_ = reduce_unroll_lanes(k_, tl_, loop_dims_.back(), true);
+    if (red_lanes_ < 2) red_var_ = -1;
+    if (red_var_ >= 0 && k_.reduce_extents[loop_dims_.back()] == red_lanes_) {  // unrolled whole: no loop
+      loop_dims_.pop_back();
+      var_level_[red_var_] = static_cast<int>(loop_dims_.size());
+    }
+    value_deps_.clear();  // computed while choosing
+    index_deps_.clear();
+  }
+
   // ---- dtypes ----
   void check_dtypes() {
     auto bad = [&](DType t) { return t == DType::F64 || t == DType::BF16; };
@@ -260,6 +298,7 @@ class Ir3KernelEmitter {
     d.level = var_level_[var];
     d.vec = var == tl_.vec_dim;
     d.unroll = var == tl_.unroll_dim;
+    d.red = var == red_var_;
     return d;
   }
   // Runs f with the builder at the end of level `level`'s code: before the loops nested in
@@ -279,7 +318,8 @@ class Ir3KernelEmitter {
     b_.set_cursor(here);
     return r;
   }
-  std::tuple<int, int> copy_of(const Deps& d) const { return {d.unroll ? u_ : -1, d.vec ? l_ : -1}; }
+  using Copy = std::tuple<int, int, int>;  // unroll lane, vec lane, reduce step (-1: shared)
+  Copy copy_of(const Deps& d) const { return {d.unroll ? u_ : -1, d.vec ? l_ : -1, d.red ? r_ : -1}; }
 
   // ---- index math ----
   Deps index_deps(const Index& ix) {
@@ -293,6 +333,9 @@ class Ir3KernelEmitter {
     const int rank = static_cast<int>(k_.out_shape.size());
     const int64_t extent = var < rank ? k_.out_shape[var] : k_.reduce_extents[var - rank];
     if (extent == 1) return b_.imm_int(0, ib_);
+    if (var == red_var_ && !loop_vars_.count(var)) return b_.imm_int(r_, ib_);  // unrolled whole
+    if (var == red_var_ && r_ > 0)  // step r_ of the unrolled loop
+      return at_level(var_level_[var], [&] { return b_.alu("iadd", loop_vars_.at(var), b_.imm_int(r_, ib_)); });
     if (var >= rank) return loop_vars_.at(var);
     return at_level(0, [&] { return out_var(var); });
   }
@@ -341,24 +384,32 @@ class Ir3KernelEmitter {
     for (const Guard& g : guards) key += g.index.key() + "@" + std::to_string(g.lo) + ":" + std::to_string(g.hi) + ";";
     auto mkey = std::make_tuple(key, copy_of(d));
     if (auto it = indices_.find(mkey); it != indices_.end()) return it->second;
+    std::vector<Def> conds;  // each guard's test where its index is computed
+    for (const Guard& g : guards)
+      if (Def c = guard_value(g)) conds.push_back(c);
     Def r = at_level(d.level, [&]() -> Def {
       Def cond = nullptr;
-      for (const Guard& g : guards) {
-        const bool lo = g.index.min() < g.lo, hi = g.index.max() >= g.hi;
-        if (!lo && !hi) continue;
-        Def x = index_value(g.index);
-        if (lo) {
-          Def c = b_.alu("ige", x, b_.imm_int(g.lo, ib_));
-          cond = cond ? b_.alu("iand", cond, c) : c;
-        }
-        if (hi) {
-          Def c = b_.alu("ilt", x, b_.imm_int(g.hi, ib_));
-          cond = cond ? b_.alu("iand", cond, c) : c;
-        }
-      }
+      for (Def c : conds) cond = cond ? b_.alu("iand", cond, c) : c;
       return cond;
     });
     return indices_[mkey] = r;
+  }
+  // lo <= x < hi as one unsigned compare, x - lo < hi - lo (lo < hi; both in the index
+  // type's signed range, so the difference does not wrap past hi - lo); null: always true.
+  Def guard_value(const Guard& g) {
+    const bool lo = g.index.min() < g.lo, hi = g.index.max() >= g.hi;
+    if (!lo && !hi) return nullptr;
+    const Deps d = index_deps(g.index);
+    auto key = std::make_tuple("t" + g.index.key() + "@" + std::to_string(g.lo) + ":" + std::to_string(g.hi), copy_of(d));
+    if (auto it = indices_.find(key); it != indices_.end()) return it->second;
+    Def r = at_level(d.level, [&]() -> Def {
+      Def x = index_value(g.index);
+      if (!hi) return b_.alu("ige", x, b_.imm_int(g.lo, ib_));
+      if (!lo) return b_.alu("ilt", x, b_.imm_int(g.hi, ib_));
+      if (g.hi <= g.lo) return b_.imm_bool(false);
+      return b_.alu("ult", b_.alu("isub", x, b_.imm_int(g.lo, ib_)), b_.imm_int(g.hi - g.lo, ib_));
+    });
+    return indices_[key] = r;
   }
 
   // ---- values ----
@@ -392,7 +443,7 @@ class Ir3KernelEmitter {
 
   Def val(const Value* v) {
     const Deps d = value_deps(v);
-    auto key = std::make_tuple(v, std::get<0>(copy_of(d)), std::get<1>(copy_of(d)));
+    auto key = std::make_tuple(v, copy_of(d));
     if (v->kind != Value::Kind::Accumulator)
       if (auto it = values_.find(key); it != values_.end()) return it->second;
     Def r = nullptr;
@@ -409,17 +460,17 @@ class Ir3KernelEmitter {
         break;
       }
       case Value::Kind::Load:
-        if (d.vec && vector_load_ok(v)) {
+        if (d.vec && vector_load_ok(v, Axis::Vec)) {
           // The tile's lanes read consecutive elements: one vector load, a channel per lane.
-          const int lane = l_;
-          auto vkey = std::make_tuple(v, std::get<0>(copy_of(d)), -2);
-          if (!values_.count(vkey)) {
-            l_ = 0;
-            values_[vkey] = at_level(acc_free_level(v, d), [&] { return vector_load(v); });
-            l_ = lane;
-          }
-          Def vec = values_[vkey];
-          r = at_level(acc_free_level(v, d), [&] { return b_.channel(vec, static_cast<unsigned>(lane)); });
+          r = vector_channel(v, d, Axis::Vec);
+          break;
+        }
+        if (d.unroll && !d.vec && vector_load_ok(v, Axis::Unroll)) {  // the same along the unrolled dim
+          r = vector_channel(v, d, Axis::Unroll);
+          break;
+        }
+        if (d.red && vector_load_ok(v, Axis::Reduce)) {  // along the reduce steps, one per lane
+          r = vector_channel(v, d, Axis::Reduce);
           break;
         }
         r = at_level(acc_free_level(v, d), [&] { return load(v); });
@@ -513,7 +564,7 @@ class Ir3KernelEmitter {
   // constant and a full tile's lane offsets) computed once where it is invariant. The varying
   // part is shared by every load with the same terms (a tile's rows and lanes), so a load in a
   // loop costs one add: no per-load index products, shifts or lane adds.
-  Def split_address(int arg, const Index& ix) {
+  Def split_address(int arg, const Index& ix, Def ok = nullptr) {
     const int64_t size = static_cast<int64_t>(dtype_size(k_.args[arg].dtype));
     const int level = index_deps(ix).level;
     int64_t constant = ix.constant();
@@ -524,21 +575,21 @@ class Ir3KernelEmitter {
       Deps ad = atom->kind == Atom::Kind::Var ? var_deps(atom->var) : index_deps(atom->inner);
       Def value;
       std::string key = atom->key;
-      const bool lane_var = atom->kind == Atom::Kind::Var && (ad.vec || ad.unroll) &&
-                            (ad.vec ? vec_full_ : unroll_full_);
-      if (lane_var) {  // var = lane-0 value + lane: the lane goes into the constant
-        const int lane = ad.vec ? l_ : u_;
+      const bool lane_var = atom->kind == Atom::Kind::Var && (ad.vec || ad.unroll || ad.red) &&
+                            (ad.vec ? vec_full_ : ad.unroll ? unroll_full_ : true);
+      if (lane_var) {  // var = lane-0 value + lane: the lane (or reduce step) goes into the constant
+        int& lane = ad.vec ? l_ : ad.unroll ? u_ : r_;
+        const int saved = lane;
         constant += coef * lane;
-        const int su = u_, sl = l_;
-        if (ad.vec) l_ = 0; else u_ = 0;
+        lane = 0;
         value = var_value(atom->var);
-        u_ = su, l_ = sl;
-        ad.vec = ad.unroll = false;
+        lane = saved;
+        ad.vec = ad.unroll = ad.red = false;
         key += "@0";
       } else {
         value = atom_value(*atom);
-        const auto [cu, cl] = copy_of(ad);
-        key += "@" + std::to_string(cu) + "," + std::to_string(cl);
+        const auto [cu, cl, cr] = copy_of(ad);
+        key += "@" + std::to_string(cu) + "," + std::to_string(cl) + "," + std::to_string(cr);
       }
       const std::string term = key + "*" + std::to_string(coef) + ";";
       if (ad.level == level && level > 0) inner.push_back({value, coef * size}), ikey += term, ideps.add(ad);
@@ -567,38 +618,68 @@ class Ir3KernelEmitter {
       if (!part) part = bases_[ikey] = at_level(level, [&] { return sum(inner, nullptr); });
       lo = at_level(level, [&] { return b_.alu("iadd", base, part); });
     }
+    // A guarded load's (null: none) address, where its guards fail, is element 0's. At the
+    // current level: the guards may vary where the index does not.
+    if (ok) return b_.alu("pack_64_2x32_split", b_.alu("bcsel", ok, lo, arg_words(arg).first), arg_words(arg).second);
     return at_level(level, [&] { return b_.alu("pack_64_2x32_split", lo, arg_words(arg).second); });
   }
+  // Lane `lane` of one vector load shared by the tile's lanes along the vec dim (or, with
+  // vec false, along the unrolled dim), the load emitted once for lane 0.
+  Def vector_channel(const Value* v, const Deps& d, Axis axis) {
+    int& lane_var = axis == Axis::Vec ? l_ : axis == Axis::Unroll ? u_ : r_;
+    const int lane = lane_var;
+    Copy copy = copy_of(d);
+    (axis == Axis::Vec ? std::get<1>(copy) : axis == Axis::Unroll ? std::get<0>(copy) : std::get<2>(copy)) = -2;
+    auto vkey = std::make_tuple(v, copy);
+    if (!values_.count(vkey)) {
+      lane_var = 0;
+      values_[vkey] = at_level(acc_free_level(v, d), [&] { return vector_load(v, lanes_of(axis)); });
+      lane_var = lane;
+    }
+    Def x = values_[vkey];
+    return at_level(acc_free_level(v, d), [&] { return b_.channel(x, static_cast<unsigned>(lane)); });
+  }
   // Whether lane l of a full tile reads element (lane 0's) + l of an argument, lane 0's element
-  // a multiple of the lane count (so the vector is aligned): the vec var with coefficient 1,
+  // a multiple of the lane count (so the vector is aligned): the lanes' var with coefficient 1,
   // or its remainder by a multiple of the lane count (packed weights: (v % 16) + 8192 (v / 16)),
-  // every other term a multiple of the lane count and free of the lanes.
-  bool vector_load_ok(const Value* v) {
-    const int nv = tl_.vec_lanes;
+  // every other term a multiple of the lane count and free of the lanes. The lanes are the
+  // vec dim's (vec) or the unrolled dim's (a conv's output channels, reading packed weights).
+  int lanes_of(Axis axis) const {
+    return axis == Axis::Vec ? tl_.vec_lanes : axis == Axis::Unroll ? tl_.unroll_lanes : red_lanes_;
+  }
+  bool vector_load_ok(const Value* v, Axis axis) {
+    const int nv = lanes_of(axis);
+    const int dim = axis == Axis::Vec ? tl_.vec_dim : axis == Axis::Unroll ? tl_.unroll_dim : red_var_;
+    const bool full = axis == Axis::Vec ? vec_full_ : axis == Axis::Unroll ? unroll_full_ : true;
     const DType sdt = k_.args[v->arg].dtype;
-    if (nv <= 1 || !vec_full_ || ib_ != 32 || v->dynamic || !v->guards.empty() || sdt != v->dtype) return false;
+    if (v->dynamic || !v->guards.empty() || sdt != v->dtype) return false;
+    return index_vector_ok(v->index, sdt, axis, nv, dim, full);
+  }
+  // The same for an index of an argument of dtype sdt: nv lanes along `dim` read consecutive
+  // elements from an aligned first one.
+  bool index_vector_ok(const Index& ix, DType sdt, Axis axis, int nv, int dim, bool full) {
+    if (nv <= 1 || (nv & (nv - 1)) || !full || ib_ != 32) return false;
     if (sdt != DType::F16 && sdt != DType::F32 && sdt != DType::I32 && sdt != DType::U32) return false;
     int64_t step = 0;
-    if (v->index.constant() % nv) return false;
-    for (const auto& [atom, coef] : v->index.terms()) {
-      const bool is_vec = atom->kind == Atom::Kind::Var && atom->var == tl_.vec_dim;
+    if (ix.constant() % nv) return false;
+    for (const auto& [atom, coef] : ix.terms()) {
+      const bool is_vec = atom->kind == Atom::Kind::Var && atom->var == dim;
       const bool on_vec = atom->kind != Atom::Kind::Var && atom->inner.terms().size() == 1 &&
                           atom->inner.constant() == 0 && atom->inner.terms()[0].second == 1 &&
                           atom->inner.terms()[0].first->kind == Atom::Kind::Var &&
-                          atom->inner.terms()[0].first->var == tl_.vec_dim && atom->divisor % nv == 0;
+                          atom->inner.terms()[0].first->var == dim && atom->divisor % nv == 0;
       if (is_vec || (on_vec && atom->kind == Atom::Kind::Mod)) {
         step += coef;
       } else if (on_vec && atom->kind == Atom::Kind::Div) {
         if (coef % nv) return false;
       } else {
         const Deps ad = atom->kind == Atom::Kind::Var ? var_deps(atom->var) : index_deps(atom->inner);
-        if (ad.vec || coef % nv) return false;
+        if ((axis == Axis::Vec ? ad.vec : axis == Axis::Unroll ? ad.unroll : ad.red) || coef % nv) return false;
       }
     }
     return step == 1;
   }
-  Def vector_load(const Value* v) {
-    const int nv = tl_.vec_lanes;
+  Def vector_load(const Value* v, int nv) {
     const unsigned bits = static_cast<unsigned>(bits_of(k_.args[v->arg].dtype));
     return b_.intrinsic("load_global", {split_address(v->arg, v->index)}, static_cast<unsigned>(nv), bits,
                         {{me::NIR_INTRINSIC_ACCESS, me::ACCESS_CAN_REORDER | me::ACCESS_NON_WRITEABLE},
@@ -610,8 +691,10 @@ class Ir3KernelEmitter {
     const DType sdt = k_.args[v->arg].dtype;
     const unsigned bits = static_cast<unsigned>(bits_of(sdt == DType::Bool ? DType::U8 : sdt));
     Def address = nullptr;
-    if (ib_ == 32 && !v->dynamic && v->guards.empty()) {
-      address = split_address(v->arg, v->index);
+    if (ib_ == 32 && !v->dynamic) {
+      // Where the guards fail, the argument's own address: element 0.
+      Def ok = v->guards.empty() ? nullptr : guards_value(v->guards);
+      address = split_address(v->arg, v->index, ok);
     } else {
       Def idx = index_value(v->index);
       if (v->dynamic) idx = b_.alu("iadd", idx, dynamic_offset(v));
@@ -659,21 +742,26 @@ class Ir3KernelEmitter {
     if (v->dynamic_stride != 1) c = b_.alu("imul", c, b_.imm_int(v->dynamic_stride, ib_));
     return c;
   }
-  void store(Def r) {
+  // Stores the results of lanes l_, l_ + 1, ... (one, or a vector of consecutive outputs).
+  void store(std::vector<Def> rs) {
     const DType sdt = k_.args[0].dtype, rdt = k_.result->dtype;
-    if (sdt != rdt) r = cast(r, rdt, sdt);
     unsigned bits = static_cast<unsigned>(bits_of(sdt == DType::Bool ? DType::U8 : sdt));
-    if (sdt == DType::Bool) r = b_.alu("u2u8", b_.alu("b2i32", r));
-    else if (bits < 32 && !is_fp(sdt)) r = b_.alu(bits == 8 ? "u2u8" : "u2u16", r);
+    for (Def& r : rs) {
+      if (sdt != rdt) r = cast(r, rdt, sdt);
+      if (sdt == DType::Bool) r = b_.alu("u2u8", b_.alu("b2i32", r));
+      else if (bits < 32 && !is_fp(sdt)) r = b_.alu(bits == 8 ? "u2u8" : "u2u16", r);
+    }
+    const int n = static_cast<int>(rs.size());
+    Def r = n == 1 ? rs[0] : b_.vec(rs);
     Def idx = index_value(output_index(k_));
     Def addr = element_address(0, idx);
     auto emit_store = [&] {
       b_.intrinsic("store_global", {r, addr}, 0, 0,
-                   {{me::NIR_INTRINSIC_WRITE_MASK, 1},
+                   {{me::NIR_INTRINSIC_WRITE_MASK, (1 << n) - 1},
                     {me::NIR_INTRINSIC_ACCESS, 0},
-                    {me::NIR_INTRINSIC_ALIGN_MUL, static_cast<int>(bits / 8)},
+                    {me::NIR_INTRINSIC_ALIGN_MUL, static_cast<int>(n * bits / 8)},
                     {me::NIR_INTRINSIC_ALIGN_OFFSET, 0}},
-                   1);
+                   static_cast<unsigned>(n));
     };
     // Lanes past the end of a tiled dim repeat its last element: they must not store.
     Def cond = nullptr;
@@ -704,6 +792,28 @@ class Ir3KernelEmitter {
     if (is_fp(t)) return b_.imm_float(-INFINITY, rep_bits(t));
     if (t == DType::Bool || is_unsigned(t)) return constant(0.0, t);
     return constant(-std::ldexp(1.0, bits_of(t) - 1), t);
+  }
+  // A float sum of products accumulates with one fused multiply-add per step, as the CPU's
+  // code does (LLVM contracts a * b + acc there). Half operands are widened first: the
+  // product of two halves (11 significant bits each, exponents within float's range) is exact
+  // in float, so it is never rounded to half (nor overflows there) before the float sum.
+  Def accumulate(Def acc, const Value* body) {
+    if (k_.reduce_op == Op::ReduceSum && is_fp(k_.acc_dtype) && body->kind == Value::Kind::Alu &&
+        body->op == Op::Mul && body->srcs.size() == 2 && is_fp(body->srcs[0]->dtype) &&
+        body->srcs[0]->dtype == body->srcs[1]->dtype) {
+      const DType t = body->srcs[0]->dtype;
+      return b_.alu("ffma", widened(body->srcs[0], t), widened(body->srcs[1], t), acc);
+    }
+    return combine(acc, val(body));
+  }
+  // v as float, converted where v is computed (once per loop trip that changes it).
+  Def widened(const Value* v, DType t) {
+    Def x = val(v);
+    if (t != DType::F16) return x;
+    const Deps d = value_deps(v);
+    auto key = std::make_tuple(v, copy_of(d));
+    if (auto it = widened_.find(key); it != widened_.end()) return it->second;
+    return widened_[key] = at_level(acc_free_level(v, d), [&] { return b_.alu("f2f32", x); });
   }
   Def combine(Def acc, Def x) {
     const DType t = k_.acc_dtype;
@@ -909,7 +1019,9 @@ class Ir3KernelEmitter {
   std::vector<int> var_level_;
   std::vector<int> loop_dims_;
   bool vec_full_ = true, unroll_full_ = true;
-  int u_ = 0, l_ = 0;
+  int u_ = 0, l_ = 0, r_ = 0;
+  int red_var_ = -1;   // reduce var whose (innermost) loop runs red_lanes_ steps per trip (-1: none)
+  int red_lanes_ = 1;
   int cur_level_ = 0;
   std::vector<NirBuilder::Cursor> cursors_;
   Def wg_id_ = nullptr, local_id_ = nullptr;
@@ -924,8 +1036,9 @@ class Ir3KernelEmitter {
   std::map<std::string, Deps> index_deps_;
   std::map<const Value*, Deps> value_deps_;
   std::map<const Value*, bool> on_acc_;
-  std::map<std::tuple<std::string, std::tuple<int, int>>, Def> indices_;
-  std::map<std::tuple<const Value*, int, int>, Def> values_;
+  std::map<std::tuple<std::string, Copy>, Def> indices_;
+  std::map<std::tuple<const Value*, Copy>, Def> values_;
+  std::map<std::tuple<const Value*, Copy>, Def> widened_;
 };
 
 // Section layout: each program starts at a multiple of 128 bytes (a6xx fetches shader

@@ -18,7 +18,7 @@ constexpr size_t kIntrConstIndex = EDGE_MESA_OFF(nir_intrinsic_instr, const_inde
 constexpr size_t kIntrSrc = EDGE_MESA_OFF(nir_intrinsic_instr, src);
 constexpr size_t kConstDef = EDGE_MESA_OFF(nir_load_const_instr, def), kConstValue = EDGE_MESA_OFF(nir_load_const_instr, value);
 constexpr size_t kAluDef = EDGE_MESA_OFF(nir_alu_instr, def), kAluSrc = EDGE_MESA_OFF(nir_alu_instr, src);
-constexpr size_t kAluSrcSwizzle = EDGE_MESA_OFF(nir_alu_src, swizzle);
+constexpr size_t kAluSrcSwizzle = EDGE_MESA_OFF(nir_alu_src, swizzle), kAluSrcSize = EDGE_MESA_SIZE(nir_alu_src);
 constexpr size_t kShaderWorkgroupSize = EDGE_MESA_OFF(nir_shader, info.workgroup_size);
 
 uint8_t* at(void* p, size_t off) { return static_cast<uint8_t*>(p) + off; }
@@ -118,6 +118,19 @@ Def NirBuilder::channel(Def vec, unsigned c) {
   m_.fn().nir_def_init(mov, at(mov, kAluDef), 1, bit_size(vec));
   m_.fn().nir_builder_instr_insert(b_.bytes, mov);
   return at(mov, kAluDef);
+}
+
+Def NirBuilder::vec(const std::vector<Def>& xs) {
+  static const char* const names[] = {"vec2", "vec3", "vec4"};
+  if (xs.size() < 2 || xs.size() > 4) throw CompileError("internal: NIR vector of " + std::to_string(xs.size()));
+  void* v = m_.fn().nir_alu_instr_create(shader_, op(names[xs.size() - 2]));
+  for (size_t i = 0; i < xs.size(); ++i) {
+    std::memcpy(at(v, kAluSrc + i * kAluSrcSize + kSrcSsa), &xs[i], sizeof xs[i]);
+    *at(v, kAluSrc + i * kAluSrcSize + kAluSrcSwizzle) = 0;
+  }
+  m_.fn().nir_def_init(v, at(v, kAluDef), static_cast<unsigned>(xs.size()), bit_size(xs[0]));
+  m_.fn().nir_builder_instr_insert(b_.bytes, v);
+  return at(v, kAluDef);
 }
 
 Def NirBuilder::intrinsic(const char* name, const std::vector<Def>& srcs, unsigned dest_components, unsigned dest_bits,

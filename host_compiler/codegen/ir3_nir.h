@@ -30,6 +30,7 @@ class NirBuilder {
   Def alu(const char* op, Def a, Def b);
   Def alu(const char* op, Def a, Def b, Def c);
   Def channel(Def vec, unsigned c);  // one component of a vector
+  Def vec(const std::vector<Def>& xs);  // a vector of 2-4 scalars of one bit size
   static unsigned bit_size(Def d);
   static unsigned num_components(Def d);
 

@@ -199,8 +199,7 @@ class KernelRenderer {
         for (int u = 0; u < nu; ++u)
           for (int l = 0; l < nv; ++l) {
             u_ = u, l_ = l, r_ = kk;
-            std::string x = val(k_.reduce_body);
-            body += acc_name(u, l) + " = " + combine(acc_name(u, l), x) + ";\n";
+            body += acc_name(u, l) + " = " + accumulate(acc_name(u, l), k_.reduce_body) + ";\n";
           }
       r_ = 0;
     }
@@ -668,18 +667,8 @@ class KernelRenderer {
   // cannot vectorize into vloadN along the reduce dim, within a budget of body copies.
   void choose_reduce_lanes() {
     if (!k_.has_reduce() || loop_dims_.empty()) return;
-    const int j = loop_dims_.back(), var = static_cast<int>(k_.out_shape.size()) + j;
-    const int64_t extent = k_.reduce_extents[j];
-    int lanes = extent % 4 == 0 ? 4 : extent % 2 == 0 ? 2 : 1;
-    std::set<const Value*> seen;
-    std::function<int(const Value*)> ops = [&](const Value* v) {
-      if (!seen.insert(v).second) return 0;
-      int n = v->kind == Value::Kind::Alu ? 1 : 0;
-      for (const Value* x : v->srcs) n += ops(x);
-      return v->dynamic ? n + ops(v->dynamic) : n;
-    };
-    const int body_ops = ops(k_.reduce_body) + 1;
-    while (lanes > 1 && tl_.vec_lanes * tl_.unroll_lanes * lanes * body_ops > 512) lanes /= 2;
+    const int var = static_cast<int>(k_.out_shape.size()) + loop_dims_.back();
+    const int lanes = reduce_unroll_lanes(k_, tl_, loop_dims_.back(), false);
     bool useful = false;
     for (const Value* l : reduce_body_loads(k_))
       useful = useful || (!vector_load_ok(l) && reduce_vector_ok(l, var, lanes));
@@ -773,6 +762,17 @@ class KernelRenderer {
     if (t == DType::Bool) return "false";
     if (is_unsigned(t)) return lit(0.0, t);
     return int_literal(-std::ldexp(1.0, bits_of(t) - 1), t);
+  }
+  // Half arithmetic: a sum of products of two halves takes each product exact in float (11
+  // significant bits each, exponents within float's range), never rounded to half (nor
+  // overflowing there), one multiply-add per step: as the adreno630 back end's fma and the
+  // targets that compute half in float.
+  std::string accumulate(const std::string& acc, const Value* body) {
+    if (half_ && k_.acc_dtype == DType::F16 && k_.reduce_op == Op::ReduceSum && body->kind == Value::Kind::Alu &&
+        body->op == Op::Mul && body->srcs.size() == 2 && body->srcs[0]->dtype == DType::F16 &&
+        body->srcs[1]->dtype == DType::F16)
+      return acc + " + convert_float(" + val(body->srcs[0]) + ") * convert_float(" + val(body->srcs[1]) + ")";
+    return combine(acc, val(body));
   }
   std::string combine(const std::string& acc, std::string x) {
     const DType t = k_.acc_dtype;
@@ -986,6 +986,23 @@ int choose_unroll_dim(const KernelIR& k, int vec) {
 }
 
 }  // namespace
+
+int reduce_unroll_lanes(const KernelIR& k, const OpenCLTiling& tl, int j, bool whole_short) {
+  const int64_t extent = k.reduce_extents[j];
+  int lanes = extent % 4 == 0 ? 4 : extent % 2 == 0 ? 2 : 1;
+  if (whole_short && extent <= 8 && extent % 4 != 0) lanes = static_cast<int>(extent);
+  std::set<const Value*> seen;
+  std::function<int(const Value*)> ops = [&](const Value* v) {
+    if (!seen.insert(v).second) return 0;
+    int n = v->kind == Value::Kind::Alu ? 1 : 0;
+    for (const Value* x : v->srcs) n += ops(x);
+    return v->dynamic ? n + ops(v->dynamic) : n;
+  };
+  const int body_ops = ops(k.reduce_body) + 1;
+  while (lanes > 1 && tl.vec_lanes * tl.unroll_lanes * lanes * body_ops > 512)
+    lanes = lanes == 4 || (lanes > 2 && lanes % 2 == 0) ? 2 : 1;  // a step count dividing the extent
+  return lanes;
+}
 
 OpenCLTiling choose_opencl_tiling(const KernelIR& k, bool image_output) {
   OpenCLTiling tl;

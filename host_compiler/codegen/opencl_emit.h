@@ -50,6 +50,12 @@ struct OpenCLTiling {
 // must be a multiple of 4: each tile then writes one whole texel.
 OpenCLTiling choose_opencl_tiling(const KernelIR& k, bool image_output = false);
 
+// Steps per trip of reduce dim j's loop when it is unrolled to turn loads into vector loads
+// along it (both GPU back ends: 4 or 2 dividing the extent, within a budget of body copies
+// per tile; 1: none). Whether unrolling helps is the back end's call (its vector loads).
+// whole_short: a loop of at most 8 steps that 4 does not divide is unrolled whole.
+int reduce_unroll_lanes(const KernelIR& k, const OpenCLTiling& tl, int j, bool whole_short);
+
 // One OpenCL C program: kernels rendered one by one, the helpers they call emitted once on top.
 class OpenCLProgramWriter {
  public:

@@ -132,24 +132,27 @@ def inspect_json(bundle, *flags):
 @suite.case
 def static_cost_counts_the_loop_body_once_per_trip():
     """Two reductions that differ only in their trip count: same code, and the cost differs by
-    exactly (64 more trips) x (the loop body's issues)."""
+    exactly (16 more trips) x (the loop body's issues). Each output reads its row of x along
+    the reduce dim, so the loop takes 4 steps per trip (one 16-byte load)."""
     per_item = {}
+    steps = 4
     for k in (64, 128):
         bundle = WORK / f"sum{k}.bundle"
         lib.run_cmd([EDGEC, "compile", reduce_model(k), "-o", bundle, "--target", "adreno630", "-q"])
         info = inspect_json(bundle, "--a630-cost")
         (kernel,) = info["kernels"]
-        assert kernel["a630"]["loop_trips"] == [k], kernel["a630"]
+        assert kernel["a630"]["loop_trips"] == [k // steps], kernel["a630"]
         per_item[k] = kernel["a630"]["per_item"]
         lanes = 8 // kernel["a630"]["work_items"]  # outputs one work-item computes
         text = lib.run_cmd([EDGEC, "inspect", bundle, "--a630-cost"]).stdout
         assert "a630 instruction issues per run" in text and re.search(r"^total\s+\d+", text, re.M), text
     d = {key: per_item[128][key] - per_item[64][key] for key in per_item[64]}
-    assert d["issues"] > 0 and d["issues"] % 64 == 0, d
-    body = d["issues"] // 64
-    # One 4-byte load of x per trip and output lane.
-    assert d["global"] == 64 * lanes and d["bytes"] == 64 * 4 * lanes, (d, lanes)
-    assert per_item[64]["issues"] - 64 * body == per_item[128]["issues"] - 128 * body
+    extra = (128 - 64) // steps
+    assert d["issues"] > 0 and d["issues"] % extra == 0, d
+    body = d["issues"] // extra
+    # One 16-byte load of x (4 steps) per trip and output lane.
+    assert d["global"] == extra * lanes and d["bytes"] == 64 * 4 * lanes, (d, lanes)
+    assert per_item[64]["issues"] - 64 // steps * body == per_item[128]["issues"] - 128 // steps * body
     print(f"  loop body: {body} issues per trip")
 
 
@@ -209,8 +212,9 @@ def elementwise_add_cost_by_hand():
 
 @suite.case
 def reduction_cost_by_hand():
-    """ReduceSum of (8, K) over K: 8 K float adds and 4 (8 K + 8) bytes moved, K times the loop
-    body per lane (the loop's trip count is K, worked out from the machine code too)."""
+    """ReduceSum of (8, K) over K: 8 K float adds and 4 (8 K + 8) bytes moved, K / 4 times the
+    loop body per lane (4 steps per trip, one 16-byte load; the trip count K / 4 worked out from
+    the machine code too)."""
     k_ = 96
     _, (k,) = a630_kernels(reduce_model(k_), "sum96")
     cost, per_mnemonic = totals(k)
@@ -219,8 +223,37 @@ def reduction_cost_by_hand():
     a = k["a630"]
     code = a630_cost.parse(a["disasm"])
     consts = {a["immediates_dword"] + i: v for i, v in enumerate(a["immediates"])}
-    assert [a630_cost.derive_trips(code, s, e, consts) for s, e in a630_cost.loops_of(code)] == [k_], a["disasm"]
+    assert [a630_cost.derive_trips(code, s, e, consts) for s, e in a630_cost.loops_of(code)] == [k_ // 4], a["disasm"]
     print(f"  8 x {k_} sum: {cost.issues} issues, {cost.bytes} bytes")
+
+
+def half_matmul_model(m: int, k: int, n: int) -> Path:
+    g = helper.make_graph([helper.make_node("MatMul", ["a", "b"], ["c"])], "mm",
+                          [helper.make_tensor_value_info("a", TensorProto.FLOAT16, [m, k]),
+                           helper.make_tensor_value_info("b", TensorProto.FLOAT16, [k, n])],
+                          [helper.make_tensor_value_info("c", TensorProto.FLOAT16, [m, n])])
+    return lib.save_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), WORK / f"mm{m}x{k}x{n}.onnx")
+
+
+@suite.case
+def half_products_accumulate_with_one_fma_each():
+    """An fp16 MatMul (16 x K) (K x 16): every multiply-add is one float `mad.f32` (the halves
+    widened, their product exact in float), none is a half multiply and a float add; the
+    reduce loop takes 4 steps per trip (K / 4 trips, worked out from the machine code too)."""
+    m, k_, n = 16, 64, 16
+    _, (k,) = a630_kernels(half_matmul_model(m, k_, n), "mm")
+    _, per_mnemonic = totals(k)
+    assert per_mnemonic.get("mad.f32", 0) == m * n * k_, per_mnemonic
+    assert per_mnemonic.get("mul.f", 0) == 0 and per_mnemonic.get("add.f", 0) == 0, per_mnemonic
+    a = k["a630"]
+    code = a630_cost.parse(a["disasm"])
+    consts = {a["immediates_dword"] + i: v for i, v in enumerate(a["immediates"])}
+    assert a["loop_trips"] == [k_ // 4], a["loop_trips"]
+    assert [a630_cost.derive_trips(code, s, e, consts) for s, e in a630_cost.loops_of(code)] == [k_ // 4], a["disasm"]
+    # Each half is widened once where it is loaded, not once per product: with 4 x 4 output
+    # tiles, 8 per 16 multiply-adds.
+    assert per_mnemonic.get("cov.f16f32", 0) <= m * n * k_ // 2, per_mnemonic
+    print(f"  {m} x {k_} x {n}: {per_mnemonic['mad.f32']} mad.f32, {per_mnemonic.get('cov.f16f32', 0)} cov.f16f32")
 
 
 @suite.case
