@@ -48,4 +48,7 @@ inline uint64_t content_hash_update(uint64_t h, const void* data, size_t size) {
 }
 inline constexpr uint64_t kContentHashSeed = 0xcbf29ce484222325ull;
 
+// n rounded up to a multiple of a (a > 0): section, weight, directory and program offsets.
+inline uint64_t align_up(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
+
 }  // namespace edge::bundle

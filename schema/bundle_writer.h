@@ -115,10 +115,6 @@ struct BundleDesc {
 
 namespace detail {
 
-inline uint64_t align_up(uint64_t value, uint64_t alignment) {
-  return (value + alignment - 1) / alignment * alignment;
-}
-
 inline flatbuffers::Offset<TensorInfo> write_tensor(flatbuffers::FlatBufferBuilder& fbb,
                                                     const TensorDesc& t) {
   auto name = fbb.CreateString(t.name);
@@ -154,7 +150,7 @@ inline std::vector<uint8_t> serialize_bundle(const BundleDesc& desc) {
       if ((s.format == CodeFormat::MachineCode) != (machine_code == 1)) continue;
       uint32_t alignment =
           s.alignment < kSectionAlignment ? static_cast<uint32_t>(kSectionAlignment) : s.alignment;
-      uint64_t offset = detail::align_up(data_size, alignment);
+      uint64_t offset = align_up(data_size, alignment);
       section_offsets[i] = offset;
       section_alignments[i] = alignment;
       data_size = offset + s.bytes.size();
@@ -240,7 +236,7 @@ inline std::vector<uint8_t> serialize_bundle(const BundleDesc& desc) {
 
   const uint8_t* fb = fbb.GetBufferPointer();
   const uint64_t fb_size = fbb.GetSize();
-  const uint64_t data_offset = detail::align_up(kHeaderSize + fb_size, kDataAlignment);
+  const uint64_t data_offset = align_up(kHeaderSize + fb_size, kDataAlignment);
 
   // Zero-initialized, so all padding is zero (the runtime checks that).
   std::vector<uint8_t> file(data_offset + data_size, 0);

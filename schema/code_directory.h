@@ -71,15 +71,14 @@ struct DirectoryFunction {
   std::vector<uint64_t> contract_words;  // 2 per argument
 };
 
-inline uint64_t align_to(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
 
 // Bytes the directory of these functions and features takes, rounded to `alignment` (the
 // function alignment): the linker lays the code out from there.
 inline uint64_t code_directory_size(size_t num_functions, size_t num_contract_words, const std::string& features,
                                     uint64_t alignment) {
   const uint64_t bytes = sizeof(CodeDirectoryHeader) + num_functions * sizeof(CodeDirectoryEntry) +
-                         num_contract_words * 8 + align_to(features.size() + 1, 8);
-  return align_to(bytes, alignment);
+                         num_contract_words * 8 + edge::bundle::align_up(features.size() + 1, 8);
+  return edge::bundle::align_up(bytes, alignment);
 }
 
 // Writes the directory into section[0, directory_size): the functions (sorted by offset)

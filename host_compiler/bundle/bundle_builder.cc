@@ -14,7 +14,6 @@ namespace eb = edge::bundle;
 
 namespace {
 
-uint64_t align_up(uint64_t n, uint64_t a) { return (n + a - 1) / a * a; }
 
 eb::BufferKind kind_of(BufferRole r) {
   switch (r) {
@@ -76,7 +75,7 @@ std::vector<uint8_t> build_bundle(const BundleInputs& in) {
     }
     if (b.role == BufferRole::Weight) {
       bd.section = kWeightSection;
-      bd.offset = align_up(weights.bytes.size(), 64);
+      bd.offset = eb::align_up(weights.bytes.size(), 64);
       weights.bytes.resize(bd.offset, 0);
       const auto& data = *b.node->data;
       if (data.size() != bd.size) throw CompileError("internal: weight " + b.name + " has the wrong byte size");
@@ -169,7 +168,7 @@ std::vector<uint8_t> build_bundle(const BundleInputs& in) {
       bd.shape = tensor.shape;
       bd.size = t.bytes.size();
       bd.section = static_cast<uint32_t>(d.sections.size());
-      bd.offset = align_up(section.bytes.size(), 64);
+      bd.offset = eb::align_up(section.bytes.size(), 64);
       section.bytes.resize(bd.offset, 0);
       section.bytes.insert(section.bytes.end(), t.bytes.begin(), t.bytes.end());
       d.buffers.push_back(std::move(bd));

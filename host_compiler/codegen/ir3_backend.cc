@@ -24,6 +24,7 @@
 #include "codegen/backend.h"
 #include "codegen/ir3_mesa.h"
 #include "codegen/ir3_nir.h"
+#include "bundle_header.h"
 #include "codegen/opencl_emit.h"
 
 namespace edgec {
@@ -54,50 +55,6 @@ unsigned rep_bits(DType t) {
     case DType::BF16: return 0;  // refused before
     default: return 32;
   }
-}
-
-uint64_t pow2_ceil(uint64_t n) {
-  uint64_t p = 1;
-  while (p < n) p *= 2;
-  return p;
-}
-uint64_t round_up(uint64_t n, uint64_t m) { return (n + m - 1) / m * m; }
-
-// Work-groups of up to 64 work-items (one a630 wave), the widest power-of-two shape along
-// dim 0 whose rounding up costs at most a quarter more work-items than the best one: as
-// the OpenCL back end plans them, so both GPU back ends launch the same schedule.
-LaunchPlan plan_launch(const OpenCLTiling& tl) {
-  LaunchPlan plan;
-  plan.parallel_dim = tl.vec_dim;
-  const size_t rank = tl.work.size();
-  uint64_t total = 1;
-  for (uint64_t w : tl.work) total *= w;
-  const uint64_t size = std::min<uint64_t>(64, pow2_ceil(total));
-  auto limit = [&](size_t d) { return d < rank ? std::min(size, pow2_ceil(tl.work[d])) : 1; };
-  std::vector<std::pair<std::vector<uint64_t>, uint64_t>> shapes;
-  uint64_t fewest = ~uint64_t{0};
-  for (uint64_t l0 = 1; l0 <= limit(0); l0 *= 2)
-    for (uint64_t l1 = 1; l1 <= limit(1) && l0 * l1 <= size; l1 *= 2) {
-      uint64_t l2 = size / (l0 * l1);
-      if (l2 > limit(2) || (rank < 3 && l2 != 1)) continue;
-      std::vector<uint64_t> local = {l0, l1, l2};
-      local.resize(rank);
-      uint64_t items = 1;
-      for (size_t d = 0; d < rank; ++d) items *= round_up(tl.work[d], local[d]);
-      shapes.push_back({local, items});
-      fewest = std::min(fewest, items);
-    }
-  std::vector<uint64_t> best(rank, 1);
-  for (const auto& [local, items] : shapes)
-    if (items * 4 <= fewest * 5) best = local;
-  plan.local_size = best;
-  for (size_t d = 0; d < rank; ++d) {
-    const uint64_t g = round_up(tl.work[d], best[d]);
-    // a6xx counts work-groups in 32-bit registers; ir3's work-group ids are 32-bit.
-    if (g >= (uint64_t{1} << 31)) throw CompileError("adreno630: a kernel needs more than 2^31 work-items in one dim");
-    plan.global_size.push_back(g);
-  }
-  return plan;
 }
 
 enum class Axis { Vec, Unroll, Reduce };  // the lanes a vector load spans
@@ -1058,7 +1015,8 @@ class Ir3Backend : public Backend {
     if (!options.dump_source.empty()) dump.open(options.dump_source, std::ios::binary | std::ios::trunc);
     for (KernelIR& k : kernels) {
       OpenCLTiling tiling = choose_opencl_tiling(k, false);
-      k.launch = plan_launch(tiling);
+      // a6xx counts work-groups in 32-bit registers; ir3's work-group ids are 32-bit (signed).
+      k.launch = plan_gpu_launch(tiling, 31, "adreno630");
       std::array<unsigned, 3> wg = {1, 1, 1};
       for (size_t d = 0; d < k.launch.local_size.size(); ++d) wg[d] = static_cast<unsigned>(k.launch.local_size[d]);
       NirBuilder b(m, k.name, wg);
@@ -1067,7 +1025,7 @@ class Ir3Backend : public Backend {
       b.set_resources(1, 0, 0);  // UBO 0: the arguments
       mesa::Ir3Binary bin = m.compile(b.release(), k.name);
       A630Program p;
-      p.offset = round_up(code.bytes.size(), kProgramAlignment);
+      p.offset = edge::bundle::align_up(code.bytes.size(), kProgramAlignment);
       p.size = bin.code.size();
       code.bytes.resize(p.offset, 0);
       code.bytes.insert(code.bytes.end(), bin.code.begin(), bin.code.end());
@@ -1106,7 +1064,7 @@ class Ir3Backend : public Backend {
       }
       code.a630.push_back(std::move(p));
     }
-    code.bytes.resize(round_up(code.bytes.size(), kProgramAlignment), 0);
+    code.bytes.resize(edge::bundle::align_up(code.bytes.size(), kProgramAlignment), 0);
     return code;
   }
 

@@ -9,59 +9,12 @@
 #include <set>
 
 #include "codegen/backend.h"
+#include "bundle_header.h"
 #include "codegen/opencl_emit.h"
 
 namespace edgec {
 
 namespace {
-
-uint64_t pow2_ceil(uint64_t n) {
-  uint64_t p = 1;
-  while (p < n) p *= 2;
-  return p;
-}
-uint64_t round_up(uint64_t n, uint64_t m) { return (n + m - 1) / m * m; }
-
-// Work-groups of 64 work-items (two NVIDIA warps, one Adreno wave) or, for tiny kernels, the
-// smallest power of two holding all their work-items. Of the power-of-two shapes of that
-// size, those whose rounding up costs at most a quarter more work-items than the best one
-// qualify, and the widest in dim 0 wins: consecutive work-items then touch consecutive
-// outputs (coalesced loads and stores), worth more than a few idle lanes.
-LaunchPlan plan_launch(const OpenCLTiling& tl) {
-  LaunchPlan plan;
-  plan.parallel_dim = tl.vec_dim;
-  plan.parallel_extent = 1;
-  const size_t rank = tl.work.size();
-  uint64_t total = 1;
-  for (uint64_t w : tl.work) total *= w;
-  const uint64_t size = std::min<uint64_t>(64, pow2_ceil(total));
-  std::vector<std::pair<std::vector<uint64_t>, uint64_t>> shapes;  // local size, work-items
-  uint64_t fewest = ~uint64_t{0};
-  auto limit = [&](size_t d) { return d < rank ? std::min(size, pow2_ceil(tl.work[d])) : 1; };
-  for (uint64_t l0 = 1; l0 <= limit(0); l0 *= 2)
-    for (uint64_t l1 = 1; l1 <= limit(1) && l0 * l1 <= size; l1 *= 2) {
-      uint64_t l2 = size / (l0 * l1);
-      if (l2 > limit(2) || (rank < 3 && l2 != 1)) continue;
-      std::vector<uint64_t> local = {l0, l1, l2};
-      local.resize(rank);
-      uint64_t items = 1;
-      for (size_t d = 0; d < rank; ++d) items *= round_up(tl.work[d], local[d]);
-      shapes.push_back({local, items});
-      fewest = std::min(fewest, items);
-    }
-  // In order of l0, then l1: the last one that qualifies is the widest.
-  std::vector<uint64_t> best(rank, 1);  // none qualifies only if size exceeds the limits
-  for (const auto& [local, items] : shapes)
-    if (items * 4 <= fewest * 5) best = local;
-  plan.local_size = best;
-  for (size_t d = 0; d < rank; ++d) {
-    uint64_t g = round_up(tl.work[d], best[d]);
-    if (g >= (uint64_t{1} << 32))
-      throw CompileError("OpenCL: a kernel needs more than 2^32 work-items in one dim");
-    plan.global_size.push_back(g);
-  }
-  return plan;
-}
 
 // A valid, unique OpenCL C identifier: the scheduler's names (k<N>_<buffer>) stay as they
 // are; anything else gets a "k_" prefix, which no keyword, built-in or helper starts with.
@@ -97,7 +50,7 @@ std::optional<ImageLayout> image_layout(int64_t numel, DType dtype, int64_t row_
   auto fit = [&](uint64_t max_w, uint64_t max_h) -> std::optional<ImageLayout> {
     max_w = max_w / align * align;
     if (max_w == 0 || max_h == 0) return std::nullopt;
-    const uint64_t one_row = round_up(texels, align);
+    const uint64_t one_row = edge::bundle::align_up(texels, align);
     if (one_row <= max_w) return ImageLayout{static_cast<uint32_t>(one_row), 1, 0};
     auto least_padding = [&](uint64_t unit) -> std::optional<ImageLayout> {
       std::optional<ImageLayout> best;
@@ -183,7 +136,7 @@ class OpenCLBackend : public Backend {
         if (auto it = code.images.find(k.args[i].buffer); it != code.images.end())
           place[i] = {ArgStorage::Image2D, it->second.width, it->second.height};
       OpenCLTiling tiling = choose_opencl_tiling(k, place[0].storage == ArgStorage::Image2D);
-      k.launch = plan_launch(tiling);
+      k.launch = plan_gpu_launch(tiling, 32, "OpenCL");
       std::string entry = entry_name(k.name, used);
       writer.add_kernel(k, tiling, entry, place);
       code.entry_names.push_back(entry);

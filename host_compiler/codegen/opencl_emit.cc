@@ -5,6 +5,7 @@
 // A kernel's body is written as declarations of `const` values, each placed at the
 // shallowest loop level whose variables it uses: what does not depend on the reduce loops
 // is computed once before them, the row index of a conv window once per row.
+#include "bundle_header.h"
 #include "codegen/opencl_emit.h"
 
 #include <algorithm>
@@ -1002,6 +1003,51 @@ int reduce_unroll_lanes(const KernelIR& k, const OpenCLTiling& tl, int j, bool w
   while (lanes > 1 && tl.vec_lanes * tl.unroll_lanes * lanes * body_ops > 512)
     lanes = lanes == 4 || (lanes > 2 && lanes % 2 == 0) ? 2 : 1;  // a step count dividing the extent
   return lanes;
+}
+
+namespace {
+uint64_t pow2_ceil(uint64_t n) {
+  uint64_t p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+}  // namespace
+
+LaunchPlan plan_gpu_launch(const OpenCLTiling& tl, int max_global_bits, const std::string& target) {
+  using edge::bundle::align_up;
+  LaunchPlan plan;
+  plan.parallel_dim = tl.vec_dim;
+  const size_t rank = tl.work.size();
+  uint64_t total = 1;
+  for (uint64_t w : tl.work) total *= w;
+  const uint64_t size = std::min<uint64_t>(64, pow2_ceil(total));
+  std::vector<std::pair<std::vector<uint64_t>, uint64_t>> shapes;  // local size, work-items
+  uint64_t fewest = ~uint64_t{0};
+  auto limit = [&](size_t d) { return d < rank ? std::min(size, pow2_ceil(tl.work[d])) : 1; };
+  for (uint64_t l0 = 1; l0 <= limit(0); l0 *= 2)
+    for (uint64_t l1 = 1; l1 <= limit(1) && l0 * l1 <= size; l1 *= 2) {
+      uint64_t l2 = size / (l0 * l1);
+      if (l2 > limit(2) || (rank < 3 && l2 != 1)) continue;
+      std::vector<uint64_t> local = {l0, l1, l2};
+      local.resize(rank);
+      uint64_t items = 1;
+      for (size_t d = 0; d < rank; ++d) items *= align_up(tl.work[d], local[d]);
+      shapes.push_back({local, items});
+      fewest = std::min(fewest, items);
+    }
+  // In order of l0, then l1: the last one that qualifies is the widest.
+  std::vector<uint64_t> best(rank, 1);  // none qualifies only if size exceeds the limits
+  for (const auto& [local, items] : shapes)
+    if (items * 4 <= fewest * 5) best = local;
+  plan.local_size = best;
+  for (size_t d = 0; d < rank; ++d) {
+    const uint64_t g = align_up(tl.work[d], best[d]);
+    if (g >= (uint64_t{1} << max_global_bits))
+      throw CompileError(target + ": a kernel needs more than 2^" + std::to_string(max_global_bits) +
+                         " work-items in one dim");
+    plan.global_size.push_back(g);
+  }
+  return plan;
 }
 
 OpenCLTiling choose_opencl_tiling(const KernelIR& k, bool image_output) {

@@ -50,6 +50,15 @@ struct OpenCLTiling {
 // must be a multiple of 4: each tile then writes one whole texel.
 OpenCLTiling choose_opencl_tiling(const KernelIR& k, bool image_output = false);
 
+// The NDRange of a tiling, for both GPU back ends (they launch the same schedule): work-groups
+// of 64 work-items (two NVIDIA warps, one Adreno wave) or, for tiny kernels, the smallest power
+// of two holding all their work-items. Of the power-of-two shapes of that size, those whose
+// rounding up costs at most a quarter more work-items than the best one qualify, and the
+// widest in dim 0 wins: consecutive work-items then touch consecutive outputs (coalesced
+// loads and stores), worth more than a few idle lanes. A global size of 2^max_global_bits or
+// more in one dim is a CompileError naming `target`.
+LaunchPlan plan_gpu_launch(const OpenCLTiling& tl, int max_global_bits, const std::string& target);
+
 // Steps per trip of reduce dim j's loop when it is unrolled to turn loads into vector loads
 // along it (both GPU back ends: 4 or 2 dividing the extent, within a budget of body copies
 // per tile; 1: none). Whether unrolling helps is the back end's call (its vector loads).
