@@ -895,15 +895,12 @@ edgert_status check_reference(const Bundle* b) {
 // the FlatBuffer it was compiled with. A field edited alone (a swap no rule can tell from a
 // real bundle) is refused here, so in unsigned mode the FlatBuffer changes only with the code.
 edgert_status check_flatbuffer_digest(const Bundle* b, const uint8_t* data, const uint8_t* fb, uint64_t fb_size) {
-  uint64_t digest = 0;
-  bool computed = false;
+  const uint64_t digest = edge::abi::flatbuffer_digest(fb, static_cast<size_t>(fb_size));  // KBs: cheap
   for (uint32_t i = 0; i < count(b->sections()); ++i) {
     const Section* s = b->sections()->Get(i);
     if (s->format() != CodeFormat::MachineCode) continue;
     edge::abi::CodeDirectoryHeader dir;
     std::memcpy(&dir, data + s->offset(), sizeof dir);  // check_sections read the directory
-    if (!computed) digest = edge::abi::flatbuffer_digest(fb, static_cast<size_t>(fb_size));
-    computed = true;
     if (dir.flatbuffer_digest != digest)
       return EDGE_INVALID("section %u: its code directory was compiled with another FlatBuffer (digest %016" PRIx64
                           ", the FlatBuffer's %016" PRIx64 "): a field was edited after compilation",
