@@ -15,7 +15,10 @@ Only numpy is needed at import time; onnx / onnxruntime are imported where used.
 """
 from __future__ import annotations
 
+import atexit
 import os
+import re
+import select
 import shutil
 import signal
 import subprocess
@@ -242,14 +245,89 @@ def run_bundle(bundle: Path, inputs: dict, out_dir: Path, output_names=None, thr
     return read_outputs(out_dir, output_names)
 
 
+class _EdgertServer:
+    """One `edgert-run --serve` process that runs command lines one after another (see its
+    --help). Loading an OpenCL driver costs a process ~0.2 s, more than a small bundle's run:
+    suites of thousands of bundles run them here (EDGE_EDGERT_SERVE=1). Failures read as
+    run_cmd's do; after a crash or a timeout the next command line starts a new server."""
+
+    _END = re.compile(rb"(?:^|\n)\x1e(-?\d+)\n")
+    _by_tool: dict = {}
+
+    def __init__(self, tool: str):
+        self.proc = subprocess.Popen([tool, "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+
+    @classmethod
+    def run(cls, cmd, timeout):
+        cmd = [str(c) for c in cmd]
+        server = cls._by_tool.get(cmd[0])
+        if server is None or server.proc.poll() is not None:
+            server = cls._by_tool[cmd[0]] = cls(cmd[0])
+        rc, text = server._request(cmd[1:], timeout)
+        if rc is None or rc < 0:
+            del cls._by_tool[cmd[0]]
+        if rc != 0:
+            raise ToolError(f"{_describe_rc(rc)}: {_fmt_cmd(cmd)} (through {cmd[0]} --serve)\n"
+                            f"--- output ---\n{_tail(text)}", rc, "", text)
+
+    def _request(self, args, timeout):
+        if any("\t" in a or "\n" in a for a in args):
+            raise ValueError(f"edgert-run --serve takes no tab or newline in an argument: {args}")
+        proc, out = self.proc, b""
+        try:
+            proc.stdin.write(("\t".join(args) + "\n").encode())
+            proc.stdin.flush()
+        except BrokenPipeError:
+            pass  # it died: read what it said, and its status
+        deadline = time.monotonic() + timeout
+        while not (end := self._END.search(out)):
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([proc.stdout], [], [], left)[0]:
+                self._kill()
+                return None, out.decode(errors="replace")
+            chunk = os.read(proc.stdout.fileno(), 1 << 16)
+            if not chunk:  # ended inside a command line: a crash
+                proc.stdin.close()
+                return proc.wait(), out.decode(errors="replace")
+            out += chunk
+        return int(end.group(1)), out[:end.start()].decode(errors="replace")
+
+    @classmethod
+    def stop_all(cls):
+        """Closes every server's stdin (it exits at the end of its input) and waits for it. A
+        process that ends without this (a pool worker) closes the pipe all the same."""
+        for server in cls._by_tool.values():
+            server.proc.stdin.close()
+            try:
+                server.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server._kill()
+        cls._by_tool.clear()
+
+    def _kill(self):
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait()
+
+
+atexit.register(_EdgertServer.stop_all)
+
+
 def run_edgert(cmd, timeout=DEFAULT_TIMEOUT) -> str:
-    """run_cmd for an edgert-run command line. An OpenCL bundle that needs an extension the
+    """run_cmd for an edgert-run command line (through one `edgert-run --serve` process per
+    tool where EDGE_EDGERT_SERVE=1). An OpenCL bundle that needs an extension the
     device lacks (rusticl on llvmpipe has no cl_khr_fp64) runs on the platform named by
     EDGE_OPENCL_FALLBACK_PLATFORM instead, where that is set: the suites run on the faster
     implementation and still cover every kernel. Returns the fallback platform used, or ""."""
     fallback = os.environ.get("EDGE_OPENCL_FALLBACK_PLATFORM", "")
     try:
-        run_cmd(cmd, timeout=timeout)
+        if os.environ.get("EDGE_EDGERT_SERVE") == "1":
+            _EdgertServer.run(cmd, timeout)
+        else:
+            run_cmd(cmd, timeout=timeout)
         return ""
     except ToolError as e:
         if not fallback or "needs OpenCL extension" not in e.first_line():

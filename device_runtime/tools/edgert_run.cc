@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 #include <string>
@@ -52,6 +53,10 @@ const char* kUsage =
     "                         outputs (1 to 10000000, default 1)\n"
     "  --print                print each output's dtype, shape and first values\n"
     "  --self-test            check the outputs against the bundle's reference data (above)\n"
+    "  --serve                (alone) read one command line per line of stdin, arguments\n"
+    "                         separated by tabs, run each as above, and end its output with\n"
+    "                         a line of \\x1e and its exit code on stdout: one process for many\n"
+    "                         bundles (test harnesses), so a driver is loaded once\n"
     "  --help                 this text\n";
 
 // mkdir -p.
@@ -292,11 +297,43 @@ int run(const Options& o) {
   return o.self_test ? report_self_test(h.bundle, infos, outputs) : 0;
 }
 
+int run_command_line(int argc, char** argv) {
+  Options o;
+  const int code = parse_args(argc, argv, &o);
+  return code >= 0 ? code : run(o);
+}
+
+// --serve. Loading an OpenCL driver costs a process about 0.2 s (rusticl on llvmpipe): more
+// than a small bundle's whole run, so harnesses that run thousands of bundles (the
+// conformance suites) send them here, one command line each. Each one opens, runs and closes
+// its bundle as a process of its own would; a crash ends the server, and the harness knows
+// which command line it was running.
+int serve() {
+  char* line = nullptr;
+  size_t capacity = 0;
+  ssize_t length;
+  while ((length = getline(&line, &capacity, stdin)) > 0) {
+    if (line[length - 1] == '\n') line[--length] = '\0';
+    std::vector<char*> args{const_cast<char*>(kTool)};
+    for (char* field = line; field;) {
+      char* tab = std::strchr(field, '\t');
+      if (tab) *tab++ = '\0';
+      args.push_back(field);
+      field = tab;
+    }
+    args.push_back(nullptr);
+    const int code = run_command_line(static_cast<int>(args.size()) - 1, args.data());
+    std::fflush(stderr);
+    std::printf("\x1e%d\n", code);
+    std::fflush(stdout);
+  }
+  std::free(line);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  Options o;
-  int code = parse_args(argc, argv, &o);
-  if (code >= 0) return code;
-  return run(o);
+  if (argc == 2 && std::strcmp(argv[1], "--serve") == 0) return serve();
+  return run_command_line(argc, argv);
 }
