@@ -11,6 +11,7 @@ real parser reads as numpy does, colliding output file names, out-of-range numer
 and bundles with wrapped offsets or a missing target table given to `edgec inspect`."""
 import os
 import struct
+import subprocess
 import sys
 from pathlib import Path
 
@@ -72,6 +73,35 @@ def valid_run_succeeds():
     a, b = good(seed=1), good(seed=2)
     out = lib.run_bundle(two_input_bundle(), {A: a, B: b}, WORK / "ok_out", ["y"])
     assert np.allclose(out["y"], a + b, rtol=1e-6, atol=1e-6), "Add computed wrong values"
+
+
+@suite.case
+def serve_runs_each_line_as_its_own_command():
+    # edgert-run --serve (the conformance suites' way to run thousands of bundles): each line
+    # succeeds or fails as its own command line would, and a failure leaves the server working.
+    a, b = good(seed=3), good(seed=4)
+    args = lib.write_inputs({A: a, B: b}, WORK / "serve_in")
+    saved = os.environ.get("EDGE_EDGERT_SERVE")
+    os.environ["EDGE_EDGERT_SERVE"] = "1"
+    try:
+        for attempt in range(2):
+            out_dir = WORK / f"serve_out{attempt}"
+            lib.run_edgert([run_tool(), two_input_bundle(), *args, "--output-dir", out_dir])
+            got = lib.read_outputs(out_dir, ["y"])["y"]
+            assert np.array_equal(got, a + b), "Add computed wrong values through --serve"
+            try:
+                lib.run_edgert([run_tool(), two_input_bundle(), *args[:2], "--output-dir", out_dir])
+                raise AssertionError("--serve ran a command line with a missing input")
+            except lib.ToolError as e:
+                assert e.returncode == 1 and B in e.first_line(), f"wrong failure: {e}"
+    finally:
+        if saved is None:
+            del os.environ["EDGE_EDGERT_SERVE"]
+        else:
+            os.environ["EDGE_EDGERT_SERVE"] = saved
+    res = subprocess.run([str(run_tool()), "--serve"], stdin=subprocess.DEVNULL, capture_output=True,
+                         text=True, timeout=60)  # no command lines: nothing to do
+    assert res.returncode == 0 and not res.stdout, describe(res)
 
 
 @suite.case
