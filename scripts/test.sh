@@ -60,6 +60,8 @@ if [[ ${EDGE_SANITIZERS:-1} != 0 ]]; then
 fi
 ctest_args=(--test-dir "$BUILD_DIR" --output-on-failure --no-tests=error -j"${EDGE_TEST_JOBS:-$(nproc)}")
 if [[ $QUICK == 1 ]]; then ctest_args+=(-L quick); fi
+# The compile cache the x86 suites and their guard-page runs share lives for one run.
+rm -rf "$BUILD_DIR/test-work/compile-cache"
 junit=$(realpath -m "$BUILD_DIR/ctest-results.xml")
 status=0
 ctest "${ctest_args[@]}" --output-junit "$junit" "$@" || status=$?

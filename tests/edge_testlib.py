@@ -23,6 +23,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 from pathlib import Path
@@ -185,13 +186,63 @@ def save_model(model, path: Path) -> Path:
 
 
 def compile_model(model, bundle: Path, extra_args=(), timeout=DEFAULT_TIMEOUT):
-    """Compiles an ONNX model (ModelProto or path) into bundle; returns the CompletedProcess."""
+    """Compiles an ONNX model (ModelProto or path) into bundle; returns the CompletedProcess.
+    Through the compile cache where EDGE_COMPILE_CACHE names one (see _compile_cached)."""
     edgec = find_tool("edgec")
     bundle = Path(bundle)
     bundle.parent.mkdir(parents=True, exist_ok=True)
     if not isinstance(model, (str, Path)):
         model = save_model(model, bundle.with_suffix(".onnx"))
-    return run_cmd([edgec, "compile", model, "-o", bundle, *extra_args], timeout=timeout)
+    cmd = [edgec, "compile", model, "-o", bundle, *extra_args]
+    if os.environ.get("EDGE_COMPILE_CACHE"):
+        return _compile_cached(cmd, bundle, Path(os.environ["EDGE_COMPILE_CACHE"]), timeout)
+    return run_cmd(cmd, timeout=timeout)
+
+
+def _compile_key(cmd, bundle: Path) -> str:
+    """What a compile's result depends on: the tools (path, size, time), the target the
+    wrappers add (EDGE_TARGET), and every argument but the output, a file argument (or the
+    FILE of NAME=FILE) by its contents, not its path."""
+    import hashlib
+    h = hashlib.sha256()
+    tools = [cmd[0], os.environ.get("EDGE_HOST_EDGEC", "")]
+    for tool in filter(None, tools):
+        st = os.stat(tool)
+        h.update(f"{os.path.realpath(tool)} {st.st_size} {st.st_mtime_ns}\0".encode())
+    h.update(f"EDGE_TARGET={os.environ.get('EDGE_TARGET', '')}\0".encode())
+    for arg in map(str, cmd[1:]):
+        if arg == str(bundle):
+            continue
+        name, _, path = arg.rpartition("=")
+        if os.path.isfile(path):  # by contents: the same model in another suite's folder
+            h.update(f"{name}=file:".encode() + hashlib.sha256(Path(path).read_bytes()).digest())
+        else:
+            h.update(arg.encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def _compile_cached(cmd, bundle: Path, cache: Path, timeout):
+    """Suites that compile the same models with the same edgec for the same target (the x86
+    suites and their guard-page / ASan runs, which test the runtime, not the compiler) share
+    one compile: the bundle and edgec's output are kept under the key of everything they
+    depend on. Failed compiles are not kept. Entries appear whole (rename) or not at all."""
+    entry = cache / _compile_key(cmd, bundle)
+    if (entry / "bundle").is_file():
+        shutil.copyfile(entry / "bundle", bundle)
+        return subprocess.CompletedProcess([str(c) for c in cmd], 0, (entry / "stdout").read_text(),
+                                           (entry / "stderr").read_text())
+    res = run_cmd(cmd, timeout=timeout)
+    cache.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=cache, prefix="staging-"))
+    shutil.copyfile(bundle, staging / "bundle")
+    (staging / "stdout").write_text(res.stdout)
+    (staging / "stderr").write_text(res.stderr)
+    try:
+        staging.rename(entry)
+    except OSError:  # another suite stored the same compile first
+        shutil.rmtree(staging, ignore_errors=True)
+    return res
 
 
 def write_inputs(inputs: dict, directory: Path):
