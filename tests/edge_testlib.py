@@ -196,7 +196,7 @@ def compile_model(model, bundle: Path, extra_args=(), timeout=DEFAULT_TIMEOUT):
     cmd = [edgec, "compile", model, "-o", bundle, *extra_args]
     if os.environ.get("EDGE_COMPILE_CACHE"):
         return _compile_cached(cmd, bundle, Path(os.environ["EDGE_COMPILE_CACHE"]), timeout)
-    return run_cmd(cmd, timeout=timeout)
+    return run_tool(cmd, timeout=timeout)
 
 
 def _compile_key(cmd, bundle: Path) -> str:
@@ -232,7 +232,7 @@ def _compile_cached(cmd, bundle: Path, cache: Path, timeout):
         shutil.copyfile(entry / "bundle", bundle)
         return subprocess.CompletedProcess([str(c) for c in cmd], 0, (entry / "stdout").read_text(),
                                            (entry / "stderr").read_text())
-    res = run_cmd(cmd, timeout=timeout)
+    res = run_tool(cmd, timeout=timeout)
     cache.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=cache, prefix="staging-"))
     shutil.copyfile(bundle, staging / "bundle")
@@ -296,11 +296,13 @@ def run_bundle(bundle: Path, inputs: dict, out_dir: Path, output_names=None, thr
     return read_outputs(out_dir, output_names)
 
 
-class _EdgertServer:
-    """One `edgert-run --serve` process that runs command lines one after another (see its
-    --help). Loading an OpenCL driver costs a process ~0.2 s, more than a small bundle's run:
-    suites of thousands of bundles run them here (EDGE_EDGERT_SERVE=1). Failures read as
-    run_cmd's do; after a crash or a timeout the next command line starts a new server."""
+class _ToolServer:
+    """One `TOOL --serve` process (edgec, edgert-run: see their --help) that runs command
+    lines one after another. A process costs edgec ~45 ms (loading LLVM) and edgert-run on
+    OpenCL ~0.2 s (loading the driver), more than a small model's compile or run: suites of
+    thousands of them run them here, for the tools EDGE_SERVE names ("edgec edgert-run").
+    Results read as run_cmd's do; after a crash or a timeout the next command line starts a
+    new server."""
 
     _END = re.compile(rb"(?:^|\n)\x1e(-?\d+)\n")
     _by_tool: dict = {}
@@ -308,6 +310,10 @@ class _EdgertServer:
     def __init__(self, tool: str):
         self.proc = subprocess.Popen([tool, "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, start_new_session=True)
+
+    @staticmethod
+    def serves(cmd) -> bool:
+        return Path(str(cmd[0])).name in os.environ.get("EDGE_SERVE", "").split()
 
     @classmethod
     def run(cls, cmd, timeout):
@@ -321,10 +327,11 @@ class _EdgertServer:
         if rc != 0:
             raise ToolError(f"{_describe_rc(rc)}: {_fmt_cmd(cmd)} (through {cmd[0]} --serve)\n"
                             f"--- output ---\n{_tail(text)}", rc, "", text)
+        return subprocess.CompletedProcess(cmd, 0, text, "")
 
     def _request(self, args, timeout):
         if any("\t" in a or "\n" in a for a in args):
-            raise ValueError(f"edgert-run --serve takes no tab or newline in an argument: {args}")
+            raise ValueError(f"--serve takes no tab or newline in an argument: {args}")
         proc, out = self.proc, b""
         try:
             proc.stdin.write(("\t".join(args) + "\n").encode())
@@ -364,21 +371,25 @@ class _EdgertServer:
         self.proc.wait()
 
 
-atexit.register(_EdgertServer.stop_all)
+atexit.register(_ToolServer.stop_all)
+
+
+def run_tool(cmd, timeout=DEFAULT_TIMEOUT):
+    """run_cmd for an edgec or edgert-run command line: through one `TOOL --serve` process
+    where EDGE_SERVE names the tool (_ToolServer)."""
+    if _ToolServer.serves(cmd):
+        return _ToolServer.run(cmd, timeout)
+    return run_cmd(cmd, timeout=timeout)
 
 
 def run_edgert(cmd, timeout=DEFAULT_TIMEOUT) -> str:
-    """run_cmd for an edgert-run command line (through one `edgert-run --serve` process per
-    tool where EDGE_EDGERT_SERVE=1). An OpenCL bundle that needs an extension the
+    """run_tool for an edgert-run command line. An OpenCL bundle that needs an extension the
     device lacks (rusticl on llvmpipe has no cl_khr_fp64) runs on the platform named by
     EDGE_OPENCL_FALLBACK_PLATFORM instead, where that is set: the suites run on the faster
     implementation and still cover every kernel. Returns the fallback platform used, or ""."""
     fallback = os.environ.get("EDGE_OPENCL_FALLBACK_PLATFORM", "")
     try:
-        if os.environ.get("EDGE_EDGERT_SERVE") == "1":
-            _EdgertServer.run(cmd, timeout)
-        else:
-            run_cmd(cmd, timeout=timeout)
+        run_tool(cmd, timeout=timeout)
         return ""
     except ToolError as e:
         if not fallback or "needs OpenCL extension" not in e.first_line():

@@ -77,31 +77,37 @@ def valid_run_succeeds():
 
 @suite.case
 def serve_runs_each_line_as_its_own_command():
-    # edgert-run --serve (the conformance suites' way to run thousands of bundles): each line
-    # succeeds or fails as its own command line would, and a failure leaves the server working.
+    # edgec --serve and edgert-run --serve (the conformance suites' way to compile and run
+    # thousands of models): each line succeeds or fails as its own command line would, and a
+    # failure leaves the server working.
     a, b = good(seed=3), good(seed=4)
+    model = lib.save_model(lib.make_simple_model([(A, SHAPE), (B, SHAPE)], "Add", name="add"), WORK / "serve.onnx")
     args = lib.write_inputs({A: a, B: b}, WORK / "serve_in")
-    saved = os.environ.get("EDGE_EDGERT_SERVE")
-    os.environ["EDGE_EDGERT_SERVE"] = "1"
+    saved = os.environ.get("EDGE_SERVE")
+    os.environ["EDGE_SERVE"] = "edgec edgert-run"
     try:
         for attempt in range(2):
-            out_dir = WORK / f"serve_out{attempt}"
-            lib.run_edgert([run_tool(), two_input_bundle(), *args, "--output-dir", out_dir])
+            bundle, out_dir = WORK / f"serve{attempt}.bundle", WORK / f"serve_out{attempt}"
+            lib.run_tool([lib.find_tool("edgec"), "compile", model, "-o", bundle])
+            lib.run_edgert([run_tool(), bundle, *args, "--output-dir", out_dir])
             got = lib.read_outputs(out_dir, ["y"])["y"]
             assert np.array_equal(got, a + b), "Add computed wrong values through --serve"
-            try:
-                lib.run_edgert([run_tool(), two_input_bundle(), *args[:2], "--output-dir", out_dir])
-                raise AssertionError("--serve ran a command line with a missing input")
-            except lib.ToolError as e:
-                assert e.returncode == 1 and B in e.first_line(), f"wrong failure: {e}"
+            for cmd, word in (([lib.find_tool("edgec"), "compile", WORK / "none.onnx", "-o", bundle], "none.onnx"),
+                              ([run_tool(), bundle, *args[:2], "--output-dir", out_dir], B)):
+                try:
+                    lib.run_tool(cmd)
+                    raise AssertionError(f"--serve ran a failing command line: {cmd}")
+                except lib.ToolError as e:
+                    assert e.returncode == 1 and word in e.first_line(), f"wrong failure: {e}"
     finally:
         if saved is None:
-            del os.environ["EDGE_EDGERT_SERVE"]
+            del os.environ["EDGE_SERVE"]
         else:
-            os.environ["EDGE_EDGERT_SERVE"] = saved
-    res = subprocess.run([str(run_tool()), "--serve"], stdin=subprocess.DEVNULL, capture_output=True,
-                         text=True, timeout=60)  # no command lines: nothing to do
-    assert res.returncode == 0 and not res.stdout, describe(res)
+            os.environ["EDGE_SERVE"] = saved
+    for tool in (lib.find_tool("edgec"), run_tool()):
+        res = subprocess.run([str(tool), "--serve"], stdin=subprocess.DEVNULL, capture_output=True,
+                             text=True, timeout=60)  # no command lines: nothing to do
+        assert res.returncode == 0 and not res.stdout, describe(res)
 
 
 @suite.case

@@ -237,7 +237,7 @@ def _run_one(test: str, root: str, work: str, timeout: float, edgec: str, edgert
                 path = wdir / f"const_{len(cmd)}.npy"
                 np.save(path, inputs[name])
                 cmd += ["--const-input", f"{name}={path}"]
-            lib.run_cmd(cmd, timeout=timeout)
+            lib.run_tool(cmd, timeout=timeout)
 
         def failure(stage, e):
             where = "timeout" if e.returncode is None else ("crash" if e.returncode < 0 else stage)
