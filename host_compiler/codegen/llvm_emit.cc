@@ -1459,7 +1459,11 @@ class Emitter {
     // discards: never an address outside the buffer, where even a masked-off lane can cost
     // a fault-suppression assist (measured: 10x on a depthwise conv whose padding pointed
     // below the arena).
-    const int64_t span = stride >= 1 && stride <= 4 ? lanes_ * stride : 0;  // elements a vector load covers
+    // Strides 1, 2 and 4 as one (masked) vector load of the span; 3 as a gather: LLVM 19's
+    // x86 lowering of a <3 x lanes> masked load read parts whose lanes were all masked off
+    // (found at a page end by the guard-page conformance run: a dilated 3-D pool, stride 3).
+    const bool span_load = stride == 1 || stride == 2 || stride == 4;
+    const int64_t span = span_load ? lanes_ * stride : 0;  // elements a vector load covers
     LV* first_index = span > 0 ? plus_offset(index(v->index)) : nullptr;
     LV* mask = nullptr;
     if (!guards.empty() && !guards_vary && span > 0) {
@@ -1479,7 +1483,7 @@ class Emitter {
       annotate(l, v->arg);
       return widen(l, stored);
     }
-    if (stride >= 2 && stride <= 4) {
+    if (span_load && stride > 1) {
       // A small stride (a stride-2 conv): read the span with one masked load of only the
       // elements the lanes want, then pick every coef-th: cheaper than a gather.
       int c = static_cast<int>(stride), wide = lanes_ * c;

@@ -53,6 +53,8 @@ struct GuardedBuffer {  // see guard_buffers
   void* base;    // the mapping: guard page, data pages, guard page
   size_t length;
   void* data;    // the buffer, ending at the second guard page (rounded down to alignment)
+  void* bound;   // an Input's or Output's memory as bound: copied in / out around a run
+  size_t size;
 };
 #endif
 
@@ -229,12 +231,14 @@ edgert_status build_queue(PortContext* c) {
   return EDGERT_OK;
 }
 
-// Test builds (-DEDGERT_CPU_GUARD_PAGES): every Arena and Weight buffer in its own pages,
-// ending where an inaccessible page begins (and one before it), so a kernel that touches
-// memory past the buffers it was given faults instead of landing unseen in a neighbour in
-// the arena or the mapped file. Kernels are machine code that no sanitizer instruments:
-// pages are what they cannot pass. Slack up to the arena alignment (64 bytes) before the
-// guard stays unchecked. Weights are copied and made read-only. Never in a product build.
+// Test builds (-DEDGERT_CPU_GUARD_PAGES): every buffer in its own pages, ending where an
+// inaccessible page begins (and one before it), so a kernel that touches memory past the
+// buffers it was given faults instead of landing unseen in a neighbour in the arena, the
+// mapped file or the caller's memory (whose inputs may end at a page: a camera frame).
+// Kernels are machine code that no sanitizer instruments: pages are what they cannot pass.
+// Slack up to the arena alignment (64 bytes) before the guard stays unchecked. Weights are
+// copied and made read-only; inputs are copied in before each run and outputs out after it.
+// Never in a product build.
 #ifdef EDGERT_CPU_GUARD_PAGES
 edgert_status guard_buffers(PortContext* c) {
   const Bundle* b = c->bundle->root;
@@ -244,8 +248,8 @@ edgert_status guard_buffers(PortContext* c) {
   if (!g) return out_of_memory("guarded buffers");
   for (uint32_t i = 0; i < count(b->buffers()); ++i) {
     const Buffer* buf = b->buffers()->Get(i);
-    if (buf->kind() != BufferKind::Arena && buf->kind() != BufferKind::Weight) continue;
     const size_t size = static_cast<size_t>(buf->size());
+    g[i].size = size;
     const size_t data_pages = (size + b->arena_alignment() + page - 1) / page * page;
     void* base = mmap(nullptr, data_pages + 2 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (base == MAP_FAILED) return out_of_memory("guarded buffers");
@@ -320,6 +324,14 @@ edgert_status create(const edgert_bundle* bundle, const edgert_context_options* 
 }
 
 edgert_status bind(PortContext* c, bool input, uint32_t index, void* data, size_t) {
+#ifdef EDGERT_CPU_GUARD_PAGES
+  const BufferKind kind = input ? BufferKind::Input : BufferKind::Output;
+  for (uint32_t i = 0; i < count(c->bundle->root->buffers()); ++i) {
+    const Buffer* buf = c->bundle->root->buffers()->Get(i);
+    if (buf->kind() == kind && buf->io_index() == index) c->guarded[i].bound = data;
+  }
+  return EDGERT_OK;  // the kernels keep the guarded copies (guard_buffers)
+#endif
   const Patch* patches = input ? c->input_patches : c->output_patches;
   const size_t num_patches = input ? c->num_input_patches : c->num_output_patches;
   for (size_t i = 0; i < num_patches; ++i)
@@ -331,6 +343,11 @@ edgert_status run(PortContext* c, uint64_t* command_ns) {
   // In-order replay; a launch split across cores gives each core its own outputs, so the
   // same inputs give bit-identical outputs every run, whatever the thread count.
   uint64_t t_prev = command_ns ? now_ns() : 0;
+#ifdef EDGERT_CPU_GUARD_PAGES
+  for (uint32_t i = 0; i < count(c->bundle->root->buffers()); ++i)
+    if (c->bundle->root->buffers()->Get(i)->kind() == BufferKind::Input && c->guarded[i].size)
+      std::memcpy(c->guarded[i].data, c->guarded[i].bound, c->guarded[i].size);
+#endif
   for (uint32_t i = 0; i < c->num_ops; ++i) {
     if (command_ns && i > 0) {
       uint64_t t = now_ns();
@@ -364,6 +381,11 @@ edgert_status run(PortContext* c, uint64_t* command_ns) {
     }
   }
   if (command_ns && c->num_ops > 0) command_ns[c->num_ops - 1] = now_ns() - t_prev;
+#ifdef EDGERT_CPU_GUARD_PAGES
+  for (uint32_t i = 0; i < count(c->bundle->root->buffers()); ++i)
+    if (c->bundle->root->buffers()->Get(i)->kind() == BufferKind::Output && c->guarded[i].size)
+      std::memcpy(c->guarded[i].bound, c->guarded[i].data, c->guarded[i].size);
+#endif
   return EDGERT_OK;
 }
 
