@@ -105,3 +105,23 @@ def test_wheel_installs_in_a_fresh_venv(tmp_path, cnn):
     for script in ("edgec", "edgert-run", "edgert-bench"):
         r = subprocess.run([str(venv / "bin" / script), "--help"], capture_output=True, text=True, env=env)
         assert r.returncode == 0 and re.search("usage", r.stdout + r.stderr, re.I), script
+
+
+def test_readme_python_example_runs_as_written(tmp_path):
+    """The README's Python example, run as written (from a copy of the repository's layout:
+    samples/generated made by samples/build_sample_model.py, as the README says)."""
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## Python (`pip install .`)"):]
+    m = re.search(r"```python\n(.*?)```", section, re.S)
+    assert m, "no python example in the README's Python section"
+    code = m.group(1)
+    assert "edgec.compile" in code and "onnxruntime" in code and len(code.strip().splitlines()) <= 5
+    gen = tmp_path / "samples" / "generated"
+    subprocess.run([sys.executable, str(ROOT / "samples" / "build_sample_model.py"), "--out-dir", str(gen)],
+                   check=True, capture_output=True)
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    # and it can fail: a wrong tolerance on a perturbed model output would not pass silently
+    broken = code.replace('["probabilities"]', '["probabilities"] + 1e-2')
+    out = subprocess.run([sys.executable, "-c", broken], cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode != 0 and "AssertionError" in out.stderr
