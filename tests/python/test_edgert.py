@@ -321,3 +321,32 @@ def test_edgert_imports_no_compiler():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == edgec.__version__
+
+
+def test_opencl_bundle_prepared_and_run(tmp_path):
+    # The opencl port is linked into the module: an unprepared bundle is refused
+    # (UnsupportedError), edgert.prepare builds it on this device, then it runs.
+    from onnx import TensorProto, helper
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 16])])
+    bundle = tmp_path / "cl.bundle"
+    edgec.compile(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), target="opencl",
+                  output=bundle)
+    assert "opencl" in edgert.runtime_ports()
+    b = edgert.Bundle(bundle)
+    assert b.port == "opencl"
+    try:
+        b.context()
+        pytest.fail("an unprepared OpenCL bundle opened a context without allow_source_build")
+    except edgert.UnsupportedError as e:
+        if "no program binaries" not in str(e):
+            if os.environ.get("EDGE_REQUIRE_OPENCL") == "1":
+                raise
+            pytest.skip(f"no OpenCL device: {e}")
+    prepared = tmp_path / "cl.prepared.bundle"
+    edgert.prepare(bundle, prepared)
+    ctx = edgert.Bundle(prepared).context()
+    assert ctx.stats()["port"] == "opencl" and ctx.stats()["programs_loaded"] >= 1
+    x = np.linspace(-1, 1, 64, dtype=np.float32).reshape(4, 16)
+    np.testing.assert_array_equal(ctx.run({"x": x})["y"], np.maximum(x, 0))
