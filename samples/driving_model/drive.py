@@ -129,6 +129,9 @@ def drive(args):
         ctx.run(inputs, out=outputs)
         ms = (clock() - t0) / 1e6
 
+        if args.dump:  # a test hook: file I/O, outside the timed region
+            for name, a in list(inputs.items()) + list(outputs.items()):
+                np.save(os.path.join(args.dump, f"frame{f:03d}_{name}.npy"), a)
         # -- the hidden_state joins the history, oldest row out (modeld's features_buffer)
         feat[0, :-1] = feat[0, 1:].copy()
         feat[0, -1] = hidden
@@ -200,6 +203,8 @@ def main():
                     help="also run the C demo (build/samples/driving_demo) on the same bundle, before and after "
                          "this loop, and print both latencies")
     ap.add_argument("--json", metavar="FILE", help="write the latency figures as JSON")
+    ap.add_argument("--dump", metavar="DIR", help="write every frame's inputs and output as DIR/frameNNN_<name>.npy "
+                    "(a test hook, outside the timed region)")
     args = ap.parse_args()
     if args.frames < 1 or args.warmup < 0 or args.threads < 1:
         ap.error("--frames >= 1, --warmup >= 0, --threads >= 1")
@@ -217,8 +222,9 @@ def main():
         c_med = (result["c_before"]["median"] + result["c_after"]["median"]) / 2
         c_min = min(result["c_before"]["min"], result["c_after"]["min"])
         print(f"  drive.py          : median {py['median']:.2f} ms, p99 {py['p99']:.2f} ms, min {py['min']:.2f} ms")
-        print(f"  Python / C: median {py['median'] / c_med:.3f}x ({py['median'] - c_med:+.3f} ms), "
-              f"min {py['min'] / c_min:.3f}x ({py['min'] - c_min:+.3f} ms)")
+        ratio = lambda a, b: f"{a / b:.3f}x" if b > 0 else "n/a"  # the C demo prints 0.01 ms steps
+        print(f"  Python / C: median {ratio(py['median'], c_med)} ({py['median'] - c_med:+.3f} ms), "
+              f"min {ratio(py['min'], c_min)} ({py['min'] - c_min:+.3f} ms)")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=1)
