@@ -291,6 +291,27 @@ def test_gil_released_during_run():
         t.join()
     assert n > 20, f"{n} ticks during 5 runs of {elapsed / 5 * 1e3:.1f} ms"
 
+    # While one thread runs the context, a second run of it from another thread is refused
+    # (one context per thread), not a data race; the first run is unharmed.
+    results, errors = [], []
+
+    def runner():
+        for _ in range(5):
+            results.append(ctx.run(inputs)["y"])
+
+    t = threading.Thread(target=runner)
+    t.start()
+    while t.is_alive() and not errors:
+        try:
+            ctx.run(inputs, out=out)
+        except edgert.InvalidArgumentError as e:
+            errors.append(str(e))
+    t.join()
+    assert errors and "already running" in errors[0], errors
+    assert len(results) == 5
+    for r in results:
+        np.testing.assert_array_equal(r, out["y"])
+
 
 def test_self_test_profile_and_stats(cnn_bundle):
     ctx = cnn_bundle.context()
