@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional, Union
 
 from ._version import __version__
 
-__all__ = ["compile", "targets", "CompileError", "executable", "__version__"]
+__all__ = ["compile", "targets", "CompileError", "CompileWarning", "executable", "__version__"]
 
 
 class CompileError(RuntimeError):
@@ -33,6 +33,10 @@ class CompileError(RuntimeError):
         self.returncode = returncode
         self.node = node
         self.op_type = op_type
+
+
+class CompileWarning(UserWarning):
+    """A `warning:` line of edgec (the model compiled)."""
 
 
 def executable() -> str:
@@ -141,6 +145,10 @@ def compile(model: Any, target: str = "x86_64", output: Optional[Union[str, os.P
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise _error(proc.stderr, proc.returncode, None if model_path_given else model_path)
+        for line in proc.stderr.splitlines():  # e.g. an output compiled with its computed shape
+            if "warning:" in line:
+                import warnings
+                warnings.warn(line.strip(), CompileWarning, stacklevel=2)
         if output is not None:
             return out_path
         with open(out_path, "rb") as f:

@@ -125,3 +125,13 @@ def test_readme_python_example_runs_as_written(tmp_path):
     broken = code.replace('["probabilities"]', '["probabilities"] + 1e-2')
     out = subprocess.run([sys.executable, "-c", broken], cwd=tmp_path, capture_output=True, text=True)
     assert out.returncode != 0 and "AssertionError" in out.stderr
+
+
+def test_warnings_become_python_warnings():
+    # A stale declared output shape compiles with the computed one and a warning naming it.
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [5, 5])])
+    with pytest.warns(edgec.CompileWarning, match="'?y'?"):
+        data = edgec.compile(helper.make_model(graph, opset_imports=OPSET))
+    assert edgert.Bundle(data).outputs[0].shape == (2, 3)
