@@ -23,7 +23,7 @@ build() {  # dir flags targets [cmake args...]
   if [[ ! -f $dir/CMakeCache.txt ]] && command -v ninja >/dev/null; then generator=(-G Ninja); fi
   cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
         -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS_RELWITHDEBINFO="$opt" \
-        -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$opt" -DEDGE_BUILD_COMPILER=OFF -DEDGE_BUILD_SAMPLES=OFF \
+        -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$opt" -DEDGE_BUILD_COMPILER=OFF -DEDGE_BUILD_SAMPLES=OFF -DEDGE_BUILD_PYTHON=OFF \
         -DEDGE_RUNTIME_SHARED=OFF -DEDGE_PORTS=cpu \
         -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" "${@:2}" >/dev/null
   cmake --build "$dir" -j"$(nproc)" --target $1

@@ -7,7 +7,8 @@
 #        headers, the ICD loader and two CPU implementations (PoCL, Mesa's rusticl) for the
 #        opencl port's tests, clinfo
 #   pip (for the python3 on PATH): onnx==1.17.0, onnxruntime, numpy, ml_dtypes, tinymesa==25.2.7.2
-#        (Mesa's ir3 compiler for edgec --target adreno630)
+#        (Mesa's ir3 compiler for edgec --target adreno630); scikit-build-core, nanobind (the
+#        Python package: pyproject.toml, python/), pytest (its tests, tests/python/)
 #   --torchvision: also Debian's python3-torchvision (for tests/models/, manual check)
 # Quiet when nothing is missing; safe to run any number of times.
 set -euo pipefail
@@ -61,6 +62,11 @@ pip_missing=()
 # edgec checks its build id: exactly this version). Only that target needs it.
 "$PYTHON" -c 'import importlib.metadata as m, sys; sys.exit(m.version("tinymesa") != "25.2.7.2")' 2>/dev/null \
   || pip_missing+=(tinymesa==25.2.7.2)
+# The Python package (pip install ., or the build's own extension module): scikit-build-core
+# drives CMake, nanobind binds the runtime's C API; pytest runs tests/python/.
+"$PYTHON" -c 'import scikit_build_core' 2>/dev/null || pip_missing+=(scikit-build-core)
+"$PYTHON" -c 'import nanobind' 2>/dev/null || pip_missing+=(nanobind)
+"$PYTHON" -c 'import pytest' 2>/dev/null || pip_missing+=(pytest)
 if ((${#pip_missing[@]})); then
   echo "setup: pip installing for $("$PYTHON" -c 'import sys; print(sys.executable)'): ${pip_missing[*]}"
   "$PYTHON" -m pip install -q --disable-pip-version-check "${pip_missing[@]}"
