@@ -82,6 +82,12 @@ int winograd_tile_for(Winograd mode, int64_t c, int64_t k, int64_t oh, int64_t o
     case Winograd::Tile4: return 4;
     case Winograd::Auto: break;
   }
+  // Grouped convs stay direct unless a tile is forced: their products are C/G times smaller
+  // while the transforms still pass over all C channels, and with the transform kernels as
+  // they are the direct form won (benchmark.py --baseline-args "--winograd 0", x86_64-avx512,
+  // 1 thread: 512 -> 1024 ch in 8 groups at 14x14 even, 256 ch in 8 and 16 groups at 28x28
+  // Winograd 1.9x and 2.1x slower).
+  if (groups > 1) return 0;
   // Estimated work for the whole output, in multiply-adds: the direct sums 9 C K per pixel;
   // F(m x m) per tile (partial tiles at the edges count in full) P C K in the products and
   // the transforms' passes (2 (m+2)^3 per input channel, m (m+2)^2 + m^2 (m+2) per output
