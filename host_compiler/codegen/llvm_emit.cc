@@ -923,7 +923,9 @@ class Emitter {
     const Value* a = dot_load_under(body->srcs[0], &fill_a, &shift_a);
     const Value* b = dot_load_under(body->srcs[1], &fill_b, &shift_b);
     if (!a || !b) return;
-    if (load_depends_on(a, vec)) std::swap(a, b), std::swap(fill_a, fill_b), std::swap(shift_a, shift_b);
+    // a: the operand the same for every lane (a grouped conv's input too, where a vector of
+    // output channels stays in one group: load_varies_along).
+    if (load_varies_along(a, vec, vector_lanes_)) std::swap(a, b), std::swap(fill_a, fill_b), std::swap(shift_a, shift_b);
     const DType ta = k_.args[a->arg].dtype, tb = k_.args[b->arg].dtype;
     DotKind kind = DotKind::None;
     int group = 1;
@@ -943,7 +945,7 @@ class Emitter {
     if (kind == DotKind::None || k_.reduce_extents[j] != group) return;
     const int lanes = lanes_for(k_.out_shape[vec]);
     if (kind == DotKind::S8S8Quads && lanes != 4) return;  // one sdot: 4 int32 lanes
-    if (load_depends_on(a, vec) || load_affine_coef(a, var) != 1 || load_affine_coef(b, var) != 1 ||
+    if (load_varies_along(a, vec, lanes * tile_vectors_) || load_affine_coef(a, var) != 1 || load_affine_coef(b, var) != 1 ||
         lane_stride(b->index, vec, lanes) != group || !b->guards.empty())
       return;
     for (const Guard& g : a->guards)
