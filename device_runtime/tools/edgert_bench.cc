@@ -37,7 +37,11 @@ const char* kUsage =
     "                         report the median open time (0 to 10000000, default 0)\n"
     "  --json                 print one JSON object instead of text\n"
     "  --profile              then time every command of the queue over K more runs and\n"
-    "                         list the kernels by time, with their GFLOP/s\n"
+    "                         list the kernels by time, with their GFLOP/s; SLOW marks a\n"
+    "                         kernel below 1/4 of the FLOP-weighted mean GFLOP/s of the\n"
+    "                         other kernels that takes over 3% of the time and does at\n"
+    "                         least 0.1% of the FLOPs (a conv or product that misses its\n"
+    "                         fast code path)\n"
     "  --help                 this text\n";
 
 struct Options : CommonOptions {
@@ -236,6 +240,34 @@ int bench(const Options& o) {
   std::stable_sort(by_time.begin(), by_time.end(), [&](int32_t a, int32_t b) { return command_ms[a] > command_ms[b]; });
   double profiled_total = 0;
   for (double v : command_ms) profiled_total += v;
+  // Kernels far below the model's own speed (--profile): the FLOP-weighted mean GFLOP/s over
+  // the kernels with FLOPs (sum f_i * r_i / sum f_i: the big convs and products set it; an
+  // elementwise kernel barely counts) is what the model's compute runs at. A kernel is SLOW
+  // where it runs below kSlowFraction of that, takes more than kSlowTimeShare of the time
+  // (worth a look) and does at least kSlowFlopShare of the FLOPs (a compute kernel, not a
+  // memory-bound elementwise one whose GFLOP/s says nothing). The mean a kernel is held
+  // against leaves the kernel out, so one slow kernel that does most of the FLOPs still
+  // stands out from the rest of the model. A grouped conv that missed its
+  // register tiles ran at 3 GFLOP/s in a model whose convs averaged 50.
+  constexpr double kSlowFraction = 0.25, kSlowTimeShare = 0.03, kSlowFlopShare = 0.001;
+  std::vector<uint64_t> command_flops(static_cast<size_t>(num_commands), 0);
+  double total_flops = 0, weighted_rate = 0;
+  for (int32_t c = 0; c < num_commands; ++c) {
+    edgert_command_info info;
+    if (edgert_bundle_command_info(h.bundle, c, &info) == EDGERT_OK) command_flops[c] = info.flops;
+    if (command_flops[c] == 0 || command_ms[c] <= 0) continue;
+    const double f = static_cast<double>(command_flops[c]);
+    total_flops += f;
+    weighted_rate += f * f / (command_ms[c] * 1e6);
+  }
+  const double mean_gflops = total_flops > 0 ? weighted_rate / total_flops : 0.0;
+  auto slow = [&](int32_t c) {
+    if (command_flops[c] == 0 || command_ms[c] <= 0 || profiled_total <= 0) return false;
+    const double f = static_cast<double>(command_flops[c]), rate = f / (command_ms[c] * 1e6);
+    if (total_flops - f <= 0) return false;  // nothing else to compare with
+    const double others = (weighted_rate - f * rate) / (total_flops - f);
+    return rate < kSlowFraction * others && command_ms[c] > kSlowTimeShare * profiled_total && f >= kSlowFlopShare * total_flops;
+  };
 
   if (o.json) {
     std::string profile;
@@ -245,11 +277,13 @@ int bench(const Options& o) {
         edgert_command_info info;
         edgert_bundle_command_info(h.bundle, c, &info);
         char item[160];
-        std::snprintf(item, sizeof item, "%s{\"command\": %d, \"mean_ms\": %.6f, \"flops\": %llu, \"name\": \"", c ? ", " : "", c,
-                      command_ms[c], static_cast<unsigned long long>(info.flops));
+        std::snprintf(item, sizeof item, "%s{\"command\": %d, \"mean_ms\": %.6f, \"flops\": %llu, \"slow\": %s, \"name\": \"",
+                      c ? ", " : "", c, command_ms[c], static_cast<unsigned long long>(info.flops), slow(c) ? "true" : "false");
         profile += item + json_escape(info.name) + "\"}";
       }
-      profile += "]";
+      char mean[96];
+      std::snprintf(mean, sizeof mean, "], \"flop_weighted_gflops\": %.3f", mean_gflops);
+      profile += mean;
     }
     std::printf(
         "{\"bundle\": \"%s\", \"threads\": %ld, \"warmup\": %ld, \"iters\": %ld, "
@@ -279,9 +313,17 @@ int bench(const Options& o) {
         edgert_command_info info;
         edgert_bundle_command_info(h.bundle, c, &info);
         double gflops = command_ms[c] > 0 ? static_cast<double>(info.flops) / (command_ms[c] * 1e6) : 0.0;
-        std::printf("  %4d %9.4f %6.2f %9.2f  %s\n", c, command_ms[c],
-                    profiled_total > 0 ? 100.0 * command_ms[c] / profiled_total : 0.0, gflops, info.name);
+        std::printf("  %4d %9.4f %6.2f %9.2f  %s%s\n", c, command_ms[c],
+                    profiled_total > 0 ? 100.0 * command_ms[c] / profiled_total : 0.0, gflops, info.name,
+                    slow(c) ? "  SLOW" : "");
       }
+      int slow_count = 0;
+      double slow_ms = 0;
+      for (int32_t c = 0; c < num_commands; ++c)
+        if (slow(c)) ++slow_count, slow_ms += command_ms[c];
+      std::printf("FLOP-weighted mean %.2f GFLOP/s; %d SLOW kernel(s) (< 1/4 of the others' mean, > 3%% of the time, >= 0.1%% of the"
+                  " FLOPs): %.1f%% of the time\n",
+                  mean_gflops, slow_count, profiled_total > 0 ? 100.0 * slow_ms / profiled_total : 0.0);
     }
   }
   return 0;

@@ -370,6 +370,31 @@ std::optional<LaneRepeat> lane_repeat(const Index& ix, int var, int lanes) {
   return found;
 }
 
+std::optional<std::vector<int64_t>> lane_offsets(const Index& ix, int var, int lanes) {
+  std::vector<int64_t> offsets(static_cast<size_t>(lanes), 0);
+  for (const auto& [atom, coef] : ix.terms()) {
+    if (atom->kind == Atom::Kind::Var) {
+      if (atom->var == var)
+        for (int j = 0; j < lanes; ++j) offsets[size_t(j)] += coef * j;
+      continue;
+    }
+    if (!index_depends_on(atom->inner, var)) continue;
+    const int64_t d = atom->divisor;
+    const bool mod = atom->kind == Atom::Kind::Mod;
+    if (d % lanes == 0 && steps_by_one_from_block_start(atom->inner, var, lanes)) {
+      // Inside one block of d: a Div is the same for every lane, a Mod moves by one.
+      if (mod)
+        for (int j = 0; j < lanes; ++j) offsets[size_t(j)] += coef * j;
+    } else if (d > 0 && lanes % d == 0 && steps_by_one_from_block_start(atom->inner, var, d)) {
+      // Blocks of d lanes: lane j adds j / d (Div) or j % d (Mod).
+      for (int j = 0; j < lanes; ++j) offsets[size_t(j)] += coef * (mod ? j % d : j / d);
+    } else {
+      return std::nullopt;
+    }
+  }
+  return offsets;
+}
+
 bool load_depends_on(const Value* load, int var) { return load->dynamic || index_depends_on(load->index, var); }
 
 std::optional<int64_t> load_affine_coef(const Value* load, int var) {

@@ -106,6 +106,13 @@ struct LaneRepeat {
   int64_t repeat, stride;
 };
 std::optional<LaneRepeat> lane_repeat(const Index& ix, int var, int lanes);
+// The element offset of each lane from lane 0 when `lanes` lanes run along `var` from a
+// multiple of `lanes`, or nullopt where that is no constant pattern: affine terms, and floor
+// divs / mods whose dividend moves by one per lane from the start of a block of either the
+// lanes (a multiple of them) or of a divisor of the lanes. A grouped conv's input channel
+// (m / (M/G)) * (C/G) + c: the same for every lane where M/G is a multiple of the lanes,
+// (j / (M/G)) * (C/G) apart otherwise (lanes spanning several groups).
+std::optional<std::vector<int64_t>> lane_offsets(const Index& ix, int var, int lanes);
 bool load_depends_on(const Value* load, int var);
 std::optional<int64_t> load_affine_coef(const Value* load, int var);
 // The loads of the reduce body (none without a reduce), each once, in first-use order.

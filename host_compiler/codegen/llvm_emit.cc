@@ -412,7 +412,7 @@ class Emitter {
     std::optional<int64_t> c = lane_stride(l->index, var, vector_lanes_);
     if (c && *c >= 0 && *c <= 4) return true;
     std::optional<LaneRepeat> r = lane_repeat(l->index, var, vector_lanes_);
-    return r && r->stride == 1;
+    return (r && r->stride == 1) || shuffled_span(l->index, var, vector_lanes_).has_value();
   }
   // The output dim whose lanes the reduce body gathers least: the innermost one unless
   // another reads with fewer gathers (a conv writing a model output in NCHW from
@@ -464,7 +464,7 @@ class Emitter {
       if (d == vec || k_.out_shape[d] < 2) continue;
       int score = 0;
       for (const Value* l : loads)
-        if (!load_depends_on(l, d)) score += (vec >= 0 && load_depends_on(l, vec)) ? 2 : 1;
+        if (!load_depends_on(l, d)) score += (vec >= 0 && load_varies_along(l, vec, vector_lanes_)) ? 2 : 1;
       score = score * 2 + (d != par);
       if (score > 1 && score >= best_score) best = d, best_score = score;
     }
@@ -516,7 +516,7 @@ class Emitter {
         if (v * u > vector_registers_ * 3 / 4 || v * u + v + 1 > vector_registers_) break;
         int distinct_loads = 0;
         for (const Value* l : loads)
-          distinct_loads += (vec >= 0 && load_depends_on(l, vec) ? v : 1) *
+          distinct_loads += (vec >= 0 && load_varies_along(l, vec, v * lanes) ? v : 1) *
                             (unroll_dim_ >= 0 && load_depends_on(l, unroll_dim_) ? u : 1);
         double useful = waste(along_vec, int64_t{v} * lanes) * waste(along_unroll, u);
         double cycles = std::max({v * u / 2.0, distinct_loads / 2.0, 4.0});
@@ -648,7 +648,7 @@ class Emitter {
     if (copies < 2 || reduce_order_.empty()) return false;
     int shared = 0;
     for (const Value* l : reduce_body_loads(k_)) {
-      bool along_vec = vec_var_ >= 0 && load_depends_on(l, vec_var_);
+      bool along_vec = vec_var_ >= 0 && load_varies_along(l, vec_var_, lanes_ * tile_vectors_);
       bool along_unroll = unroll_dim_ >= 0 && load_depends_on(l, unroll_dim_);
       if (!(along_vec && along_unroll)) shared += along_vec ? tile_vectors_ : along_unroll ? unroll_ : 1;
     }
@@ -923,7 +923,9 @@ class Emitter {
     const Value* a = dot_load_under(body->srcs[0], &fill_a, &shift_a);
     const Value* b = dot_load_under(body->srcs[1], &fill_b, &shift_b);
     if (!a || !b) return;
-    if (load_depends_on(a, vec)) std::swap(a, b), std::swap(fill_a, fill_b), std::swap(shift_a, shift_b);
+    // a: the operand the same for every lane (a grouped conv's input too, where a vector of
+    // output channels stays in one group: load_varies_along).
+    if (load_varies_along(a, vec, vector_lanes_)) std::swap(a, b), std::swap(fill_a, fill_b), std::swap(shift_a, shift_b);
     const DType ta = k_.args[a->arg].dtype, tb = k_.args[b->arg].dtype;
     DotKind kind = DotKind::None;
     int group = 1;
@@ -943,7 +945,7 @@ class Emitter {
     if (kind == DotKind::None || k_.reduce_extents[j] != group) return;
     const int lanes = lanes_for(k_.out_shape[vec]);
     if (kind == DotKind::S8S8Quads && lanes != 4) return;  // one sdot: 4 int32 lanes
-    if (load_depends_on(a, vec) || load_affine_coef(a, var) != 1 || load_affine_coef(b, var) != 1 ||
+    if (load_varies_along(a, vec, lanes * tile_vectors_) || load_affine_coef(a, var) != 1 || load_affine_coef(b, var) != 1 ||
         lane_stride(b->index, vec, lanes) != group || !b->guards.empty())
       return;
     for (const Guard& g : a->guards)
@@ -1307,7 +1309,31 @@ class Emitter {
   }
 
   // ---- index math ----
-  bool varies(const Index& ix) const { return lanes_ > 1 && index_depends_on(ix, vec_var_); }
+  // An index that depends on the lanes' variable only through a div by a multiple of the
+  // lanes (a grouped conv's input channel (m / (M/G)) * (C/G) + c with M/G a multiple of the
+  // lanes) is the same for every lane: one scalar load, broadcast, as in a dense conv.
+  bool varies(const Index& ix) const {
+    return lanes_ > 1 && index_depends_on(ix, vec_var_) && !same_for_every_lane(ix, vec_var_, lanes_);
+  }
+  static bool same_for_every_lane(const Index& ix, int var, int lanes) {
+    std::optional<std::vector<int64_t>> offsets = lane_offsets(ix, var, lanes);
+    return offsets && std::all_of(offsets->begin(), offsets->end(), [](int64_t o) { return o == 0; });
+  }
+  // A load along whose lanes (vectors of `lanes` from a multiple of them) `var` moves its
+  // index: load_depends_on, less the indexes that are the same for every lane.
+  bool load_varies_along(const Value* l, int var, int lanes) const {
+    return load_depends_on(l, var) && (l->dynamic || !same_for_every_lane(l->index, var, lanes));
+  }
+  // The lanes' offsets from lane 0 where they are a constant, non-negative pattern within a
+  // span of at most 4 vectors: one masked load of the span and a shuffle (a grouped conv whose vector of output channels spans groups
+  // of fewer channels than the lanes: lane j reads input channel (j / (M/G)) * (C/G) + c).
+  static std::optional<std::vector<int64_t>> shuffled_span(const Index& ix, int var, int lanes) {
+    std::optional<std::vector<int64_t>> offsets = lane_offsets(ix, var, lanes);
+    if (!offsets) return std::nullopt;
+    for (int64_t o : *offsets)
+      if (o < 0 || o >= 4 * int64_t{lanes}) return std::nullopt;
+    return offsets;
+  }
   // Whether a value differs between the lanes of the vectorized variable.
   bool value_varies(const Value* v) {
     if (lanes_ == 1) return false;
@@ -1528,6 +1554,42 @@ class Emitter {
                                          : b_.CreateAlignedLoad(nt, ptr, align);
       annotate(l, v->arg);
       return widen(b_.CreateShuffleVector(l, spread), stored);
+    }
+    std::optional<std::vector<int64_t>> offsets =
+        offset_varies || guards_vary ? std::nullopt : shuffled_span(v->index, vec_var_, lanes_);
+    if (offsets) {
+      // A constant pattern of lane offsets within a few vectors (a grouped conv's input
+      // channels when a vector of output channels spans several groups): one masked load of
+      // the elements some lane reads, then a shuffle. An element is read where the first lane
+      // reading it is a real output (the lanes past the end are a suffix).
+      const int64_t wide = *std::max_element(offsets->begin(), offsets->end()) + 1;
+      std::vector<int> first_reader(size_t(wide), -1), picks;
+      for (int j = 0; j < lanes_; ++j) {
+        const int64_t o = (*offsets)[size_t(j)];
+        if (first_reader[size_t(o)] < 0) first_reader[size_t(o)] = j;
+        picks.push_back(static_cast<int>(o));
+      }
+      LV* first = plus_offset(index(v->index));
+      LV* ok = nullptr;
+      if (!guards.empty()) {
+        ok = guards_hold(guards, false);
+        first = b_.CreateSelect(ok, first, ic(0));  // failing lanes read the buffer's start
+        if (k_.args[v->arg].numel >= wide) ok = nullptr;
+      }
+      std::vector<llvm::Constant*> used;
+      std::vector<int> reader;
+      for (int64_t e = 0; e < wide; ++e) {
+        used.push_back(b_.getInt1(first_reader[size_t(e)] >= 0));
+        reader.push_back(std::max(first_reader[size_t(e)], 0));
+      }
+      LV* wide_mask = llvm::ConstantVector::get(used);
+      if (lane_mask_) wide_mask = b_.CreateAnd(wide_mask, b_.CreateShuffleVector(lane_mask_, reader));
+      if (ok) wide_mask = b_.CreateAnd(wide_mask, b_.CreateVectorSplat(static_cast<unsigned>(wide), ok));
+      llvm::Type* wt = llvm::FixedVectorType::get(st, static_cast<unsigned>(wide));
+      LV* ptr = b_.CreateInBoundsGEP(st, base, first);
+      auto* l = b_.CreateMaskedLoad(wt, ptr, align, wide_mask, llvm::Constant::getNullValue(wt));
+      annotate(l, v->arg);
+      return widen(b_.CreateShuffleVector(l, picks), stored);
     }
     LV* idx = plus_offset(index(v->index, true));
     if (mask) idx = b_.CreateSelect(mask, idx, llvm::Constant::getNullValue(idx->getType()));

@@ -74,23 +74,32 @@ Node* table(Graph& g, DType dtype, const std::vector<std::vector<double>>& a, co
 
 }  // namespace
 
-int winograd_tile_for(Winograd mode, int64_t c, int64_t k, int64_t oh, int64_t ow, DType operands) {
+int winograd_tile_for(Winograd mode, int64_t c, int64_t k, int64_t oh, int64_t ow, DType operands, int64_t groups) {
+  const int64_t cg = c / std::max<int64_t>(groups, 1);  // input channels per output channel
   switch (mode) {
     case Winograd::Off: return 0;
     case Winograd::Tile2: return 2;
     case Winograd::Tile4: return 4;
     case Winograd::Auto: break;
   }
+  // Grouped convs stay direct unless a tile is forced: their products are C/G times smaller
+  // while the transforms still pass over all C channels, and with the transform kernels as
+  // they are the direct form won (benchmark.py --baseline-args "--winograd 0", x86_64-avx512,
+  // 1 thread: 512 -> 1024 ch in 8 groups at 14x14 even, 256 ch in 8 and 16 groups at 28x28
+  // Winograd 1.9x and 2.1x slower).
+  if (groups > 1) return 0;
   // Estimated work for the whole output, in multiply-adds: the direct sums 9 C K per pixel;
   // F(m x m) per tile (partial tiles at the edges count in full) P C K in the products and
   // the transforms' passes (2 (m+2)^3 per input channel, m (m+2)^2 + m^2 (m+2) per output
-  // channel), which count twice: they stream memory where the products reuse registers.
+  // channel), which count twice: they stream memory where the products reuse registers. A
+  // grouped conv's sums run over its C/G channels per output channel, its transforms over all
+  // C: with few channels per group the transforms outweigh what the products save.
   // Winograd must win by a margin, for its extra passes over memory.
   auto cost = [&](int64_t m) -> double {
-    if (m == 0) return 9.0 * double(c) * double(k) * double(oh) * double(ow);
+    if (m == 0) return 9.0 * double(cg) * double(k) * double(oh) * double(ow);
     const double a = double(m + 2), p = a * a, tiles = double((oh + m - 1) / m) * double((ow + m - 1) / m);
     const double input = 2 * a * a * a, output = double(m) * a * a + double(m * m) * a;
-    return tiles * (p * double(c) * double(k) + 2.0 * (input * double(c) + output * double(k)));
+    return tiles * (p * double(cg) * double(k) + 2.0 * (input * double(c) + output * double(k)));
   };
   // F(4x4) stores 36 / 9 = 4x the weights (F(2x2): 16 / 9): only where they stay small
   // (ResNet's 64-channel stage), so that a model's bundle grows by well under 2x.
@@ -99,7 +108,7 @@ int winograd_tile_for(Winograd mode, int64_t c, int64_t k, int64_t oh, int64_t o
   int best = 0;
   double best_cost = kMinGain * cost(0);
   for (int m : {2, 4}) {
-    if (m == 4 && 36 * c * k * int64_t(sizeof(float)) > kMaxTile4WeightBytes) continue;
+    if (m == 4 && 36 * cg * k * int64_t(sizeof(float)) > kMaxTile4WeightBytes) continue;
     // bf16 operands: F(4x4)'s transforms (entries up to 8) amplify the rounding of the tiles
     // to 8 bits; ResNet-18's output error grew 3.5x over F(2x2)'s (BENCHMARKS.md).
     if (m == 4 && operands == DType::BF16) continue;
@@ -109,7 +118,7 @@ int winograd_tile_for(Winograd mode, int64_t c, int64_t k, int64_t oh, int64_t o
 }
 
 Node* winograd_conv(Graph& g, Node* x, const HostTensor& w, int tile, const std::array<int64_t, 2>& pad_lo,
-                    const std::array<int64_t, 2>& pad_hi, DType operands) {
+                    const std::array<int64_t, 2>& pad_hi, DType operands, int64_t groups) {
   const WinogradMatrices wm = matrices(tile);
   const int64_t m = wm.m, alpha = m + 2, P = alpha * alpha;
   const int64_t n = x->shape[0], c = x->shape[1], h = x->shape[2], wd = x->shape[3], k = w.shape[0];
@@ -130,21 +139,23 @@ Node* winograd_conv(Graph& g, Node* x, const HostTensor& w, int tile, const std:
   Node* v = g.reduce(Op::ReduceSum, g.binary(Op::Mul, rows_v, bt_cols), {-1});  // (a, b, T, C, 1): (P, T, C)
   // bf16 products (lowering.h bf16_operand): the transform stores its tiles as bf16, the
   // products read them in pairs of channels.
-  const bool bf16 = operands == DType::BF16 && c % kBf16Pair == 0;
+  const bool bf16 = operands == DType::BF16 && c % kBf16Pair == 0 && groups == 1;
   if (bf16) v = g.cast(v, DType::BF16);
   v->realize = true;
 
-  // U[p, c, k] = (G w[k, c] G^T)[p], computed in double.
+  // U[p, c, k] = (G w[k, c] G^T)[p], computed in double; c runs over the cg = C/groups
+  // channels of k's group.
+  const int64_t cg = c / groups, kg = k / groups;
   const std::vector<double> gg = kron_self(wm.g);  // (P, 9)
-  std::vector<double> u(size_t(P * c * k));
+  std::vector<double> u(size_t(P * cg * k));
   for (int64_t oc = 0; oc < k; ++oc)
-    for (int64_t ic = 0; ic < c; ++ic) {
+    for (int64_t ic = 0; ic < cg; ++ic) {
       double taps9[9];
-      for (int q = 0; q < 9; ++q) taps9[q] = w.get((oc * c + ic) * 9 + q);
+      for (int q = 0; q < 9; ++q) taps9[q] = w.get((oc * cg + ic) * 9 + q);
       for (int64_t p = 0; p < P; ++p) {
         double s = 0;
         for (int q = 0; q < 9; ++q) s += gg[size_t(p * 9 + q)] * taps9[q];
-        u[size_t((p * c + ic) * k + oc)] = s;
+        u[size_t((p * cg + ic) * k + oc)] = s;
       }
     }
   Node* mp;
@@ -153,10 +164,20 @@ Node* winograd_conv(Graph& g, Node* x, const HostTensor& w, int tile, const std:
     Node* u_view = g.reshape(g.cast(g.permute(u_node, {0, 3, 1, 2}), x->dtype), {P, 1, k, c / kBf16Pair, kBf16Pair});
     Node* v_pairs = g.reshape(g.cast(v, x->dtype), {P, tiles, 1, c / kBf16Pair, kBf16Pair});
     mp = g.reduce(Op::ReduceSum, g.binary(Op::Mul, v_pairs, u_view), {-2, -1});  // (P, T, K, 1, 1)
-  } else {
+  } else if (groups == 1) {
     Node* u_node = packed_in_column_blocks(g, g.weight(HostTensor::from_doubles(x->dtype, {P, c, k}, u), "winograd_weight"));
     Node* u_view = g.reshape(g.permute(u_node, {0, 2, 1}), {P, 1, k, c});
     mp = g.reduce(Op::ReduceSum, g.binary(Op::Mul, g.reshape(v, {P, tiles, 1, c}), u_view), {-1});  // (P, T, K, 1)
+  } else {
+    // (P, T, G, 1, C/G) * (P, 1, G, K/G, C/G) summed over C/G: output channel k reads the
+    // tiles' channels of its group (an input load the same for a vector of output channels
+    // within one group: a broadcast, as in the ungrouped product).
+    Node* u_node = packed_in_column_blocks(g, g.weight(HostTensor::from_doubles(x->dtype, {P, cg, k}, u), "winograd_weight"));
+    Node* u_view = g.reshape(g.permute(u_node, {0, 2, 1}), {P, 1, groups, kg, cg});
+    Node* v_view = g.reshape(v, {P, tiles, groups, 1, cg});
+    // Realized as the reduce's own (P, T, G, K/G, 1), the memory of (P, T, K): a realized
+    // reshape of it became a kernel over a permuted view, vectorized along 4 taps.
+    mp = g.reduce(Op::ReduceSum, g.binary(Op::Mul, v_view, u_view), {-1});
   }
   mp->realize = true;
 

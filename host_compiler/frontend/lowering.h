@@ -116,14 +116,17 @@ Node* unsqueeze_axes(Graph& g, Node* x, std::vector<int64_t> axes);
 // x_shift: as matmul's a_shift (8-bit x read as x - *x_shift; the padding too).
 Node* conv_node(OpContext& ctx, Node* x, Node* w, Node* bias, double pad_value = 0.0, int64_t* x_shift = nullptr);
 // The Winograd tile (2 or 4) that `mode` gives a stride-1 3x3 conv with c input and k output
-// channels and an oh x ow output; 0 for the direct convolution (conv_winograd.cc).
-// operands BF16 (bf16 products): auto never picks F(4x4).
-int winograd_tile_for(Winograd mode, int64_t c, int64_t k, int64_t oh, int64_t ow, DType operands = DType::F32);
-// Stride-1, undilated, ungrouped 3x3 convolution of x (N, C, H, W) with the constant weight w
-// (K, C, 3, 3) as Winograd F(tile x tile, 3 x 3), tile 2 or 4 (conv_winograd.cc). No bias.
-// operands BF16: the products in bf16 pairs (bf16_operand) where C is even.
+// channels in `groups` groups and an oh x ow output; 0 for the direct convolution
+// (conv_winograd.cc). operands BF16 (bf16 products): auto never picks F(4x4); grouped (groups
+// > 1): auto keeps the direct form (measured faster), a forced tile applies.
+int winograd_tile_for(Winograd mode, int64_t c, int64_t k, int64_t oh, int64_t ow, DType operands = DType::F32,
+                      int64_t groups = 1);
+// Stride-1, undilated 3x3 convolution of x (N, C, H, W) with the constant weight w
+// (K, C/groups, 3, 3) as Winograd F(tile x tile, 3 x 3), tile 2 or 4 (conv_winograd.cc). No
+// bias. A grouped conv's products are one batched product per group (each group's own panel
+// of U). operands BF16: the products in bf16 pairs (bf16_operand) where C is even (ungrouped).
 Node* winograd_conv(Graph& g, Node* x, const HostTensor& w, int tile, const std::array<int64_t, 2>& pad_lo,
-                    const std::array<int64_t, 2>& pad_hi, DType operands = DType::F32);
+                    const std::array<int64_t, 2>& pad_hi, DType operands = DType::F32, int64_t groups = 1);
 // numpy matmul (batch broadcasting, 1-D operands). With int8 / uint8 a and b the result is
 // int32: the operands are widened at the multiply (constant weights stay 8-bit). A constant
 // b of 4 rows or more takes the dot layout where the inner dim splits into its groups.

@@ -132,12 +132,15 @@ Node* add_conv_bias(OpContext& ctx, Node* y, Node* bias) {
 }
 
 // The Winograd form of a conv where the import options ask for it and it pays: float, 2-D,
-// 3x3, stride 1, undilated, ungrouped, constant weights, at least 16 channels in and out
+// 3x3, stride 1, undilated, constant weights, at least 16 channels in and out (grouped too:
+// winograd_tile_for weighs the transforms against the products of C/G channels; bf16
+// operands ungrouped only)
 // (fewer leave the transforms as much work as the products) and an output of at least one
 // tile. Null where the direct convolution is used.
 Node* winograd_if_it_pays(OpContext& ctx, Node* x, Node* w, int64_t groups, const WindowSpec& spec) {
   constexpr int64_t kMinChannels = 16;
-  if (ctx.winograd == Winograd::Off || x->dtype != DType::F32 || x->shape.size() != 4 || groups != 1) return nullptr;
+  if (ctx.winograd == Winograd::Off || x->dtype != DType::F32 || x->shape.size() != 4) return nullptr;
+  if (groups != 1 && ctx.dots.float_operands != DType::F32) return nullptr;
   if (spec.kernel != std::vector<int64_t>{3, 3} || spec.stride != std::vector<int64_t>{1, 1} ||
       spec.dilation != std::vector<int64_t>{1, 1} || spec.extra_hi != std::vector<int64_t>{0, 0})
     return nullptr;
@@ -145,9 +148,9 @@ Node* winograd_if_it_pays(OpContext& ctx, Node* x, Node* w, int64_t groups, cons
   if (c < kMinChannels || k < kMinChannels || !ctx.g.is_constant(w)) return nullptr;
   const std::array<int64_t, 2> lo{spec.pad_lo[0], spec.pad_lo[1]}, hi{spec.pad_hi[0], spec.pad_hi[1]};
   const int64_t oh = x->shape[2] + lo[0] + hi[0] - 2, ow = x->shape[3] + lo[1] + hi[1] - 2;
-  const int tile = winograd_tile_for(ctx.winograd, c, k, oh, ow, ctx.dots.float_operands);
+  const int tile = winograd_tile_for(ctx.winograd, c, k, oh, ow, ctx.dots.float_operands, groups);
   if (tile == 0 || oh < tile || ow < tile) return nullptr;
-  return winograd_conv(ctx.g, x, ctx.g.evaluate(w), tile, lo, hi, ctx.dots.float_operands);
+  return winograd_conv(ctx.g, x, ctx.g.evaluate(w), tile, lo, hi, ctx.dots.float_operands, groups);
 }
 
 // Convolution of x (N, C, S...) with w (M, C/groups, K...) over the window `spec`; the

@@ -16,7 +16,11 @@ build's median against it: how a change moved the speed. --baseline-args "ARGS" 
 options to the baseline's compile (with this build when no --baseline-build is given:
 e.g. --baseline-args "--winograd 0" measures what Winograd gains). --edgec-args "ARGS" adds
 edgec options to this build's compile (e.g. --edgec-args "--precision bf16" --baseline-args
-"--precision fp32": what bf16 gains). --openvino also times OpenVINO (pip openvino) in the
+"--precision fp32": what bf16 gains). --profile also runs `edgert-bench --profile` once per model and thread count after the rounds
+and lists the kernels it marks SLOW (the rule is the tool's, edgert_bench.cc: below 1/4 of the
+FLOP-weighted mean GFLOP/s of the other kernels, over 3% of the time, at least 0.1% of the
+FLOPs), with the model's FLOP-weighted mean; --json then carries them per model.
+--openvino also times OpenVINO (pip openvino) in the
 same rounds with its default CPU settings (on a CPU with AVX512_BF16 that is bf16 inference)
 and the given thread count.
 """
@@ -69,6 +73,8 @@ def main():
     ap.add_argument("--baseline-args", default="", help="extra edgec compile options for the baseline")
     ap.add_argument("--edgec-args", default="", help="extra edgec compile options for this build's bundle")
     ap.add_argument("--openvino", action="store_true", help="also time OpenVINO (its default CPU precision)")
+    ap.add_argument("--profile", action="store_true",
+                    help="also list the kernels edgert-bench --profile marks SLOW (far below the model's mean GFLOP/s)")
     args = ap.parse_args()
     import onnxruntime as ort
     thread_counts = [int(t) for t in str(args.threads).split(",")]
@@ -84,6 +90,7 @@ def main():
     elif args.baseline_args:
         base = (edgec, bench)
     rows = []
+    profiles = {}
     with tempfile.TemporaryDirectory() as tmp:
         for model in args.models:
             name = Path(model).stem
@@ -139,6 +146,19 @@ def main():
                 e, o = statistics.median(edge_medians), statistics.median(ort_medians)
                 b = statistics.median(base_medians) if base else None
                 v = statistics.median(ov_medians) if ov_request else None
+                if args.profile:
+                    out = subprocess.run([str(bench), str(bundle), "--json", "--profile", "--threads", str(threads),
+                                          "--warmup", "2", "--iters", str(args.iters), *in_args],
+                                         check=True, capture_output=True, text=True).stdout
+                    prof = json.loads(out.strip().splitlines()[-1])
+                    total = sum(c["mean_ms"] for c in prof["profile"]) or 1.0
+                    slow = [dict(c, share=c["mean_ms"] / total, gflops=c["flops"] / (c["mean_ms"] * 1e6))
+                            for c in prof["profile"] if c.get("slow")]
+                    profiles[(name, threads)] = {"flop_weighted_gflops": prof["flop_weighted_gflops"], "slow": slow}
+                    print(f"  profile: FLOP-weighted mean {prof['flop_weighted_gflops']:.1f} GFLOP/s; "
+                          f"{len(slow)} SLOW kernel(s)" + "".join(
+                              f"\n    SLOW {c['name']}: {c['gflops']:.1f} GFLOP/s, {100 * c['share']:.1f}% of the time"
+                              for c in sorted(slow, key=lambda c: -c["mean_ms"])), flush=True)
                 rows.append((name, threads, e, o, b, v))
                 print(f"{name}, {threads} thread(s): edgert {e:.3f} ms, onnxruntime {o:.3f} ms, ratio {e / o:.2f}"
                       + (f"; baseline {b:.3f} ms, this / baseline {e / b:.3f}" if base else "")
@@ -167,7 +187,8 @@ def main():
         Path(args.json).write_text(json.dumps({
             "target": args.target, "threads": thread_counts, "rounds": args.rounds, "iters": args.iters,
             "models": [{"model": n, "threads": t, "edgert_ms": e, "onnxruntime_ms": o, "baseline_ms": b,
-                        "openvino_ms": v} for n, t, e, o, b, v in rows]}, indent=1) + "\n")
+                        "openvino_ms": v, **({"profile": profiles[(n, t)]} if (n, t) in profiles else {})}
+                       for n, t, e, o, b, v in rows]}, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -91,6 +91,17 @@ def depthwise(seed=2, size=16):
     return b.model(y, [1, 24, size // 2, size // 2])
 
 
+def grouped(seed=6, size=16):
+    """Grouped convs (RegNet / ResNeXt): 16 channels per group (a vector of output channels in
+    one group), 4 per group (a vector spanning groups), then a 1x1."""
+    b = Builder(seed, [1, 3, size, size])
+    x = b.op("Relu", [b.conv("input", 3, 32)])
+    y = b.op("Relu", [b.conv(x, 32, 32, group=2)])
+    y = b.op("Relu", [b.conv(y, 32, 32, group=8, stride=2)])
+    y = b.conv(y, 32, 8, k=1)
+    return b.model(y, [1, 8, size // 2, size // 2])
+
+
 def concat_pool(seed=3, size=16):
     b = Builder(seed, [1, 3, size, size])
     x = b.op("Relu", [b.conv("input", 3, 8)])
@@ -334,6 +345,11 @@ def residual_add_maxpool():
 @suite.case
 def depthwise_clip_avgpool():
     check("depthwise", depthwise())
+
+
+@suite.case
+def grouped_convs():
+    check("grouped", grouped())
 
 
 @suite.case

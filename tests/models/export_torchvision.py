@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Export torchvision models (random weights, torch.manual_seed) and a small GRU model to
 ONNX opset 13: ResNet-18, SqueezeNet 1.1, MobileNetV2, MobileNetV3-Small, EfficientNet-B0,
-ShuffleNetV2 x1.0, RegNetX-400MF (torchvision 0.14 names) and "gru" (torch.nn.GRU, 2
+ShuffleNetV2 x1.0, RegNetX-400MF, ResNeXt-50 32x4d (torchvision 0.14 names) and "gru" (torch.nn.GRU, 2
 layers, 32 -> 64, batch_first, on a (1,16,32) sequence, then a Linear on the last step).
 
 Runs with Debian's /usr/bin/python3 and the apt package python3-torchvision (torch 1.13,
@@ -49,6 +49,7 @@ MODELS = {  # name -> (constructor, input shape)
     "efficientnet_b0": (lambda: torchvision.models.efficientnet_b0(weights=None), IMAGE),
     "shufflenet_v2_x1_0": (lambda: torchvision.models.shufflenet_v2_x1_0(weights=None), IMAGE),
     "regnet_x_400mf": (lambda: torchvision.models.regnet_x_400mf(weights=None), IMAGE),
+    "resnext50_32x4d": (lambda: torchvision.models.resnext50_32x4d(weights=None), IMAGE),
     "gru": (GRUModel, (1, 16, 32)),
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Operator checks against onnxruntime beyond the ONNX node tests: configurations the node
 tests do not cover (bidirectional RNNs with sequence_lens, ConvTranspose strides/dilations/
-groups/output_shape, Resize modes on float16 and uint8, Einsum forms, GridSample modes,
+groups/output_shape, grouped convs, Resize modes on float16 and uint8, Einsum forms, GridSample modes,
 opset-23 Attention / RotaryEmbedding / RMSNormalization), the Cast matrix over the types a
 driving model uses, float16 variants of the new ops and float16 long sums, convs and math
 (vs float32 onnxruntime; aarch64-fp16 computes them in half).
@@ -479,6 +479,51 @@ def winograd_convs():
             three = lib.run_bundle(bundle, feeds, WORK / "wg_t3", lib.output_names(m), threads=3)
             for name in one:
                 assert np.array_equal(one[name], three[name]), f"{name}: 3 threads differ from 1"
+
+
+@suite.case
+def grouped_convs():
+    """Grouped convs (1 < groups < channels), read from and written to channels-last
+    intermediates as in RegNet / ResNeXt: groups 2 to 32, 1 to 64 channels per group in and
+    out (a vector of output channels inside one group reads one broadcast input channel; one
+    spanning several groups a span of the input and a shuffle; 12 per group neither: a
+    gather), 3x3 and 1x1, strides 1 and 2, dilation 2, symmetric, asymmetric and no padding,
+    one also a model output (NCHW); then 3x3 stride-1 ones as forced Winograd F(2x2) and
+    F(4x4) (per-group products; auto keeps grouped convs direct)."""
+    #          c_in, c_out, groups, kernel, stride, dilation, pads
+    configs = ((32, 32, 2, 3, 1, 1, [1, 1, 1, 1]),     # 16 per group
+               (32, 64, 4, 3, 2, 1, [1, 1, 1, 1]),     # 8 in, 16 out, stride 2
+               (64, 64, 8, 3, 1, 2, [2, 2, 2, 2]),     # 8 per group, dilated
+               (64, 64, 32, 3, 1, 1, [1, 1, 1, 1]),    # 2 per group (ResNeXt's first stage: 4)
+               (32, 64, 32, 3, 2, 1, [0, 1, 1, 0]),    # 1 in, 2 out
+               (128, 128, 2, 1, 1, 1, [0, 0, 0, 0]),   # 64 per group, 1x1
+               (16, 32, 4, 1, 2, 1, [0, 0, 0, 0]),     # 4 in, 8 out, 1x1 stride 2
+               (64, 96, 8, 3, 1, 1, [0, 1, 2, 0]),     # 8 in, 12 out: neither
+               (128, 128, 4, 3, 1, 1, [1, 1, 1, 1]))   # 32 per group
+    feeds = {"x": randn(1, 8, 11, 13)}
+    nodes, inits, outs = [], [], []
+    for i, (c, m, g, k, s, d, pads) in enumerate(configs):
+        nodes += [h.make_node("Conv", ["x", f"ws{i}"], [f"s{i}"]),
+                  h.make_node("Relu", [f"s{i}"], [f"r{i}"]),
+                  h.make_node("Conv", [f"r{i}", f"wg{i}", f"bg{i}"], [f"g{i}"], group=g, kernel_shape=[k, k],
+                              strides=[s, s], dilations=[d, d], pads=pads),
+                  h.make_node("Relu", [f"g{i}"], [f"q{i}"]),
+                  h.make_node("Conv", [f"q{i}", f"wo{i}"], [f"y{i}"])]
+        inits += [(f"ws{i}", randn(c, 8, 1, 1, scale=0.5)), (f"wg{i}", randn(m, c // g, k, k, scale=(2 / (k * k * c // g)) ** 0.5)),
+                  (f"bg{i}", randn(m, scale=0.1)), (f"wo{i}", randn(4, m, 1, 1, scale=(1 / m) ** 0.5))]
+        outs.append(f"y{i}")
+    outs.append("g1")  # also a model output: written NCHW
+    check(model(nodes, feeds, outs, inits), feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
+    for tile in ("2", "4"):
+        nodes, inits = [], []
+        for i, (c, g) in enumerate(((64, 4), (32, 8))):
+            nodes += [h.make_node("Conv", ["x", f"ws{i}"], [f"s{i}"]),
+                      h.make_node("Relu", [f"s{i}"], [f"r{i}"]),
+                      h.make_node("Conv", [f"r{i}", f"wg{i}"], [f"g{i}"], group=g, kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+                      h.make_node("Relu", [f"g{i}"], [f"y{i}"])]
+            inits += [(f"ws{i}", randn(c, 8, 1, 1, scale=0.5)), (f"wg{i}", randn(c, c // g, 3, 3, scale=(2 / (9 * c // g)) ** 0.5))]
+        check(model(nodes, feeds, ["y0", "y1"], inits), feeds, rtol=1e-4, atol=1e-4, scale_tol=True,
+              compile_args=("--winograd", tile))
 
 
 if __name__ == "__main__":
