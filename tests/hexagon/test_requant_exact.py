@@ -8,14 +8,17 @@ modelled here operation for operation in 32-bit unsigned arithmetic (np.uint64 m
 bits: the same shifts, the high word of a 32 x 32-bit product, compares and selects) and must
 give the same value for:
 
-- every int32 x whose result is not saturated (|x| up to 256 / s + 2, exhaustively) for the
-  per-channel scales of real models (tests/models/quantize_models.py's MobileNetV2 when it is
-  there) and for scales at the ends of the supported range [2^-16, 1);
+- every int32 x whose result is not saturated (|x| up to 260 / s, exhaustively) for scales at
+  the ends of the supported range [2^-16, 1) and some between, and (--models) for every
+  per-channel scale of QDQ models (the torchvision MobileNetV2 / ResNet-18 / EfficientNet-B0
+  quantized by tests/models/quantize_models.py) the classes below, exhaustively for one in
+  --model-stride;
 - 0, +-1, powers of two and their neighbours, exact ties and the float32 windows around them
   (x = (n + 0.5) / s +- k), 2^24 +- k, INT32_MIN / MAX, for thousands of scales;
 - millions of random int32 values (uniform over int32 and over the unsaturated range).
 
-Run: python3 tests/hexagon/test_requant_exact.py [--quick]  (exit status 0: all equal)
+Run: python3 tests/hexagon/test_requant_exact.py [--quick] [--models QDQ.onnx ...]
+(exit status 0: all equal)
 """
 import argparse
 import sys
@@ -113,27 +116,42 @@ def zero_points():
             (-5, -128, 127)]
 
 
-def model_scales():
-    """Per-channel requantization factors x_scale * w_scale[c] / y_scale of a QDQ model when one is built."""
-    import glob
-    import os
+def model_scales(paths):
+    """The per-channel requantization factors float32(float32(x_scale * w_scale[c]) / y_scale)
+    (onnxruntime's ComputeOutputScale) of every Conv / MatMul / Gemm of QDQ models: the
+    scales of the DequantizeLinear nodes in front of its input and weight and of the
+    QuantizeLinear after it (through one Relu / Clip)."""
+    import onnx
+    from onnx import numpy_helper
     scales = []
-    here = os.path.dirname(os.path.abspath(__file__))
-    for path in sorted(glob.glob(os.path.join(here, "..", "models", "**", "*int8*.onnx"), recursive=True))[:3]:
-        try:
-            import onnx
-            from onnx import numpy_helper
-        except ImportError:
-            return scales
-        g = onnx.load(path).graph
+    for path in paths:
+        g = onnx.load(str(path)).graph
         init = {t.name: numpy_helper.to_array(t) for t in g.initializer}
+        producer = {o: n for n in g.node for o in n.output}
+        consumers = {}
+        for n in g.node:
+            for i in n.input:
+                consumers.setdefault(i, []).append(n)
+
+        def dq_scale(name):
+            n = producer.get(name)
+            return init.get(n.input[1]) if n is not None and n.op_type == "DequantizeLinear" else None
+
         for node in g.node:
-            if node.op_type == "QLinearConv":
-                xs, ws, ys = (init.get(node.input[i]) for i in (1, 4, 6))
-                if xs is None or ws is None or ys is None:
-                    continue
-                for w in np.atleast_1d(ws):
-                    scales.append(np.float32(np.float32(np.float32(xs) * np.float32(w)) / np.float32(ys)))
+            if node.op_type not in ("Conv", "MatMul", "Gemm"):
+                continue
+            xs, ws = dq_scale(node.input[0]), dq_scale(node.input[1])
+            out = node.output[0]
+            nxt = consumers.get(out, [])
+            if len(nxt) == 1 and nxt[0].op_type in ("Relu", "Clip"):
+                out = nxt[0].output[0]
+                nxt = consumers.get(out, [])
+            q = [n for n in nxt if n.op_type == "QuantizeLinear"]
+            if xs is None or ws is None or not q or q[0].input[1] not in init:
+                continue
+            ys = np.float32(init[q[0].input[1]])
+            for w in np.atleast_1d(ws).astype(np.float32):
+                scales.append(np.float32(np.float32(np.float32(xs) * w) / ys))
     return scales
 
 
@@ -141,6 +159,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--models", nargs="*", default=[],
+                    help="QDQ models: every per-channel scale of their convs and matrix products exhaustively "
+                         "below saturation (e.g. tests/generated/models/qdq/*.qdq.onnx)")
+    ap.add_argument("--model-stride", type=int, default=100,
+                    help="every this many distinct model scales (in order) is checked exhaustively; the others "
+                         "over the ties' windows, the boundary classes and 1000 random values")
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
     ok = True
@@ -148,7 +172,6 @@ def main():
     scales = [np.float32(2.0**-16), np.nextafter(np.float32(1.0), np.float32(0)), np.float32(0.5), np.float32(2.0**-10),
               np.float32(1e-3), np.float32(0.0123), np.float32(0.25), np.float32(0.999)]
     scales += list(np.float32(2.0) ** rng.uniform(-16, 0, 3000 if not args.quick else 300).astype(np.float32))
-    scales += [np.float32(v) for v in model_scales()]
     scales = [s for s in scales if supported(s)]
     exhaustive = scales[:6] + scales[-40:] if not args.quick else scales[:3]
     tested = 0
@@ -164,6 +187,21 @@ def main():
         for zp, lo, hi in zero_points()[:2] + zero_points()[4:5]:
             for start in range(-limit, limit + 1, 1 << 22):
                 ok &= check(np.arange(start, min(start + (1 << 22), limit + 1)), s, zp, lo, hi, "exhaustive")
+    mscales = sorted({float(v) for v in model_scales(args.models)})
+    unsupported = [v for v in mscales if not supported(np.float32(v))]
+    for i, v in enumerate(v for v in mscales if supported(np.float32(v))):
+        s = np.float32(v)
+        zp, lo, hi = zero_points()[i % len(zero_points())]
+        ok &= check(special_values(s), s, zp, lo, hi, "model scale, special")
+        ok &= check(rng.integers(-int(260 / float(s)), int(260 / float(s)) + 1, 1000), s, zp, lo, hi, "model scale, random")
+        if i % args.model_stride == 0:  # every int32 below saturation
+            limit = min(int(260 / float(s)) + 4, 2**24 + 64)
+            for start in range(-limit, limit + 1, 1 << 22):
+                ok &= check(np.arange(start, min(start + (1 << 22), limit + 1)), s, zp, lo, hi, "model scale, exhaustive")
+    if args.models:
+        checked = len(mscales) - len(unsupported)
+        print(f"models: {len(mscales)} distinct scales, {checked} checked ({(checked + args.model_stride - 1) // args.model_stride} "
+              f"of them exhaustively below saturation), {len(unsupported)} outside [2^-16, 1) (the scalar path): {unsupported[:5]}")
     print(f"{tested} scales ({len(exhaustive)} exhaustively below saturation): {'all equal' if ok else 'MISMATCHES'}")
     return 0 if ok else 1
 
