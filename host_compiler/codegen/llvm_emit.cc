@@ -817,7 +817,7 @@ class Emitter {
     for (size_t u = 0; u < copies; ++u) {
       select_copy(u);
       if (lanes > 1 && float_scalar_epilogue_) {
-        emit_epilogue_lane_by_lane(acc_values[u], lanes, end);
+        if (!emit_requantize_vector(acc_values[u], lanes, end)) emit_epilogue_lane_by_lane(acc_values[u], lanes, end);
         continue;
       }
       acc_ = acc_values[u];
@@ -857,6 +857,234 @@ class Emitter {
     }, /*keep_rolled=*/true);
     vars_[var] = base;
     begin_lanes(var, lanes, end);
+  }
+
+  // ---- requantization in integer vector operations ----
+  // The epilogue saturate(round_half_even(float32(x) * s) + zp) of an int32 x (ops_quant.cc
+  // requantize: QLinearConv / QLinearMatMul / QDQ groups), where float arithmetic is scalar
+  // (Hexagon v65: no HVX float), computed exactly in 32-bit integer lanes instead.
+  //
+  // The chain above the Round: Add / Sub / Max / Min by integer constants, then a Cast to an
+  // 8-bit type; it is monotone, so where it gives the same value at r = +-256 and at
+  // +-FLT_MAX every |r| >= 256 saturates and only |round(v)| <= 256 needs computing exactly.
+  //
+  // With s = m * 2^-e (m the 24-bit significand, e in [24, 39], i.e. s in [2^-16, 1)) and
+  // a = min(|x|, 2^24) (float32(x) = x below 2^24; above it float32(x) * s >= 2^24 * s >= 256
+  // saturates anyway), v = a * m * 2^-e exactly and P = a * m < 2^48:
+  //   hi = floor(P / 2^24) (the high word of a * (m << 8)), lo = P mod 2^32;
+  //   v >= 256  iff  hi >= 2^(e - 16)                          (saturated: r = 256);
+  //   else q = floor(P / 2^sh), sh = e - 24 in [0, 15], is v in 8.24 fixed point:
+  //   q = hi << (24 - sh) | (lo mod 2^24) >> sh, rem = P mod 2^sh (the bits below q);
+  //   n = q >> 24, f = q mod 2^24 (v = n + (f + rem / 2^sh) / 2^24).
+  // float32(v) then round-half-even differs from rounding v once only where float32(v) is a
+  // tie t = n + 0.5 (half-integers below 2^22 are floats; rounding is monotone): v within
+  // half an ulp of t, ulp = 2^(k - 23) for t in [2^k, 2^(k+1)), k = floor(log2 n) for n >= 1,
+  // the window's ends included (t's significand is even). In units of 2^-24 the window is
+  // |f + rem / 2^sh - 2^23| <= 2^k; for n = 0 (t = 0.5, ulp 2^-24 above it, 2^-25 below,
+  // where both roundings give 0 anyway) it is f == 2^23, rem <= 2^(sh - 1). In the window
+  // r = the even one of n, n + 1; elsewhere r = n + (f >= 2^23). The sign is applied last
+  // (both roundings are symmetric). tests/hexagon/test_requant_exact.py checks this form
+  // against numpy's float32 arithmetic over every x below saturation for real models'
+  // scales, and over the boundary classes and random values for many scales.
+  //
+  // A vector with a lane's s outside [2^-16, 1) (or not a positive normal float) takes the
+  // lane-by-lane float epilogue instead (a branch per vector).
+  struct RequantChain {
+    const Value* x = nullptr;  // the int32 value
+    const Value* s = nullptr;  // the float32 factor (a load or a constant)
+    struct Step {
+      const Value* op;       // Add / Sub / Max / Min
+      const Value* operand;  // the other operand: an integer constant or a lane-invariant load
+    };
+    std::vector<Step> ops;  // innermost first
+    const Value* zp = nullptr;  // the one load among the operands (a zero point), if any
+    DType out = DType::U8;
+  };
+  static bool small_int_const(const Value* v) {
+    return v->kind == Value::Kind::Const && v->constant == std::floor(v->constant) && std::fabs(v->constant) <= double(1 << 20);
+  }
+  bool invariant_f32_load(const Value* v) const {
+    return v->kind == Value::Kind::Load && v->dtype == DType::F32 && !v->dynamic && v->guards.empty() &&
+           !load_depends_on(v, vec_var_);
+  }
+  std::optional<RequantChain> match_requant_chain() const {
+    const Value* v = k_.result;
+    if (v->kind != Value::Kind::Alu || v->op != Op::Cast || (v->dtype != DType::U8 && v->dtype != DType::I8) ||
+        v->srcs[0]->dtype != DType::F32 || k_.args[0].dtype != v->dtype)
+      return std::nullopt;
+    RequantChain c;
+    c.out = v->dtype;
+    v = v->srcs[0];
+    while (v->kind == Value::Kind::Alu && v->dtype == DType::F32 &&
+           (v->op == Op::Add || v->op == Op::Sub || v->op == Op::Max || v->op == Op::Min)) {
+      int other = -1;  // the operand that is not the chain: srcs[1], or srcs[0] but for Sub
+      for (int i : {1, 0}) {
+        const Value* o = v->srcs[size_t(i)];
+        if (other < 0 && (i == 1 || v->op != Op::Sub) && (small_int_const(o) || (!c.zp && invariant_f32_load(o)))) other = i;
+      }
+      if (other < 0) return std::nullopt;
+      const Value* o = v->srcs[size_t(other)];
+      if (o->kind == Value::Kind::Load) c.zp = o;
+      c.ops.push_back({v, o});
+      v = v->srcs[size_t(1 - other)];
+    }
+    std::reverse(c.ops.begin(), c.ops.end());
+    if (v->kind != Value::Kind::Alu || v->op != Op::Round || v->dtype != DType::F32) return std::nullopt;
+    v = v->srcs[0];
+    if (v->kind != Value::Kind::Alu || v->op != Op::Mul || v->dtype != DType::F32) return std::nullopt;
+    for (int i = 0; i < 2; ++i) {
+      const Value* x = v->srcs[size_t(i)];
+      const Value* s = v->srcs[size_t(1 - i)];
+      if (x->kind == Value::Kind::Alu && x->op == Op::Cast && x->srcs[0]->dtype == DType::I32 &&
+          (s->kind == Value::Kind::Load || s->kind == Value::Kind::Const) && s->dtype == DType::F32 && !s->dynamic) {
+        c.x = x->srcs[0];
+        c.s = s;
+        break;
+      }
+    }
+    if (!c.x) return std::nullopt;
+    // The chain in float32 as the scalar code computes it, at a rounded value r, the load
+    // operand (if any) holding z.
+    auto chain = [&](float r, float z) {
+      for (const RequantChain::Step& st : c.ops) {
+        const float k = st.operand->kind == Value::Kind::Const ? static_cast<float>(st.operand->constant) : z;
+        switch (st.op->op) {
+          case Op::Add: r = r + k; break;
+          case Op::Sub: r = r - k; break;
+          case Op::Max: r = r > k ? r : k; break;
+          default: r = r < k ? r : k; break;
+        }
+      }
+      return r;
+    };
+    const float lo = c.out == DType::U8 ? 0.0f : -128.0f, hi = c.out == DType::U8 ? 255.0f : 127.0f;
+    const float big = std::numeric_limits<float>::max();
+    // A load operand (the output's zero point) must hold an integer of the output type.
+    const int z_lo = c.zp ? int(lo) : 0, z_hi = c.zp ? int(hi) : 0;
+    for (int z = z_lo; z <= z_hi; ++z)
+      for (float sign : {1.0f, -1.0f}) {
+        float at = chain(sign * 256.0f, float(z)), far = chain(sign * big, float(z));
+        if (at != far || at < lo || at > hi) return std::nullopt;
+      }
+    return c;
+  }
+
+  // Stores int32 lanes (values of the 8-bit type t) as bytes. On HVX with 32 lanes along the
+  // output: two packs (vpacke: the low half of each word, then of each half) put the 32 bytes
+  // at the front of a vector register, stored under a predicate (LLVM splits an unaligned
+  // one into two aligned predicated stores); LLVM would take the words apart one by one.
+  void store_bytes(const Index& ix, LV* words, DType t) {
+    const int lanes = static_cast<int>(llvm::cast<llvm::FixedVectorType>(words->getType())->getNumElements());
+    if (int8_dot_ != TargetSpec::Int8Dot::HvxU8S8 || lanes != 32 || lane_stride(ix, vec_var_, lanes_).value_or(0) != 1) {
+      store(ix, b_.CreateTrunc(words, lanes_of(b_.getInt8Ty(), lanes)), t);
+      return;
+    }
+    auto* v32 = words->getType();
+    LV* halves = b_.CreateIntrinsic(v32, llvm::Intrinsic::hexagon_V6_vpackeh_128B, {words, words});
+    LV* bytes = b_.CreateIntrinsic(v32, llvm::Intrinsic::hexagon_V6_vpackeb_128B, {halves, halves});
+    auto* v128 = llvm::FixedVectorType::get(b_.getInt8Ty(), 128);
+    bytes = b_.CreateBitCast(bytes, v128);
+    std::vector<llvm::Constant*> front;
+    for (int i = 0; i < 128; ++i) front.push_back(b_.getInt1(i < 32));
+    LV* mask = llvm::ConstantVector::get(front);
+    if (lane_mask_) {
+      std::vector<int> widen;
+      for (int i = 0; i < 128; ++i) widen.push_back(i < 32 ? i : 32);
+      mask = b_.CreateShuffleVector(lane_mask_, llvm::Constant::getNullValue(lane_mask_->getType()), widen);
+    }
+    LV* p = b_.CreateInBoundsGEP(b_.getInt8Ty(), buffers_[0], index(ix));
+    annotate(b_.CreateMaskedStore(bytes, p, llvm::Align(1), mask), 0);
+  }
+
+  bool emit_requantize_vector(LV* sums, int lanes, LV* end) {
+    std::optional<RequantChain> c = match_requant_chain();
+    if (!c || lanes < 2) return false;
+    acc_ = sums;
+    LV* x = splat(value(c->x), lanes);
+    LV* sv = splat(value(c->s), lanes);
+    auto* ty = llvm::cast<llvm::VectorType>(x->getType());
+    if (!ty->getElementType()->isIntegerTy(32) || !sv->getType()->getScalarType()->isFloatTy()) return false;
+    auto k = [&](uint32_t v) -> LV* { return llvm::ConstantInt::get(ty, v); };
+    LV* bits = b_.CreateBitCast(sv, ty);
+    LV* ef = b_.CreateLShr(bits, k(23));  // the biased exponent; 256 + it for a negative s
+    LV* bad = b_.CreateICmpUGT(b_.CreateSub(ef, k(111)), k(15));
+    if (lane_mask_) bad = b_.CreateAnd(bad, lane_mask_);
+    LV* any_bad = b_.CreateOrReduce(bad);
+    LV* zp = nullptr;  // the load operand as an int32 splat
+    if (c->zp) {
+      LV* zf = value(c->zp);
+      if (zf->getType()->isVectorTy()) zf = b_.CreateExtractElement(zf, uint64_t{0});
+      const bool u8 = c->out == DType::U8;
+      LV* in_range = b_.CreateAnd(b_.CreateFCmpOGE(zf, llvm::ConstantFP::get(zf->getType(), u8 ? 0.0 : -128.0)),
+                                  b_.CreateFCmpOLE(zf, llvm::ConstantFP::get(zf->getType(), u8 ? 255.0 : 127.0)));
+      LV* zi = b_.CreateFPToSI(b_.CreateSelect(in_range, zf, llvm::ConstantFP::get(zf->getType(), 0.0)), b_.getInt32Ty());
+      LV* exact = b_.CreateAnd(in_range, b_.CreateFCmpOEQ(b_.CreateSIToFP(zi, zf->getType()), zf));
+      any_bad = b_.CreateOr(any_bad, b_.CreateNot(exact));
+      zp = b_.CreateVectorSplat(lanes, zi);
+    }
+
+    const int var = vec_var_;
+    auto* fast = llvm::BasicBlock::Create(ctx_, "requant_vector", fn_);
+    auto* slow = llvm::BasicBlock::Create(ctx_, "requant_lanes", fn_);
+    auto* join = llvm::BasicBlock::Create(ctx_, "requant_done", fn_);
+    b_.CreateCondBr(any_bad, slow, fast);
+
+    b_.SetInsertPoint(fast);
+    LV* e = b_.CreateSub(k(150), ef);
+    LV* m = b_.CreateOr(b_.CreateAnd(bits, k(0x7FFFFF)), k(0x800000));
+    LV* neg = b_.CreateICmpSLT(x, k(0));
+    LV* a = b_.CreateSelect(neg, b_.CreateNeg(x), x);  // INT32_MIN: 2^31 unsigned
+    a = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, a, k(1u << 24));
+    auto* wide = llvm::VectorType::get(b_.getInt64Ty(), ty->getElementCount());
+    LV* hi = b_.CreateTrunc(
+        b_.CreateLShr(b_.CreateMul(b_.CreateZExt(a, wide), b_.CreateZExt(b_.CreateShl(m, k(8)), wide)), llvm::ConstantInt::get(wide, 32)),
+        ty);
+    LV* lo = b_.CreateMul(a, m);
+    LV* sat = b_.CreateICmpUGE(hi, b_.CreateShl(k(1), b_.CreateSub(e, k(16))));
+    LV* sh = b_.CreateSub(e, k(24));
+    LV* q = b_.CreateOr(b_.CreateShl(hi, b_.CreateSub(k(24), sh)), b_.CreateLShr(b_.CreateAnd(lo, k(0xFFFFFF)), sh));
+    LV* pow_sh = b_.CreateShl(k(1), sh);
+    LV* rem = b_.CreateAnd(lo, b_.CreateSub(pow_sh, k(1)));
+    LV* n = b_.CreateLShr(q, k(24));
+    LV* f = b_.CreateAnd(q, k(0xFFFFFF));
+    // The window in units of 2^-25, as 0 / 1 words (Hexagon selects no predicate vectors, and
+    // LLVM would fold and / or of compares into such selects): |2F - 2^24| <= w2 with
+    // F = f + rem / 2^sh, w2 = 2^(32 - clz(n)) (1 for n = 0: half a unit of 2^-24; below
+    // 0.5 both roundings give 0, so the window may reach that far down).
+    LV* w2 = b_.CreateShl(k(1), b_.CreateSub(k(32), b_.CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, n, b_.getFalse())));
+    LV* rem2 = b_.CreateShl(rem, k(1));
+    LV* bit = b_.CreateLShr(rem2, sh);                                          // floor(2 rem / 2^sh)
+    LV* frac_nz = b_.CreateLShr(b_.CreateSub(k(0), b_.CreateAnd(rem2, b_.CreateSub(pow_sh, k(1)))), k(31));
+    LV* g_floor = b_.CreateAdd(b_.CreateShl(f, k(1)), bit);                     // floor(2F)
+    LV* g_ceil = b_.CreateAdd(g_floor, frac_nz);                                // ceil(2F)
+    LV* ge = b_.CreateXor(b_.CreateLShr(b_.CreateSub(g_floor, b_.CreateSub(k(1u << 24), w2)), k(31)), k(1));
+    LV* le = b_.CreateXor(b_.CreateLShr(b_.CreateSub(b_.CreateAdd(k(1u << 24), w2), g_ceil), k(31)), k(1));
+    LV* in_window = b_.CreateAnd(ge, le);
+    // In the window the even one of n, n + 1; elsewhere n + (F > 2^23), F never 2^23 there.
+    LV* up = b_.CreateAnd(b_.CreateOr(b_.CreateAnd(in_window, n), b_.CreateAnd(b_.CreateXor(in_window, k(1)), b_.CreateLShr(f, k(23)))), k(1));
+    LV* r = b_.CreateSelect(sat, k(256), b_.CreateAdd(n, up));
+    r = b_.CreateSelect(neg, b_.CreateNeg(r), r);
+    for (const RequantChain::Step& st : c->ops) {
+      LV* kv = st.operand->kind == Value::Kind::Const
+                   ? llvm::ConstantInt::get(ty, static_cast<uint64_t>(static_cast<int64_t>(st.operand->constant)), true)
+                   : zp;
+      switch (st.op->op) {
+        case Op::Add: r = b_.CreateAdd(r, kv); break;
+        case Op::Sub: r = b_.CreateSub(r, kv); break;
+        case Op::Max: r = b_.CreateSelect(b_.CreateICmpSGT(r, kv), r, kv); break;
+        default: r = b_.CreateSelect(b_.CreateICmpSLT(r, kv), r, kv); break;
+      }
+    }
+    store_bytes(output_index(k_), r, c->out);
+    b_.CreateBr(join);
+
+    b_.SetInsertPoint(slow);
+    emit_epilogue_lane_by_lane(sums, lanes, end);
+    b_.CreateBr(join);
+
+    b_.SetInsertPoint(join);
+    begin_lanes(var, lanes, end);
+    return true;
   }
 
   // ---- dot-product instructions ----

@@ -313,7 +313,7 @@ def vrmpy_dot_products_on_hexagon():
     """hexagon-v65 computes the 8-bit convs and matrix products on HVX: vrmpy (u8 x s8
     quads into 32 int32 lanes, the activation's quad splat), seen in the LLVM IR and in the
     Hexagon machine code (llc-19 + llvm-objdump-19 on that IR); a float model's kernels have
-    none. Compile-time checks: the Hexagon suite (ctest hexagon_e2e_test_int8, qemu-hexagon)
+    none; the conv's requantization is HVX integer code too (vpacke). Compile-time checks: the Hexagon suite (ctest hexagon_e2e_test_int8, qemu-hexagon)
     runs the results."""
     import re
     import shutil
@@ -329,6 +329,10 @@ def vrmpy_dot_products_on_hexagon():
         ir, bundle = WORK / f"vrmpy_{name}.ll", WORK / f"vrmpy_{name}.bundle"
         lib.run_cmd([host, "compile", path, "-o", bundle, "--target", "hexagon-v65", "--dump-llvm-ir", ir])
         assert ("llvm.hexagon.V6.vrmpybusv.acc.128B" in ir.read_text()) == hvx, name
+        # The conv's requantization in HVX integer lanes (llvm_emit.cc emit_requantize_vector):
+        # the 32 bytes packed with vpacke (the Gemm's 1-row output is not 32 lanes wide).
+        if name == "conv":
+            assert "llvm.hexagon.V6.vpackeb.128B" in ir.read_text(), name
         if llc and objdump:
             obj = ir.with_suffix(".o")
             lib.run_cmd([llc, "-O3", "-mcpu=hexagonv65", "-mattr=+hvxv65,+hvx-length128b", "-filetype=obj",

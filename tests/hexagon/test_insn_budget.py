@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""ctest hexagon_insn_budget_mobilenet_v2: the executed packets of one run of an int8 QDQ
+MobileNetV2 on hexagon-v65 under qemu-hexagon (qemu_insn_count/count.py), held to the figure
+committed in insn_budget.json beside this file: the test fails when packets per run grow more
+than 10% over it (and prints the figures either way, with the change against it).
+
+The model: torchvision's MobileNetV2 architecture (stem 3x3/2 conv to 32 channels, the 17
+inverted residual blocks t,c,n,s = 1,16,1,1 6,24,2,2 6,32,3,2 6,64,4,2 6,96,3,1 6,160,3,2
+6,320,1,1, a 1x1 conv to 1280, global average pool, a 1000-way Gemm; ReLU6 as Clip 0..6,
+batch norm folded into the convs as the torch export does), built here with onnx.helper from
+seeded numpy weights so that it needs no torch, on a 1x3x224x224 input, quantized by
+onnxruntime's quantize_static as the int8 suite does (tests/models/quantize_models.py:
+per-channel int8 weights, uint8 activations, 4 seeded calibration inputs). The torchvision
+export (BENCHMARKS.md's hexagon table) has the same layers; its counts differ by the
+data-dependent paths only.
+
+    python3 tests/hexagon/test_insn_budget.py [--update]   (--update rewrites insn_budget.json)
+
+Environment: EDGE_HOST_EDGEC (edgec), EDGE_HEXAGON_BUILD_DIR (the freestanding edgert-run),
+EDGE_QEMU_HEXAGON, EDGE_WORK_DIR (default build/test-work/hexagon-insn-budget).
+About 4-5 minutes on 2 cores: edgec's compile for hexagon-v65 is most of it, the two counted
+qemu runs (--repeat 1 and 2) the rest."""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+sys.path.insert(0, str(REPO / "tests" / "models"))
+BUDGET = HERE / "insn_budget.json"
+KEY = "mobilenet_v2_int8_qdq"
+GROWTH = 1.10  # fail above the committed packets per run times this
+
+
+def mobilenet_v2(seed=0):
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(seed)
+    nodes, inits = [], []
+    counter = [0]
+
+    def name(p):
+        counter[0] += 1
+        return f"{p}{counter[0]}"
+
+    def const(arr, p):
+        n = name(p)
+        inits.append(numpy_helper.from_array(np.asarray(arr), n))
+        return n
+
+    six, zero = const(np.float32(6.0), "six"), const(np.float32(0.0), "zero")
+
+    def conv(x, cin, cout, k=1, stride=1, group=1, relu6=True):
+        fan = cin // group * k * k
+        w = (rng.standard_normal((cout, cin // group, k, k)) * np.sqrt(2.0 / fan)).astype(np.float32)
+        b = (rng.standard_normal(cout) * 0.1).astype(np.float32)
+        out = name("conv")
+        nodes.append(helper.make_node("Conv", [x, const(w, "w"), const(b, "b")], [out], name=out, kernel_shape=[k, k],
+                                      strides=[stride, stride], pads=[k // 2] * 4, group=group))
+        if not relu6:
+            return out
+        y = name("clip")
+        nodes.append(helper.make_node("Clip", [out, zero, six], [y], name=y))
+        return y
+
+    x = conv("input", 3, 32, k=3, stride=2)
+    cin = 32
+    for t, c, n, s in ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2),
+                       (6, 320, 1, 1)):
+        for i in range(n):
+            stride = s if i == 0 else 1
+            hidden = cin * t
+            y = conv(x, cin, hidden) if t != 1 else x
+            y = conv(y, hidden, hidden, k=3, stride=stride, group=hidden)
+            y = conv(y, hidden, c, relu6=False)
+            if stride == 1 and cin == c:
+                out = name("add")
+                nodes.append(helper.make_node("Add", [x, y], [out], name=out))
+                y = out
+            x, cin = y, c
+    x = conv(x, cin, 1280)
+    pooled, flat = name("gap"), name("flatten")
+    nodes.append(helper.make_node("GlobalAveragePool", [x], [pooled], name=pooled))
+    nodes.append(helper.make_node("Flatten", [pooled], [flat], name=flat, axis=1))
+    w = (rng.standard_normal((1000, 1280)) * np.sqrt(1.0 / 1280)).astype(np.float32)
+    nodes.append(helper.make_node("Gemm", [flat, const(w, "fc_w"), const(np.zeros(1000, np.float32), "fc_b")], ["output"],
+                                  name="fc", transB=1))
+    g = helper.make_graph(nodes, "mobilenet_v2", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 224, 224])],
+                          [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 1000])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m
+
+
+def run(cmd):
+    res = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
+    if res.returncode != 0:
+        raise SystemExit(f"{' '.join(map(str, cmd))} exited with {res.returncode}:\n{res.stderr[-4000:]}{res.stdout[-4000:]}")
+    return res.stdout
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--update", action="store_true", help="write this run's figures to insn_budget.json")
+    args = ap.parse_args()
+    edgec = os.environ.get("EDGE_HOST_EDGEC", str(REPO / "build" / "host_compiler" / "edgec"))
+    hexagon = Path(os.environ.get("EDGE_HEXAGON_BUILD_DIR", REPO / "build" / "hexagon"))
+    work = Path(os.environ.get("EDGE_WORK_DIR", REPO / "build" / "test-work" / "hexagon-insn-budget"))
+    work.mkdir(parents=True, exist_ok=True)
+    import quantize_models as qm
+    t0 = time.time()
+    qdq = qm.quantize(mobilenet_v2(), work / "mobilenet_v2.qdq.onnx", calibration=4, seed=0)
+    x = np.random.default_rng(1).standard_normal((1, 3, 224, 224)).astype(np.float32)
+    np.save(work / "input.npy", x)
+    t1 = time.time()
+    bundle = work / "mobilenet_v2.qdq.hexagon-v65.bundle"
+    run([edgec, "compile", qdq, "-o", bundle, "--target", "hexagon-v65", "-q"])
+    t2 = time.time()
+    figures = work / "figures.json"
+    cmd = [sys.executable, HERE / "qemu_insn_count" / "count.py", bundle, "--input", f"input={work / 'input.npy'}",
+           "--runner", hexagon / "device_runtime" / "edgert-run", "--edgec", edgec, "--json", figures, "--work", work / "count"]
+    if os.environ.get("EDGE_QEMU_HEXAGON"):
+        cmd += ["--qemu", os.environ["EDGE_QEMU_HEXAGON"]]
+    run(cmd)
+    t3 = time.time()
+    one = json.loads(figures.read_text())["one_run"]
+    now = {"packets": one["packets"], "instructions": one["instructions"], "hvx": one["hvx"]}
+    print(f"int8 QDQ MobileNetV2 (224x224) on hexagon-v65, one run: {now['packets']:,} packets, "
+          f"{now['instructions']:,} instructions, HVX {100.0 * now['hvx'] / max(1, now['instructions']):.1f}%")
+    print(f"time: model + quantization {t1 - t0:.0f} s, compile {t2 - t1:.0f} s, count {t3 - t2:.0f} s")
+    budget = json.loads(BUDGET.read_text()) if BUDGET.exists() else {}
+    if args.update:
+        budget[KEY] = now
+        BUDGET.write_text(json.dumps(budget, indent=1) + "\n")
+        print(f"wrote {BUDGET}")
+        return 0
+    if KEY not in budget:
+        print(f"FAIL: no committed figure for {KEY} in {BUDGET} (run with --update)")
+        return 1
+    ref = budget[KEY]
+    change = now["packets"] / ref["packets"] - 1.0
+    print(f"committed: {ref['packets']:,} packets, {ref['instructions']:,} instructions; packets {change * 100:+.1f}%")
+    if now["packets"] > ref["packets"] * GROWTH:
+        print(f"FAIL: packets per run grew more than {(GROWTH - 1) * 100:.0f}% over {BUDGET.name}")
+        return 1
+    if change < -0.10:
+        print(f"note: packets per run fell {-change * 100:.0f}%: update {BUDGET.name} (--update) to hold the gain")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
