@@ -5,7 +5,6 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <set>
 #include <string>
@@ -303,37 +302,17 @@ int run_command_line(int argc, char** argv) {
   return code >= 0 ? code : run(o);
 }
 
-// --serve. Loading an OpenCL driver costs a process about 0.2 s (rusticl on llvmpipe): more
-// than a small bundle's whole run, so harnesses that run thousands of bundles (the
-// conformance suites) send them here, one command line each. Each one opens, runs and closes
-// its bundle as a process of its own would; a crash ends the server, and the harness knows
-// which command line it was running.
-int serve() {
-  char* line = nullptr;
-  size_t capacity = 0;
-  ssize_t length;
-  while ((length = getline(&line, &capacity, stdin)) > 0) {
-    if (line[length - 1] == '\n') line[--length] = '\0';
-    std::vector<char*> args{const_cast<char*>(kTool)};
-    for (char* field = line; field;) {
-      char* tab = std::strchr(field, '\t');
-      if (tab) *tab++ = '\0';
-      args.push_back(field);
-      field = tab;
-    }
-    args.push_back(nullptr);
-    const int code = run_command_line(static_cast<int>(args.size()) - 1, args.data());
-    std::fflush(stderr);
-    std::printf("\x1e%d\n", code);
-    std::fflush(stdout);
-  }
-  std::free(line);
-  return 0;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 2 && std::strcmp(argv[1], "--serve") == 0) return serve();
+  if (argc == 2 && std::strcmp(argv[1], "--serve") == 0) {
+    // Each command line opens, runs and closes its bundle as a process of its own would.
+    return serve_command_lines(kTool, [](std::vector<std::string>& words) {
+      std::vector<char*> args;
+      for (std::string& w : words) args.push_back(w.data());
+      args.push_back(nullptr);
+      return run_command_line(static_cast<int>(words.size()), args.data());
+    });
+  }
   return run_command_line(argc, argv);
 }

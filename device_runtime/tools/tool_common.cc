@@ -319,4 +319,26 @@ int parse_common_option(const char* tool, const char* usage, int argc, char** ar
   return -1;
 }
 
+int serve_command_lines(const char* tool, const std::function<int(std::vector<std::string>& words)>& run) {
+  char* line = nullptr;
+  size_t capacity = 0;
+  ssize_t length;
+  while ((length = getline(&line, &capacity, stdin)) > 0) {
+    if (line[length - 1] == '\n') line[--length] = '\0';
+    std::vector<std::string> words{tool};
+    for (const char* field = line;;) {
+      const char* tab = std::strchr(field, '\t');
+      words.emplace_back(field, tab ? static_cast<size_t>(tab - field) : std::strlen(field));
+      if (!tab) break;
+      field = tab + 1;
+    }
+    const int code = run(words);
+    std::fflush(stderr);
+    std::printf("\x1e%d\n", code);
+    std::fflush(stdout);
+  }
+  std::free(line);
+  return 0;
+}
+
 }  // namespace edgert_tools

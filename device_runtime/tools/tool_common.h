@@ -1,6 +1,7 @@
 // tool_common.h — what edgert-run and edgert-bench share: argument helpers, loading
 // --input NAME=FILE.npy against a bundle's declared inputs, and tensor formatting.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,13 @@
 #include "npy.h"
 
 namespace edgert_tools {
+
+// --serve (edgert-run, edgec): one command line per line of stdin, arguments separated by
+// tabs. `run` gets each one's words (the tool's name first, as argv) and returns its exit
+// code, which follows the line's output on stdout as "\x1e<code>\n". Returns 0 at the end of
+// the input. A process per command line costs more than a small model's work (edgec loads
+// LLVM, edgert-run an OpenCL driver): test harnesses send thousands through one of these.
+int serve_command_lines(const char* tool, const std::function<int(std::vector<std::string>& words)>& run);
 
 // The options edgert-run and edgert-bench share.
 struct CommonOptions {

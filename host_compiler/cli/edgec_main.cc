@@ -753,33 +753,22 @@ namespace {
 
 int edgec_main(int argc, char** argv);
 
-// edgec --serve (see the usage text).
+// edgec --serve [--target T] (see the usage text): T for each compile line naming none.
 int serve(const std::vector<std::string>& args) {
   std::string target;
   if (args.size() == 3 && args[1] == "--target") target = args[2];
   else if (args.size() != 1) return fail("--serve takes only --target T");
-  std::string line;
-  while (std::getline(std::cin, line)) {
-    std::vector<std::string> words{"edgec"};
-    for (size_t start = 0;;) {
-      const size_t tab = line.find('\t', start);
-      words.push_back(line.substr(start, tab - start));
-      if (tab == std::string::npos) break;
-      start = tab + 1;
-    }
+  return edgert_tools::serve_command_lines("edgec", [&](std::vector<std::string>& words) {
     const bool names_target = std::any_of(words.begin(), words.end(), [](const std::string& w) {
       return w == "--target" || w.rfind("--target=", 0) == 0;
     });
-    if (words[1] == "compile" && !target.empty() && !names_target) words.insert(words.end(), {"--target", target});
+    if (words.size() > 1 && words[1] == "compile" && !target.empty() && !names_target)
+      words.insert(words.end(), {"--target", target});
     std::vector<char*> argv;
     for (std::string& w : words) argv.push_back(w.data());
     argv.push_back(nullptr);
-    const int rc = edgec_main(static_cast<int>(words.size()), argv.data());
-    std::fflush(stderr);
-    std::printf("\x1e%d\n", rc);
-    std::fflush(stdout);
-  }
-  return 0;
+    return edgec_main(static_cast<int>(words.size()), argv.data());
+  });
 }
 
 int edgec_main(int argc, char** argv) {

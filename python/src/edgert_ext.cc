@@ -498,20 +498,14 @@ class Context {
   }
   bool profiling() const { return profiling_; }
   // Per-command times of the last run (profiling on): [(ns), ...] in queue order.
-  nb::list command_times() const {
-    if (!ctx_) raise_closed("profile: the context is closed");
+  nb::list command_times() const { return ns_list(edgert_context_command_times, "profile"); }
+  nb::list timestamps() const { return ns_list(edgert_context_timestamps, "timestamps"); }
+  // The runtime's nanosecond arrays (command times, timestamps) as a list of ints.
+  nb::list ns_list(edgert_status (*get)(const edgert_context*, const uint64_t**, int32_t*), const char* what) const {
+    if (!ctx_) raise_closed((std::string(what) + ": the context is closed").c_str());
     const uint64_t* ns = nullptr;
     int32_t n = 0;
-    check(edgert_context_command_times(ctx_, &ns, &n), "profile");
-    nb::list l;
-    for (int32_t i = 0; i < n; ++i) l.append(ns[i]);
-    return l;
-  }
-  nb::list timestamps() const {
-    if (!ctx_) raise_closed("timestamps: the context is closed");
-    const uint64_t* ns = nullptr;
-    int32_t n = 0;
-    check(edgert_context_timestamps(ctx_, &ns, &n), "timestamps");
+    check(get(ctx_, &ns, &n), what);
     nb::list l;
     for (int32_t i = 0; i < n; ++i) l.append(ns[i]);
     return l;
