@@ -566,7 +566,8 @@ class Skip(Exception):
 class Suite:
     """Minimal runner: @suite.case registers a function; suite.main() runs them all
     (or those whose name contains one of argv[1:]), prints a closing
-    'N passed, N failed' and exits 1 on any failure."""
+    'N passed, N failed' and exits 1 on any failure. EDGE_SUITE_SHARD=K/N runs every Nth
+    selected case from the Kth (1-based), so ctest can run one long suite as N tests."""
 
     def __init__(self, name: str):
         self.name = name
@@ -579,6 +580,10 @@ class Suite:
     def main(self, argv=None):
         argv = sys.argv[1:] if argv is None else argv
         selected = [c for c in self.cases if not argv or any(a in c.__name__ for a in argv)]
+        shard = os.environ.get("EDGE_SUITE_SHARD")
+        if shard:
+            k, n = (int(v) for v in shard.split("/"))
+            selected = selected[k - 1::n]
         passed = failed = skipped = 0
         for case in selected:
             t0 = time.time()
