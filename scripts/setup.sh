@@ -10,14 +10,17 @@
 #        (Mesa's ir3 compiler for edgec --target adreno630); scikit-build-core, nanobind (the
 #        Python package: pyproject.toml, python/), pytest (its tests, tests/python/)
 #   --torchvision: also Debian's python3-torchvision (for tests/models/, manual check)
+#   --dev: also ccache and ninja (faster rebuilds across git worktrees; not needed by the tests)
 # Quiet when nothing is missing; safe to run any number of times.
 set -euo pipefail
 
 WITH_TORCHVISION=0
+WITH_DEV=0
 for arg in "$@"; do
   case "$arg" in
     --torchvision) WITH_TORCHVISION=1 ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    --dev) WITH_DEV=1 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option $arg" >&2; exit 2 ;;
   esac
 done
@@ -27,6 +30,7 @@ APT_PACKAGES=(build-essential cmake llvm-19-dev clang-19 lld-19 libflatbuffers-d
               g++-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user
               libclang-rt-19-dev opencl-headers ocl-icd-libopencl1 ocl-icd-opencl-dev pocl-opencl-icd mesa-opencl-icd clinfo)
 if [[ $WITH_TORCHVISION == 1 ]]; then APT_PACKAGES+=(python3-torchvision); fi
+if [[ $WITH_DEV == 1 ]]; then APT_PACKAGES+=(ccache ninja-build); fi
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
