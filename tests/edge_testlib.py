@@ -566,12 +566,23 @@ class Skip(Exception):
 class Suite:
     """Minimal runner: @suite.case registers a function; suite.main() runs them all
     (or those whose name contains one of argv[1:]), prints a closing
-    'N passed, N failed' and exits 1 on any failure. EDGE_SUITE_SHARD=K/N runs every Nth
-    selected case from the Kth (1-based), so ctest can run one long suite as N tests."""
+    'N passed, N failed' and exits 1 on any failure. EDGE_SUITE_SHARD=K/N runs the Kth of N
+    (1-based) shares of the selected cases, so ctest can run one long suite as N tests: the
+    shares are balanced by `costs` (case name -> rough seconds, default 1), longest first."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, costs=None):
         self.name = name
         self.cases = []
+        self.costs = costs or {}
+
+    def shard(self, selected, k, n):
+        loads = [0.0] * n
+        owner = {}
+        for case in sorted(selected, key=lambda c: -self.costs.get(c.__name__, 1)):
+            i = loads.index(min(loads))
+            owner[case.__name__] = i
+            loads[i] += self.costs.get(case.__name__, 1)
+        return [c for c in selected if owner[c.__name__] == k - 1]
 
     def case(self, fn):
         self.cases.append(fn)
@@ -583,7 +594,7 @@ class Suite:
         shard = os.environ.get("EDGE_SUITE_SHARD")
         if shard:
             k, n = (int(v) for v in shard.split("/"))
-            selected = selected[k - 1::n]
+            selected = self.shard(selected, k, n)
         passed = failed = skipped = 0
         for case in selected:
             t0 = time.time()
