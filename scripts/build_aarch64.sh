@@ -2,9 +2,9 @@
 # Cross-builds the device runtime for aarch64 with toolchains/aarch64-linux-gnu.cmake
 # (Debian's g++-aarch64-linux-gnu; nothing else): libedgert.a + libedgert.so, static
 # edgert-run / edgert-bench, the runtime unit tests, and the Python module (DIR/python/edgert,
-# _edgert.so; needs the arm64 Python root of scripts/setup_aarch64_python.sh). Then installs it into DIR/install and
-# builds tests/aarch64/consumer against the installed package (find_package(edgert)), as
-# an application would. Prints the sizes of what a device gets.
+# _edgert.so; needs the arm64 Python root of scripts/setup_aarch64_python.sh). Then installs
+# it into DIR/install and builds tests/aarch64/consumer against the installed package
+# (find_package(edgert)), as an application would. Prints the sizes of what a device gets.
 #   AARCH64_BUILD_DIR=...  default $BUILD_DIR/aarch64 (BUILD_DIR default build)
 #   EDGE_SKIP_SETUP=1      skip setup.sh
 #   EDGE_AARCH64_PYTHON_ROOT=...  the arm64 Python root, default build/aarch64-python-root
