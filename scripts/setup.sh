@@ -9,6 +9,8 @@
 #   pip (for the python3 on PATH): onnx==1.17.0, onnxruntime, numpy, ml_dtypes, tinymesa==25.2.7.2
 #        (Mesa's ir3 compiler for edgec --target adreno630); scikit-build-core, nanobind (the
 #        Python package: pyproject.toml, python/), pytest (its tests, tests/python/)
+#   arm64 root (EDGE_AARCH64=0 skips it): Debian's python3.11 + numpy for arm64, unpacked into
+#        build/aarch64-python-root by scripts/setup_aarch64_python.sh (the aarch64 binding's test)
 #   --torchvision: also Debian's python3-torchvision (for tests/models/, manual check)
 #   --dev: also ccache and ninja (faster rebuilds across git worktrees; not needed by the tests)
 # Quiet when nothing is missing; safe to run any number of times.
@@ -20,7 +22,7 @@ for arg in "$@"; do
   case "$arg" in
     --torchvision) WITH_TORCHVISION=1 ;;
     --dev) WITH_DEV=1 ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option $arg" >&2; exit 2 ;;
   esac
 done
@@ -79,3 +81,11 @@ fi
 # conformance runner (tests/onnx/run_node_tests.py) reads.
 "$PYTHON" -c 'import onnx, os, sys; d = os.path.join(os.path.dirname(onnx.__file__), "backend/test/data/node"); sys.exit(not os.path.isdir(d))' \
   || { echo "setup: the installed onnx wheel has no backend node test data" >&2; exit 1; }
+# Debian's arm64 Python 3.11 + numpy unpacked into build/aarch64-python-root (nothing installed
+# system-wide): the aarch64 Python binding is built against it and tested in it under qemu.
+# Not fatal (e.g. offline): without the root the module is not cross-built and that test fails,
+# saying how to make it.
+if [[ ${EDGE_AARCH64:-1} != 0 ]]; then
+  "$(dirname "${BASH_SOURCE[0]}")/setup_aarch64_python.sh" ||
+    echo "setup: no arm64 Python root (scripts/setup_aarch64_python.sh failed): the ctest aarch64_python_binding will fail" >&2
+fi

@@ -1,14 +1,21 @@
 #!/usr/bin/env python3
 """Latency of edgert against onnxruntime on the same models, in the same run.
 
-For each model: compile with edgec, then alternate ROUNDS times between `edgert-bench
---iters K` and K timed onnxruntime runs (same inputs, same thread count, onnxruntime with
-its default graph optimizations). Each round gives one median per engine; the table shows
-the median over rounds and the ratio edgert / onnxruntime (below 1: edgert is faster).
-Alternating keeps both engines under the same machine load, which matters on shared hosts.
+For each model: compile with edgec, then alternate ROUNDS times between K timed edgert runs
+and K timed onnxruntime runs (same inputs, same thread count, onnxruntime with its default
+graph optimizations). Each round gives one median per engine; the table shows the median over
+rounds and the ratio edgert / onnxruntime (below 1: edgert is faster). Alternating keeps both
+engines under the same machine load, which matters on shared hosts.
+
+edgert runs in this process through the Python binding (edgert: the build's staged package,
+else an installed one): ctx.run(inputs, out=arrays), timed from Python like onnxruntime's
+sess.run, after 2 warm-up runs. --cli times `edgert-bench --iters K` instead (a subprocess per
+round; the time edgert-bench measures itself). --baseline-build DIR implies --cli, for both
+builds: another build may have no binding, and both sides are timed the same way. The JSON
+says which with "edgert_via" ("binding" or "cli").
 
     python3 tests/bench/benchmark.py MODEL.onnx ... [--threads 1[,2...]] [--rounds 5] [--iters 20]
-        [--target x86_64] [--markdown OUT.md] [--json OUT.json] [--baseline-build DIR]
+        [--target x86_64] [--markdown OUT.md] [--json OUT.json] [--baseline-build DIR] [--cli]
 
 --baseline-build DIR also compiles and runs each model with the edgec and edgert-bench of
 another build (e.g. of an older commit) in the same alternating rounds, and reports this
@@ -60,6 +67,37 @@ def random_inputs(session, seed):
     return feeds
 
 
+def import_edgert():
+    """The build's staged edgert package (BUILD/python, scripts/build.sh makes it: the same
+    build as the edgec that compiled the bundles), else one installed with pip."""
+    staged = lib.build_dir() / "python"
+    if (staged / "edgert" / "__init__.py").is_file():
+        sys.path.insert(0, str(staged))
+    import edgert
+    return edgert
+
+
+def binding_runner(edgert, bundle, threads, feeds, iters):
+    """A function that times `iters` runs of the bundle through the binding and returns their
+    median in ms (the inputs bound in place, the outputs written into arrays made once)."""
+    b = edgert.Bundle(str(bundle))
+    # As edgert-bench without --require-prepared: an OpenCL bundle may build its kernels from source.
+    ctx = b.context(threads=threads, allow_source_build=True)
+    inputs = {t.name: np.ascontiguousarray(feeds[t.name], dtype=t.dtype) for t in b.inputs}
+    out = ctx.empty_outputs()
+    for _ in range(2):
+        ctx.run(inputs, out=out)
+
+    def median_ms():
+        times = []
+        for _ in range(iters):
+            t0 = time.perf_counter()
+            ctx.run(inputs, out=out)
+            times.append((time.perf_counter() - t0) * 1e3)
+        return statistics.median(times)
+    return median_ms
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("models", nargs="+")
@@ -73,6 +111,8 @@ def main():
     ap.add_argument("--baseline-args", default="", help="extra edgec compile options for the baseline")
     ap.add_argument("--edgec-args", default="", help="extra edgec compile options for this build's bundle")
     ap.add_argument("--openvino", action="store_true", help="also time OpenVINO (its default CPU precision)")
+    ap.add_argument("--cli", action="store_true",
+                    help="time edgert with edgert-bench subprocesses instead of the Python binding")
     ap.add_argument("--profile", action="store_true",
                     help="also list the kernels edgert-bench --profile marks SLOW (far below the model's mean GFLOP/s)")
     args = ap.parse_args()
@@ -80,6 +120,8 @@ def main():
     thread_counts = [int(t) for t in str(args.threads).split(",")]
 
     edgec, bench = lib.find_tool("edgec"), lib.find_tool("edgert-bench")
+    use_cli = args.cli or bool(args.baseline_build)
+    edgert = None if use_cli else import_edgert()
     base = None
     if args.baseline_build:
         bdir = Path(args.baseline_build)
@@ -135,11 +177,17 @@ def main():
                                          check=True, capture_output=True, text=True).stdout
                     return json.loads(out.strip().splitlines()[-1])["median_ms"]
 
+                if use_cli:
+                    edge_run = lambda: bench_median(bench, bundle)  # noqa: E731
+                    base_run = lambda: bench_median(base[1], base_bundle)  # noqa: E731
+                else:
+                    edge_run = binding_runner(edgert, bundle, threads, feeds, args.iters)
+                    base_run = binding_runner(edgert, base_bundle, threads, feeds, args.iters) if base else None
                 edge_medians, ort_medians, base_medians, ov_medians = [], [], [], []
                 for _ in range(args.rounds):
-                    edge_medians.append(bench_median(bench, bundle))
+                    edge_medians.append(edge_run())
                     if base:
-                        base_medians.append(bench_median(base[1], base_bundle))
+                        base_medians.append(base_run())
                     ort_medians.append(timed(lambda: sess.run(None, feeds)))
                     if ov_request:
                         ov_medians.append(timed(lambda: ov_request.infer(feeds)))
@@ -179,13 +227,16 @@ def main():
             cells += [f"{v:.2f}", f"{e / v:.2f}"]
         table.append("| " + " | ".join(cells) + " |")
     text = "\n".join(table)
-    print(f"\ntarget {args.target}, threads {args.threads}, {args.rounds} rounds x {args.iters} runs, alternating\n{text}")
+    via = "cli" if use_cli else "binding"
+    print(f"\ntarget {args.target}, threads {args.threads}, {args.rounds} rounds x {args.iters} runs, alternating; "
+          f"edgert through the {'edgert-bench CLI' if use_cli else 'Python binding'}\n{text}")
     if args.markdown:
         with open(args.markdown, "a") as f:
             f.write(text + "\n")
     if args.json:
         Path(args.json).write_text(json.dumps({
             "target": args.target, "threads": thread_counts, "rounds": args.rounds, "iters": args.iters,
+            "edgert_via": via,
             "models": [{"model": n, "threads": t, "edgert_ms": e, "onnxruntime_ms": o, "baseline_ms": b,
                         "openvino_ms": v, **({"profile": profiles[(n, t)]} if (n, t) in profiles else {})}
                        for n, t, e, o, b, v in rows]}, indent=1) + "\n")

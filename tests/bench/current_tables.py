@@ -326,6 +326,11 @@ def wrap(command, width=100):
     return "\n".join(lines + [line])
 
 
+# How benchmark.py ran edgert (its JSON's "edgert_via"): both time runs of K, in medians.
+EDGERT_VIA = {"binding": "through the Python binding, timed from Python as onnxruntime is",
+              "cli": "`edgert-bench` subprocesses, timed inside the tool"}
+
+
 def cpu_section(target, fp32, q, threads, rounds, iters, date, commit, notes):
     label = {"x86_64": "`x86_64` (AVX2 + FMA code)", "x86_64-avx512": "`x86_64-avx512` (AVX-512 code)"}[target]
     res, cmd, ld = bench_run(fp32 + q, target, threads, rounds, iters)
@@ -364,7 +369,7 @@ In short, edgert's time as a multiple of onnxruntime's on the models below: {'; 
 
 Measured {date} at `{commit}`, at {' and '.join(map(str, threads))} thread{'s' if max(threads) > 1 else ''} (edgert `--threads`,
 onnxruntime `intra_op_num_threads`). Each figure is the median over {rounds} rounds of each round's
-median of {iters} runs; edgert-bench and onnxruntime alternate in every round, and the ratio is
+median of {iters} runs; edgert ({EDGERT_VIA[res.get('edgert_via', 'cli')]}) and onnxruntime alternate in every round, and the ratio is
 edgert / onnxruntime from the same rounds (below 1: edgert is faster). int8 rows: the same model
 quantized to QDQ, both engines on the same QDQ file. Load average (1 min): {', '.join(loads)}.
 
