@@ -68,6 +68,10 @@ const char* kUsage =
     "                           channels in and out) as Winograd F(2x2, 3x3) or F(4x4, 3x3):\n"
     "                           auto picks per conv (default on CPU targets), 2 or 4 forces\n"
     "                           that tile, 0 keeps direct sums (default on OpenCL targets)\n"
+    "  --padded-grouped-convs 1|0  1: a padded stride-1 grouped conv (float, 1 < groups <\n"
+    "                           channels) reads a zero-bordered copy of its input made by a\n"
+    "                           kernel of its own and runs without bounds tests (default on\n"
+    "                           CPU targets); 0: border tiles test the padding\n"
     "  --precision fp32|bf16    bf16: convolutions and matrix products with constant weights\n"
     "                           take bfloat16 operands (weights stored as bf16, activations\n"
     "                           rounded to bf16), products summed in float32 with AVX512_BF16\n"
@@ -358,6 +362,10 @@ int cmd_compile(const std::vector<std::string>& args) {
       else if (v == "2") opt.winograd = Winograd::Tile2;
       else if (v == "4") opt.winograd = Winograd::Tile4;
       else throw edgec::CompileError("--winograd wants auto, 2, 4 or 0, not '" + v + "'");
+    } else if (a == "--padded-grouped-convs") {
+      std::string v = value();
+      if (v != "0" && v != "1") throw edgec::CompileError("--padded-grouped-convs wants 1 or 0, not '" + v + "'");
+      opt.padded_grouped_convs = v == "1";
     } else if (a == "--precision") {
       std::string v = value();
       if (v == "fp32") opt.precision = edgec::DType::F32;

@@ -21,6 +21,9 @@ struct CompileOptions {
   ReferenceOptions reference;                  // --embed-reference and its values
   // Stride-1 3x3 convs (edgec --winograd); unset: Auto where the target says so, else Off.
   std::optional<Winograd> winograd;
+  // Padded stride-1 grouped convs over an explicitly padded copy of their input (edgec
+  // --padded-grouped-convs; ImportOptions::padded_grouped_convs); unset: on CPU targets.
+  std::optional<bool> padded_grouped_convs;
   // --precision: F32, or BF16 (convolutions and matrix products with constant weights take
   // bfloat16 operands; codegen/target.h with_precision says which targets can).
   DType precision = DType::F32;

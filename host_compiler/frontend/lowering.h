@@ -31,6 +31,7 @@ class OpContext {
   const int64_t opset;  // version of the default (ai.onnx) operator set the model imports
   Winograd winograd = Winograd::Off;  // ImportOptions::winograd
   DotLayout dots;                       // ImportOptions::dots
+  bool padded_grouped_convs = false;    // ImportOptions::padded_grouped_convs
 
   // Throws CompileError(message); the importer prefixes the node name and op type.
   [[noreturn]] void fail(const std::string& message) const;

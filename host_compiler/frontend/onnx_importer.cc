@@ -153,6 +153,7 @@ struct NodeImporter {
   int64_t opset, ml_opset;
   Winograd winograd = Winograd::Off;  // ImportOptions::winograd
   DotLayout dots;                       // ImportOptions::dots
+  bool padded_grouped_convs = false;    // ImportOptions::padded_grouped_convs
 
   void run(const onnx::GraphProto& graph, Scope& scope) {
     const auto& table = onnx_frontend::op_table();
@@ -188,6 +189,7 @@ struct NodeImporter {
         OpContext ctx(g, node, node_opset, std::move(inputs));
         ctx.winograd = winograd;
         ctx.dots = dots;
+        ctx.padded_grouped_convs = padded_grouped_convs;
         if (!control) outputs = fn->second(ctx);
         else if (node.op_type() == "If") outputs = lower_if(ctx, scope);
         else if (node.op_type() == "Loop") outputs = lower_loop(ctx, scope);
@@ -430,7 +432,7 @@ std::unique_ptr<Graph> import_graph(const onnx::ModelProto& model, const ImportO
 
   Scope top;
   top.values = std::move(values);
-  NodeImporter importer{*g, opset, ml_opset, options.winograd, options.dots};
+  NodeImporter importer{*g, opset, ml_opset, options.winograd, options.dots, options.padded_grouped_convs};
   importer.run(graph, top);
   values = std::move(top.values);
 

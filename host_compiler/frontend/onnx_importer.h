@@ -46,6 +46,10 @@ struct ImportOptions {
   // (CPUs), more weight bytes; results differ from the direct sums by rounding.
   Winograd winograd = Winograd::Off;
   DotLayout dots;
+  // Padded float grouped convs (1 < groups < channels, stride 1) read a zero-bordered
+  // channels-last copy of their input made by a kernel of its own, and run unpadded over
+  // it: every tile takes the reduction without bounds tests (CPU targets; ops_nn.cc).
+  bool padded_grouped_convs = false;
 };
 
 // Throw CompileError naming the ONNX node and op type for anything they cannot import.

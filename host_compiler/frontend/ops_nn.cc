@@ -121,6 +121,30 @@ Node* channels_last_padded(Graph& g, Node* x, int64_t to, double fill) {
   return g.permute(nhwc, {0, 3, 1, 2});
 }
 
+// Whether conv_core gives a grouped conv (1 < groups < channels) an explicitly padded
+// input (ImportOptions::padded_grouped_convs): float 2-D, stride 1, some padding. Stride 2
+// and depthwise convs keep the border tiles (their inside tiles dominate less or the border
+// runs already pay off: llvm_emit.cc).
+bool pads_grouped_input(const Node* x, int64_t groups, bool dot_operands, const WindowSpec& spec) {
+  if (x->dtype != DType::F32 || dot_operands || x->shape.size() != 4) return false;
+  if (groups <= 1 || groups >= x->shape[1]) return false;
+  for (int64_t s : spec.stride)
+    if (s != 1) return false;
+  int64_t padding = 0;
+  for (size_t i = 0; i < spec.kernel.size(); ++i) padding += spec.pad_lo[i] + spec.pad_hi[i] + spec.extra_hi[i];
+  return padding > 0;
+}
+
+// x (N, C, H, W) padded over H and W as `spec` says (with fill), realized as (N, H', W', C):
+// a buffer of its own that the consumer's window reads unpadded, each pixel's channels
+// together as in the other channels-last intermediates.
+Node* channels_last_padded_spatial(Graph& g, Node* x, const WindowSpec& spec, double fill) {
+  Node* nhwc = g.pad(g.permute(x, {0, 2, 3, 1}), {0, spec.pad_lo[0], spec.pad_lo[1], 0},
+                     {0, spec.pad_hi[0] + spec.extra_hi[0], spec.pad_hi[1] + spec.extra_hi[1], 0}, fill);
+  nhwc->realize = true;
+  return g.permute(nhwc, {0, 3, 1, 2});
+}
+
 // y (N, M, O...) + bias (M) where there is one.
 Node* add_conv_bias(OpContext& ctx, Node* y, Node* bias) {
   if (!bias) return y;
@@ -190,7 +214,17 @@ Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, co
                         : int8 && g.is_constant(w) && ctx.dots.int8_group > 1 && cg % ctx.dots.int8_group == 0 ? ctx.dots.int8_group
                                                                                                      : 1;
   if (bf16) x = bf16_operand(g, x);
-  Node* win = windows(g, x, spec, fill);  // (N, C, O..., K...)
+  WindowSpec window = spec;
+  if (ctx.padded_grouped_convs && pads_grouped_input(x, groups, int8 || bf16, spec)) {
+    // The zero border written once into a channels-last copy of x: the conv then runs
+    // unpadded, every tile without bounds tests (the border tiles of a grouped conv's
+    // small per-group reductions otherwise cost as much as the inside).
+    x = channels_last_padded_spatial(g, x, spec, fill);
+    std::fill(window.pad_lo.begin(), window.pad_lo.end(), 0);
+    std::fill(window.pad_hi.begin(), window.pad_hi.end(), 0);
+    std::fill(window.extra_hi.begin(), window.extra_hi.end(), 0);
+  }
+  Node* win = windows(g, x, window, fill);  // (N, C, O..., K...)
   Shape out_spatial(win->shape.begin() + 2, win->shape.begin() + 2 + k);
   // The channels of a group as (C/G/group, group): one dim (group 1) or two.
   Shape channel_dims{cg / group};

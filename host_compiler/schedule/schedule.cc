@@ -96,6 +96,10 @@ class Scheduler {
           // Not through a Pad: the padded copy would be a bigger buffer and one more pass.
           bool view = reads_each_once(consumer->op) && consumer->op != Op::Pad;
           if (!(is_elementwise(consumer->op) || view)) break;
+          // Nor into a permutation that only a realized Pad reads (a padded channels-last copy, ops_nn.cc
+          // channels_last_padded_spatial): the reduce would store its result permuted, in a
+          // layout no kernel reads well; stored before it, it keeps its own.
+          if (consumer->op == Op::Permute && only_padded_after(consumer)) break;
           // A widening cast is read with the consumer's loads: the narrow value is stored
           // (bf16 activations, half the bytes; the bf16 dot products load pairs of them).
           if (is_widening_cast(consumer)) break;
@@ -190,6 +194,19 @@ class Scheduler {
 
   // Meaningful only where uses_ is 1.
   const Node* single_consumer(const Node* n) const { return consumer_[n->id]; }
+
+  // Whether the view `n` and the views after it, each the only consumer of the one before,
+  // end in a Pad that the frontend realizes (a padded copy; a Concat's pads are fused).
+  bool only_padded_after(const Node* n) const {
+    while (uses_[n->id] == 1 && !realized_[n->id]) {
+      const Node* c = single_consumer(n);
+      if (!c) return false;
+      if (c->op == Op::Pad) return c->realize;
+      if (!reads_each_once(c->op)) return false;
+      n = c;
+    }
+    return false;
+  }
 
   // Returns true if it realized another node.
   bool split_kernels() {

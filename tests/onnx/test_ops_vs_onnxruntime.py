@@ -539,6 +539,60 @@ def grouped_convs():
               compile_args=("--winograd", tile))
 
 
+@suite.case
+def padded_grouped_convs():
+    """Padded grouped convs, which the CPU targets run unpadded over a zero-bordered
+    channels-last copy of their input (stride 1; ImportOptions::padded_grouped_convs):
+    1 to 64 channels per group, strides 1 and 2, symmetric, asymmetric and one-sided pads,
+    dilation, 3x3, 5x5 and 3x1 kernels, a fused bias + residual + ReLU epilogue, one reading the model's NCHW input
+    directly, batch 2. The stride-1 ones must have their copy kernel (the kernel dump)."""
+    #          c_in, c_out, groups, kernel, stride, dilation, pads
+    configs = ((32, 32, 16, (3, 3), 1, 1, [1, 1, 1, 1]),   # 2 per group
+               (64, 64, 16, (3, 3), 1, 1, [1, 1, 1, 1]),   # 4 per group (ResNeXt's first stage)
+               (64, 64, 8, (3, 3), 1, 1, [2, 1, 0, 2]),    # 8 per group, asymmetric
+               (48, 48, 4, (3, 3), 1, 1, [1, 1, 1, 1]),    # 12 per group
+               (48, 48, 3, (3, 3), 1, 1, [1, 1, 1, 1]),    # 16 per group (RegNet)
+               (48, 48, 2, (5, 5), 1, 1, [2, 2, 2, 2]),    # 24 per group, 5x5
+               (32, 64, 8, (3, 3), 1, 2, [2, 2, 2, 2]),    # 4 in, 8 out, dilated
+               (128, 128, 2, (3, 1), 1, 1, [1, 0, 1, 0]),  # 64 per group, 3x1: rows padded only
+               (64, 64, 2, (3, 3), 2, 1, [1, 1, 1, 1]),    # 32 per group, stride 2
+               (32, 32, 8, (3, 3), 2, 1, [0, 0, 1, 1]),    # 4 per group, stride 2, padded after
+               (16, 32, 16, (3, 3), 1, 1, [1, 1, 1, 1]))   # 1 in, 2 out (channel multiplier)
+    for batch in (1, 2):
+        feeds = {"x": randn(batch, 8, 11, 13)}
+        nodes, inits, outs = [], [], []
+        for i, (c, m, g, k, s, d, pads) in enumerate(configs if batch == 1 else configs[1:3]):
+            nodes += [h.make_node("Conv", ["x", f"ws{i}"], [f"s{i}"]),
+                      h.make_node("Relu", [f"s{i}"], [f"r{i}"]),
+                      h.make_node("Conv", [f"r{i}", f"wg{i}", f"bg{i}"], [f"g{i}"], group=g, kernel_shape=list(k),
+                                  strides=[s, s], dilations=[d, d], pads=pads)]
+            inits += [(f"ws{i}", randn(c, 8, 1, 1, scale=0.5)),
+                      (f"wg{i}", randn(m, c // g, *k, scale=(2 / (k[0] * k[1] * c // g)) ** 0.5)),
+                      (f"bg{i}", randn(m, scale=0.1)), (f"wo{i}", randn(4, m, 1, 1, scale=(1 / m) ** 0.5))]
+            if c == m and s == 1 and d == 1 and pads[0] + pads[2] == k[0] - 1 and pads[1] + pads[3] == k[1] - 1:
+                # Same size out: the residual add and ReLU ride on the conv's epilogue.
+                nodes += [h.make_node("Add", [f"g{i}", f"r{i}"], [f"a{i}"]), h.make_node("Relu", [f"a{i}"], [f"q{i}"])]
+            else:
+                nodes.append(h.make_node("Relu", [f"g{i}"], [f"q{i}"]))
+            nodes.append(h.make_node("Conv", [f"q{i}", f"wo{i}"], [f"y{i}"]))
+            outs.append(f"y{i}")
+        # Straight from the model's input (NCHW), 4 per group, and written as a model output.
+        nodes.append(h.make_node("Conv", ["x", "wx"], ["gx"], group=2, kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
+        inits.append(("wx", randn(8, 4, 3, 3, scale=0.3)))
+        outs.append("gx")
+        m = model(nodes, feeds, outs, inits)
+        check(m, feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
+    if lib.opencl_target():
+        return  # the copy is for the CPU targets' tiles
+    for flag, want in (((), 3), (("--padded-grouped-convs", "0"), 0)):
+        # batch 2: two stride-1 padded grouped convs and the one on the model's input
+        dump = WORK / "padded_grouped.kernels.txt"
+        lib.run_tool([lib.find_tool("edgec"), "compile", WORK / f"m{_count[0]}.onnx", "-o", WORK / "padded_grouped.bundle",
+                      "--dump-kernels", dump, *flag])
+        copies = [line for line in dump.read_text().splitlines() if line.startswith("kernel ") and "_Pad_" in line]
+        assert len(copies) == want, f"{flag}: expected {want} padded copies, the dump has {len(copies)}: {copies}"
+
+
 if __name__ == "__main__":
     WORK = lib.work_dir("ops_vs_onnxruntime")
     sys.exit(suite.main())

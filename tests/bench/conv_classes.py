@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""GFLOP/s of a model's grouped convs against its dense convs (issue 22: grouped convs as fast
+as dense ones per FLOP), from `edgert-bench --profile --json`.
+
+Each profiled kernel is matched to the ONNX Conv it computes (the kernel is named after the
+value it stores: the conv's output or that of the elementwise ops fused after it) and counted
+as dense (group 1), grouped (1 < group < channels) or depthwise; a class's GFLOP/s is its
+FLOPs over its time (so the big convs weigh most). The copies that give padded grouped convs
+their zero border (kernels named `Pad_...`) are counted apart, and once more with the grouped
+convs' time; `other` is every kernel matched to no conv (pooling, and convs whose stored value
+has no ONNX name, such as a 1x1 downsampling conv stored before its residual add). Repeats the profile and reports the median of each figure.
+
+    python3 tests/bench/conv_classes.py MODEL.onnx ... [--target x86_64] [--threads 1]
+        [--repeats 3] [--iters 10]
+
+Tools come from EDGEC / EDGERT_BENCH or build/."""
+import argparse
+import json
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import onnx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import edge_testlib as lib  # noqa: E402
+
+# Ops that edgec fuses into a conv's epilogue: the kernel may be named after their output.
+EPILOGUE_OPS = {"Relu", "BatchNormalization", "Add", "Clip", "Sigmoid", "Mul", "HardSigmoid", "HardSwish", "Gelu"}
+
+
+def sanitize(name):
+    return re.sub(r"[^A-Za-z0-9_]", "_", name)
+
+
+def conv_classes(model_path):
+    """{sanitized value name: class} for each conv's output and the epilogue values after it."""
+    m = onnx.load(str(model_path), load_external_data=False)
+    inits = {i.name: list(i.dims) for i in m.graph.initializer}
+    consumers = {}
+    for n in m.graph.node:
+        for i in n.input:
+            consumers.setdefault(i, []).append(n)
+    classes = {}
+    for n in m.graph.node:
+        if n.op_type != "Conv":
+            continue
+        group = next((a.i for a in n.attribute if a.name == "group"), 1)
+        w = inits.get(n.input[1])
+        c_in = w[1] * group if w else None
+        kind = "dense" if group == 1 else "depthwise" if c_in is not None and group == c_in else "grouped"
+        out = n.output[0]
+        while True:
+            classes[sanitize(out)] = kind
+            users = consumers.get(out, [])
+            if len(users) != 1 or users[0].op_type not in EPILOGUE_OPS:
+                break
+            out = users[0].output[0]
+    return classes
+
+
+def profile(bench, bundle, threads, iters):
+    res = subprocess.run([str(bench), str(bundle), "--profile", "--json", "--threads", str(threads), "--iters",
+                          str(iters)], check=True, capture_output=True, text=True)
+    return json.loads(res.stdout)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("models", nargs="+")
+    ap.add_argument("--target", default="x86_64")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--iters", type=int, default=10)
+    ap.add_argument("--edgec-args", default="", help="extra edgec compile options")
+    args = ap.parse_args()
+    edgec, bench = lib.find_tool("edgec"), lib.find_tool("edgert-bench")
+    with tempfile.TemporaryDirectory() as tmp:
+        for model in args.models:
+            classes = conv_classes(model)
+            bundle = Path(tmp) / (Path(model).stem + ".bundle")
+            subprocess.run([str(edgec), "compile", model, "-o", str(bundle), "-q", "--target", args.target,
+                            *args.edgec_args.split()], check=True, stdout=subprocess.DEVNULL)
+            figures = {}
+            for _ in range(args.repeats):
+                p = profile(bench, bundle, args.threads, args.iters)
+                flops, ms = {}, {}
+                for cmd in p["profile"]:
+                    name = re.sub(r"^k\d+_", "", cmd["name"])
+                    kind = "pad copy" if name.startswith("Pad_") else classes.get(name)
+                    if kind is None:
+                        kind = "other"
+                    flops[kind] = flops.get(kind, 0) + cmd["flops"]
+                    ms[kind] = ms.get(kind, 0.0) + cmd["mean_ms"]
+                rate = {k: flops[k] / (ms[k] * 1e6) for k in flops if ms[k] > 0}
+                row = {f"{k} GFLOP/s": r for k, r in rate.items() if flops[k] > 0}
+                row.update({f"{k} ms": t for k, t in ms.items()})
+                if "dense" in rate and "grouped" in rate:
+                    row["grouped / dense"] = rate["grouped"] / rate["dense"]
+                    with_copies = flops["grouped"] / ((ms["grouped"] + ms.get("pad copy", 0.0)) * 1e6)
+                    row["grouped incl. pad copies / dense"] = with_copies / rate["dense"]
+                for k, v in row.items():
+                    figures.setdefault(k, []).append(v)
+            print(f"{Path(model).name} ({args.target}, {args.threads} thread(s), median of {args.repeats} profiles):")
+            for k in sorted(figures):
+                print(f"  {k:36s} {statistics.median(figures[k]):9.3f}   ({', '.join(f'{v:.3f}' for v in figures[k])})")
+
+
+if __name__ == "__main__":
+    main()
