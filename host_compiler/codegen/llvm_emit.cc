@@ -138,6 +138,7 @@ class Emitter {
     if (reduce_vec_ >= 0) vec = -1;
     unroll_dim_ = choose_unroll_dim(reduce_vec_ >= 0 ? reduce_vec_ : vec, k_.launch.parallel_dim);
     choose_register_tile(vec, vec >= 0 ? lanes_for(out[vec]) : 1);
+    find_depthwise_hvx(vec);
     return vec;
   }
 
@@ -730,6 +731,9 @@ class Emitter {
         for (llvm::AllocaInst* sum : sums) b_.CreateStore(llvm::Constant::getNullValue(sum_type), sum);
       }
       std::function<void(size_t)> loop_red = [&](size_t level) {
+        if (level == 0 && depthwise_.x && lanes == 32 && vectors == kDepthwiseVectors &&
+            emit_depthwise_hvx(copies, select_copy, accs))
+          return;
         if (level == reduce_order_.size()) {
           for (size_t u = 0; u < copies; ++u) {
             select_copy(u);
@@ -1367,6 +1371,159 @@ class Emitter {
     return true;
   }
 
+
+  // ---- 8-bit depthwise convs on HVX as 16-bit products ----
+  // A depthwise conv's output channel reads one input channel: no reduction over channels
+  // for vrmpy's quads. Its taps are products of uint8 activations and int8 weights over 128
+  // channels at a time (the activations channels-last, the weights in panels of 128 channels
+  // per tap: DotLayout::int8_depthwise_columns): vmpybusv multiplies 128 byte pairs into
+  // 16-bit products (exact: |u8 x s8| < 2^15), as even / odd channels in a vector pair, and
+  // vaddhw_acc widens two taps' products and adds them into 32-bit sums (exact), also as
+  // even / odd halves. Per pixel and two taps: 2 vmpybusv, 2 vaddhw_acc for 256 products,
+  // where 32-bit lanes take about 8 instructions per 32. After the taps the sums are
+  // shuffled back into channel order (4 vshuff per pixel) for the epilogue's 32-lane vectors.
+  // An activation row is read with two aligned loads and a valign, both inside the bytes
+  // the step uses (a step's last channels may end near a buffer's end: an unaligned load
+  // could cross into an unmapped page).
+  static constexpr int kDepthwiseVectors = 4;  // 32-lane vectors per step: 128 channels
+  struct DepthwiseHvx {
+    const Value* x = nullptr;  // the activation (uint8, channels-last, padding guards)
+    const Value* w = nullptr;  // the weight panel (int8)
+    double fill = 0.0;         // what x reads where its guard fails (the zero point)
+  };
+  void find_depthwise_hvx(int vec) {
+    depthwise_ = {};
+    if (int8_dot_ != TargetSpec::Int8Dot::HvxU8S8 || !int_vectors_ || vec < 0 || reduce_vec_ >= 0 ||
+        k_.reduce_op != Op::ReduceSum || k_.acc_dtype != DType::I32)
+      return;
+    const Value* body = k_.reduce_body;
+    if (body->kind != Value::Kind::Alu || body->op != Op::Mul) return;
+    double fill_a = 0, fill_b = 0;
+    bool shift_a = false, shift_b = false;
+    const Value* a = dot_load_under(body->srcs[0], &fill_a, &shift_a);
+    const Value* b = dot_load_under(body->srcs[1], &fill_b, &shift_b);
+    if (!a || !b || shift_a || shift_b) return;
+    if (k_.args[a->arg].dtype != DType::U8) std::swap(a, b), std::swap(fill_a, fill_b);
+    if (k_.args[a->arg].dtype != DType::U8 || k_.args[b->arg].dtype != DType::I8 || !b->guards.empty()) return;
+    const int step = vector_lanes_ * kDepthwiseVectors;
+    if (lane_stride(a->index, vec, step) != 1 || lane_stride(b->index, vec, step) != 1) return;
+    for (const Guard& g : a->guards)
+      if (index_depends_on(g.index, vec)) return;
+    int64_t taps = 1;
+    for (int64_t e : k_.reduce_extents) taps *= e;
+    if (taps < 2 || taps > 25) return;  // written out: up to 5x5
+    depthwise_ = {a, b, fill_a};
+    tile_vectors_ = kDepthwiseVectors;
+    // Pixels per tile: their 4 pairs of sums stay in registers with a tap pair's loads.
+    unroll_ = unroll_dim_ >= 0 ? static_cast<int>(std::min<int64_t>(4, k_.out_shape[size_t(unroll_dim_)])) : 1;
+  }
+
+  // The 128 bytes from p (of which the first `valid` are used) as two aligned loads inside
+  // those bytes and a valign.
+  LV* load_row_aligned(LV* p, int64_t valid, int arg) {
+    auto* v32 = llvm::FixedVectorType::get(b_.getInt32Ty(), 32);
+    LV* addr = b_.CreatePtrToInt(p, b_.getInt32Ty());
+    LV* skew = b_.CreateAnd(addr, b_.getInt32(127));
+    LV* lo_p = b_.CreateGEP(b_.getInt8Ty(), p, b_.CreateNeg(skew));
+    LV* hi_off = b_.CreateSub(b_.CreateAnd(b_.CreateAdd(addr, b_.getInt32(static_cast<uint32_t>(valid - 1))), b_.getInt32(~127u)), addr);
+    LV* hi_p = b_.CreateGEP(b_.getInt8Ty(), p, hi_off);
+    auto* lo = b_.CreateAlignedLoad(v32, lo_p, llvm::Align(128));
+    auto* hi = b_.CreateAlignedLoad(v32, hi_p, llvm::Align(128));
+    annotate(lo, arg);
+    annotate(hi, arg);
+    return b_.CreateIntrinsic(v32, llvm::Intrinsic::hexagon_V6_valignb_128B, {hi, lo, skew});
+  }
+
+  // The whole reduction of the tile (copies: pixels x kDepthwiseVectors) into accs; false
+  // where it cannot take it (a ragged step whose weight panel would end past the buffer).
+  template <typename SelectCopy>
+  bool emit_depthwise_hvx(size_t copies, SelectCopy& select_copy, const std::vector<llvm::AllocaInst*>& accs) {
+    using llvm::Intrinsic::ID;
+    const size_t pixels = copies / kDepthwiseVectors;
+    const int step = vector_lanes_ * kDepthwiseVectors;
+    const int first = static_cast<int>(k_.out_shape.size());
+    const int nr = static_cast<int>(k_.reduce_extents.size());
+    select_copy(0);
+    int64_t valid = step;  // channels of this step that exist
+    if (lane_mask_) {
+      auto* start = llvm::dyn_cast<llvm::ConstantInt>(vars_[vec_var_]);
+      if (!start) return false;
+      const int64_t c0 = start->getSExtValue();
+      valid = k_.out_shape[size_t(vec_var_)] - c0;
+      std::optional<int64_t> last = largest_index_at(depthwise_.w->index, vec_var_, c0 + step - 1);
+      if (valid <= 0 || !last || *last >= k_.args[depthwise_.w->arg].numel) return false;
+    }
+    auto* v32 = llvm::FixedVectorType::get(b_.getInt32Ty(), 32);
+    auto* v64 = llvm::FixedVectorType::get(b_.getInt32Ty(), 64);
+    LV* fill = b_.CreateBitCast(b_.CreateVectorSplat(128, b_.getInt8(static_cast<uint8_t>(static_cast<int>(depthwise_.fill)))), v32);
+    auto half = [&](LV* pair, bool hi) {
+      return b_.CreateIntrinsic(v32, hi ? ID(llvm::Intrinsic::hexagon_V6_hi_128B) : ID(llvm::Intrinsic::hexagon_V6_lo_128B), {pair});
+    };
+    // The taps in row-major order of the reduce dims.
+    std::vector<std::vector<int64_t>> taps{{}};
+    for (int j = 0; j < nr; ++j) {
+      std::vector<std::vector<int64_t>> next;
+      for (const auto& t : taps)
+        for (int64_t v = 0; v < k_.reduce_extents[size_t(j)]; ++v) {
+          next.push_back(t);
+          next.back().push_back(v);
+        }
+      taps = std::move(next);
+    }
+    auto at_tap = [&](const std::vector<int64_t>& t) {
+      for (int j = 0; j < nr; ++j) vars_[size_t(first + j)] = ic(t[size_t(j)]);
+    };
+    // Sums per pixel: (channels 4i, 4i+2) and (4i+1, 4i+3) as vector pairs.
+    std::vector<LV*> even(pixels, nullptr), odd(pixels, nullptr);
+    for (size_t t = 0; t < taps.size(); t += 2) {
+      const size_t in_pair = std::min<size_t>(2, taps.size() - t);
+      std::vector<LV*> w(in_pair);
+      for (size_t i = 0; i < in_pair; ++i) {
+        select_copy(0);
+        at_tap(taps[t + i]);
+        auto* ld = b_.CreateAlignedLoad(v32, b_.CreateInBoundsGEP(b_.getInt8Ty(), buffers_[depthwise_.w->arg], index(depthwise_.w->index)),
+                                        llvm::Align(1));
+        annotate(ld, depthwise_.w->arg);
+        w[i] = ld;
+      }
+      for (size_t px = 0; px < pixels; ++px) {
+        std::vector<LV*> prod(2, nullptr);
+        for (size_t i = 0; i < in_pair; ++i) {
+          select_copy(px * kDepthwiseVectors);
+          at_tap(taps[t + i]);
+          const Value* xl = depthwise_.x;
+          LV* ok = guards_known_true_ || xl->guards.empty() ? nullptr : guards_hold(xl->guards, false);
+          LV* idx = index(xl->index);
+          if (ok) idx = b_.CreateSelect(ok, idx, ic(0));
+          LV* row = load_row_aligned(b_.CreateInBoundsGEP(b_.getInt8Ty(), buffers_[xl->arg], idx), valid, xl->arg);
+          if (ok) row = b_.CreateSelect(ok, row, fill);
+          prod[i] = b_.CreateIntrinsic(v64, llvm::Intrinsic::hexagon_V6_vmpybusv_128B, {row, w[i]});
+        }
+        LV* zero = llvm::Constant::getNullValue(v32);
+        for (bool hi : {false, true}) {
+          LV* p0 = half(prod[0], hi);
+          LV* p1 = prod[1] ? half(prod[1], hi) : zero;
+          LV*& acc = hi ? odd[px] : even[px];
+          acc = acc ? b_.CreateIntrinsic(v64, llvm::Intrinsic::hexagon_V6_vaddhw_acc_128B, {acc, p0, p1})
+                    : b_.CreateIntrinsic(v64, llvm::Intrinsic::hexagon_V6_vaddhw_128B, {p0, p1});
+        }
+      }
+    }
+    // Back to channel order: interleave words (4i | 4i+1, 4i+2 | 4i+3), then word pairs.
+    auto shuffle = [&](LV* lo_src, LV* hi_src, int bytes) {
+      return b_.CreateIntrinsic(v64, llvm::Intrinsic::hexagon_V6_vshuffvdd_128B, {hi_src, lo_src, b_.getInt32(static_cast<uint32_t>(-bytes))});
+    };
+    for (size_t px = 0; px < pixels; ++px) {
+      LV* e = shuffle(half(even[px], false), half(odd[px], false), 4);  // 4i, 4i+1
+      LV* f = shuffle(half(even[px], true), half(odd[px], true), 4);    // 4i+2, 4i+3
+      LV* g0 = shuffle(half(e, false), half(f, false), 8);              // channels 0..63
+      LV* g1 = shuffle(half(e, true), half(f, true), 8);                // channels 64..127
+      LV* in_order[kDepthwiseVectors] = {half(g0, false), half(g0, true), half(g1, false), half(g1, true)};
+      for (int v = 0; v < kDepthwiseVectors; ++v) b_.CreateStore(in_order[v], accs[px * kDepthwiseVectors + size_t(v)]);
+    }
+    select_copy(0);
+    return true;
+  }
 
   // The guards of the reduce body's loads (a conv's padding).
   std::vector<const Guard*> reduce_guards() const {
@@ -2412,6 +2569,7 @@ class Emitter {
   const std::string int8_dot_feature_;
   const bool x86_gathers_;  // AVX2 / AVX-512 gather 32-bit lanes (vpgatherdd)
   DotGroups dot_;
+  DepthwiseHvx depthwise_;
   const std::string target_features_;    // TargetSpec::llvm_features
   std::set<std::string> used_features_;  // CPU features of the instructions emitted (runtime names)  // edgec --tune's choice, or null
   bool half_;                        // F16 values computed in half (kHalfBlock)

@@ -108,6 +108,7 @@ std::vector<TargetSpec> all_targets() {
     h.int8_dot = TargetSpec::Int8Dot::HvxU8S8;
     h.int8_dot_group = 4;
     h.int8_dot_columns = 32;
+    h.int8_depthwise_columns = 128;  // a tap's 128 channels: one HVX vector of bytes
     targets.push_back(h);
   }
   // AVX512_BF16 (Cooper Lake, Sapphire Rapids, Zen 4 and later) comes with AVX-512 only.

@@ -53,6 +53,8 @@ struct TargetSpec {
   std::string int8_dot_feature;
   int int8_dot_group = 1;
   int int8_dot_columns = 16;
+  // The same for 8-bit depthwise convs (DotLayout::int8_depthwise_columns).
+  int int8_depthwise_columns = 16;
   // Storage and arithmetic. F16 intermediates are kept as F16 only where the target reads
   // and writes half cheaply (GPUs: vload_half / vstore_half; aarch64-fp16); other CPUs store
   // them as F32 (AVX2 has no masked or gathered 16-bit loads, see ScheduleOptions).

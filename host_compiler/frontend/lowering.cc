@@ -400,18 +400,18 @@ Node* cropped_to_columns(Graph& g, Node* y, int64_t n) {
 }
 }  // namespace
 
-Node* packed_in_column_blocks(Graph& g, Node* x) {
+Node* packed_in_column_blocks(Graph& g, Node* x, int64_t columns) {
   const Shape s = x->shape;
   const int64_t r = int64_t(s.size()), n = s.back();
-  if (n <= kColumnBlock) {
+  if (n <= kColumnBlock && columns == kColumnBlock) {
     x->packed = true;
     return x;
   }
-  Node* filled = filled_to_column_blocks(g, x);
-  const int64_t blocks = filled->shape.back() / kColumnBlock;
+  Node* filled = filled_to_column_blocks(g, x, columns);
+  const int64_t blocks = filled->shape.back() / columns;
   Shape split(s.begin(), s.end() - 1);
   split.push_back(blocks);
-  split.push_back(kColumnBlock);
+  split.push_back(columns);
   std::vector<int64_t> to_stored{r - 1}, to_split;  // (..., N/16, 16) <-> (N/16, ..., 16)
   for (int64_t i = 0; i < r - 1; ++i) to_stored.push_back(i), to_split.push_back(i + 1);
   to_stored.push_back(r);

@@ -142,8 +142,9 @@ Node* int8_operand_i32(Graph& g, Node* v, bool shift);
 // contiguous panel, so a tile of output channels streams its weights from consecutive
 // memory — and read through a view of x's shape; the last panel is filled up with zeros.
 // Where N is 16 or less, x itself is stored. Marks the stored node packed (constant
-// folding materializes it and keeps the view above it).
-Node* packed_in_column_blocks(Graph& g, Node* x);
+// folding materializes it and keeps the view above it). columns: panels of that many
+// columns instead of 16 (a multiple of 16), the last one always filled up.
+Node* packed_in_column_blocks(Graph& g, Node* x, int64_t columns = 16);
 // The same for the operand of a dot-product instruction that reduces `group` consecutive
 // elements per lane (vdpbf16ps: pairs): x (..., K, N), K a multiple of group, stored as
 // (N/columns, ..., K/group, columns, group) and read as (..., K/group, group, N); columns

@@ -30,6 +30,11 @@ struct DotLayout {
   // Output channels per packed weight panel of an 8-bit dot (packed_in_column_groups): a
   // multiple of the lanes one instruction fills (HVX's vrmpy: 32 int32 lanes).
   int64_t int8_columns = 16;
+  // Output channels per packed weight panel of an 8-bit depthwise conv (one input channel
+  // per output channel): each tap's weights for that many consecutive channels are one
+  // contiguous row, filled up with zeros (HVX: 128, one vector register of bytes that the
+  // 16-bit products read in one load; llvm_emit.cc emit_depthwise_hvx). 16 elsewhere.
+  int64_t int8_depthwise_columns = 16;
 };
 
 struct ImportOptions {

@@ -92,13 +92,14 @@ Node* reduce_taps(Graph& g, Op op, Node* win, size_t k) {
 // that computes a vector of output channels (channels-last) loads it in one piece, the
 // taps follow each other in the order the reduction reads them, and a tile of 16 output
 // channels reads one contiguous panel (packed_in_column_blocks).
-Node* packed_conv_weight(Graph& g, Node* w) {
+// columns: panels of that many output channels (DotLayout::int8_depthwise_columns).
+Node* packed_conv_weight(Graph& g, Node* w, int64_t columns = 16) {
   size_t k = w->shape.size() - 2;
   std::vector<int64_t> pack, unpack{int64_t(k) + 1, int64_t(k)};
   for (size_t i = 0; i < k; ++i) pack.push_back(2 + int64_t(i)), unpack.push_back(int64_t(i));
   pack.push_back(1);
   pack.push_back(0);
-  return g.permute(packed_in_column_blocks(g, g.permute(w, pack)), unpack);
+  return g.permute(packed_in_column_blocks(g, g.permute(w, pack), columns), unpack);
 }
 
 // The same for a dot-product instruction reducing `group` channels per lane (DotLayout):
@@ -249,8 +250,12 @@ Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, co
   wv_shape.insert(wv_shape.end(), k, 1);
   wv_shape.insert(wv_shape.end(), channel_dims.begin(), channel_dims.end());
   wv_shape.insert(wv_shape.end(), kernel.begin(), kernel.end());
+  // An 8-bit depthwise conv (one input channel per output channel): panels of the target's
+  // depthwise width (HVX: 128 channels, one vector of bytes per tap).
+  const bool depthwise = int8 && groups > 1 && cg == 1 && mg == 1 && g.is_constant(w);
   Node* wv = bf16        ? packed_conv_weight_groups(g, g.cast(w, DType::BF16), group, 16)
              : group > 1 ? packed_conv_weight_groups(g, w, group, ctx.dots.int8_columns)
+             : depthwise ? packed_conv_weight(g, w, ctx.dots.int8_depthwise_columns)
                          : packed_conv_weight(g, w);
   wv = g.reshape(bf16 ? g.cast(wv, DType::F32) : wv, wv_shape);
   if (int8) {

@@ -102,6 +102,23 @@ def grouped(seed=6, size=16):
     return b.model(y, [1, 8, size // 2, size // 2])
 
 
+def inverted_residual(seed=7, size=16):
+    """MobileNetV2's inverted residual blocks: 1x1 expansion, depthwise 3x3 (stride 1, 144
+    channels: a whole step of 128 and a ragged one of 16 on HVX) with a residual Add, then
+    a depthwise 5x5 of stride 2 over 96 channels (EfficientNet's kernel size)."""
+    b = Builder(seed, [1, 3, size, size])
+    lo, hi = b.const(np.float32(0), "lo"), b.const(np.float32(6), "hi")
+    relu6 = lambda y: b.op("Clip", [y, lo, hi])  # noqa: E731
+    x = relu6(b.conv("input", 3, 16))
+    y = relu6(b.conv(x, 16, 144, k=1))
+    y = relu6(b.conv(y, 144, 144, group=144))
+    y = b.op("Add", [x, b.conv(y, 144, 16, k=1)])
+    y = relu6(b.conv(y, 16, 96, k=1))
+    y = relu6(b.conv(y, 96, 96, k=5, stride=2, group=96))
+    y = b.conv(y, 96, 24, k=1)
+    return b.model(y, [1, 24, size // 2, size // 2])
+
+
 def concat_pool(seed=3, size=16):
     b = Builder(seed, [1, 3, size, size])
     x = b.op("Relu", [b.conv("input", 3, 8)])
@@ -349,6 +366,24 @@ def residual_add_maxpool():
 @suite.case
 def depthwise_clip_avgpool():
     check("depthwise", depthwise())
+
+
+@suite.case
+def inverted_residual_blocks():
+    """Depthwise + pointwise + residual (MobileNetV2 / EfficientNet), exact: on hexagon-v65
+    the depthwise convs as HVX 16-bit products (llvm_emit.cc emit_depthwise_hvx)."""
+    check("inverted_residual", inverted_residual())
+    if os.environ.get("EDGE_TARGET", "").startswith("hexagon"):
+        # The exact results above came from the 16-bit products, not from int32 lanes: the
+        # bundle's machine code (count.py's disassembly of its code section) has them.
+        import re
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "hexagon" / "qemu_insn_count"))
+        import count
+        host = os.environ.get("EDGE_HOST_EDGEC", lib.find_tool("edgec"))
+        blob, _, cpu = count.bundle_code(WORK / "inverted_residual.bundle", host)
+        insns = [i for p in count.disassemble({raw for _, raw in count.split_packets(blob)}, cpu).values() for i in p or []]
+        assert any(re.search(r"\.h = vmpy\(v\d+\.ub,v\d+\.b\)", i) for i in insns), "no vmpybusv"
+        assert any(re.search(r"\.w \+= vadd\(v\d+\.h,v\d+\.h\)", i) for i in insns), "no vaddhw_acc"
 
 
 @suite.case
