@@ -1790,7 +1790,11 @@ class Emitter {
       // channels when a vector of output channels spans several groups): one masked load of
       // the elements some lane reads, then a shuffle. An element is read where the first lane
       // reading it is a real output (the lanes past the end are a suffix).
-      const int64_t wide = *std::max_element(offsets->begin(), offsets->end()) + 1;
+      // The span rounded up to whole vectors: a masked load of an odd width (5 elements for
+      // 4 channels per group on AVX2) is split into pieces, 3-4 instructions before the
+      // shuffle; a whole vector is one masked load, and its in-lane shuffle one more.
+      const int64_t last = *std::max_element(offsets->begin(), offsets->end());
+      const int64_t wide = (last / lanes_ + 1) * lanes_;
       std::vector<int> first_reader(size_t(wide), -1), picks;
       for (int j = 0; j < lanes_; ++j) {
         const int64_t o = (*offsets)[size_t(j)];
