@@ -675,6 +675,41 @@ class Emitter {
     return false;
   }
 
+  // Whether the innermost reduce loop is written out step by step for a grouped conv whose
+  // vector of output channels spans groups: its input channel c (this loop, a few steps)
+  // moves the span load by one element, so with c a constant every step loads the same
+  // span (from c = 0), which LLVM merges, and only the shuffle differs (span_shift).
+  bool unroll_channels_for_span_reuse(size_t level) const {
+    if (level + 1 != reduce_order_.size() || vec_var_ < 0 || lanes_ < 2) return false;
+    const int var = static_cast<int>(k_.out_shape.size()) + reduce_order_[level];
+    if (k_.reduce_extents[size_t(reduce_order_[level])] > 8) return false;
+    for (const Value* l : reduce_body_loads(k_))
+      if (!l->dynamic && span_shift_var(l->index, var) && loads_shuffled_span(l->index)) return true;
+    return false;
+  }
+  // Whether load() reads ix through a shuffled span (its order of cases: not a strided or
+  // repeating vector load, nor the same element for every lane).
+  bool loads_shuffled_span(const Index& ix) const {
+    const int64_t stride = lane_stride(ix, vec_var_, lanes_).value_or(0);
+    if (stride == 1 || stride == 2 || stride == 4) return false;
+    std::optional<LaneRepeat> repeat = lane_repeat(ix, vec_var_, lanes_);
+    if (repeat && repeat->stride == 1) return false;
+    std::optional<std::vector<int64_t>> offsets = shuffled_span(ix, vec_var_, lanes_);
+    return offsets && std::any_of(offsets->begin(), offsets->end(), [](int64_t o) { return o != 0; });
+  }
+  // Whether `var` enters ix only as a term of coefficient 1 (not inside a div or mod).
+  static bool span_shift_var(const Index& ix, int var) {
+    bool plain = false;
+    for (const auto& [atom, coef] : ix.terms()) {
+      if (atom->kind == Atom::Kind::Var) {
+        if (atom->var == var) plain = coef == 1;
+      } else if (index_depends_on(atom->inner, var)) {
+        return false;
+      }
+    }
+    return plain;
+  }
+
   // Emits the register tile: one output element (or `lanes` of them) for each value of the
   // unrolled dim in `unrolled` (none: just the current one) and each of tile_vectors_
   // vectors along the vectorized dim, sharing the reduce loops.
@@ -771,7 +806,7 @@ class Emitter {
           }, keep_reduce_loops_rolled(copies));
         };
         if (static_cast<int>(level) != block_level) {
-          if (!vectorized && unroll_taps_for_reuse(level)) {
+          if (!vectorized && (unroll_taps_for_reuse(level) || unroll_channels_for_span_reuse(level))) {
             for (int64_t t = 0; t < extent; ++t) {
               vars_[first + j] = ic(t);
               loop_red(level + 1);
@@ -1947,13 +1982,38 @@ class Emitter {
       // channels when a vector of output channels spans several groups): one masked load of
       // the elements some lane reads, then a shuffle. An element is read where the first lane
       // reading it is a real output (the lanes past the end are a suffix).
-      const int64_t wide = *std::max_element(offsets->begin(), offsets->end()) + 1;
+      // The span rounded up to whole vectors: a masked load of an odd width (5 elements for
+      // 4 channels per group on AVX2) is split into pieces, 3-4 instructions before the
+      // shuffle; a whole vector is one masked load, and its in-lane shuffle one more.
+      // A reduce var written out as constants (unroll_channels_for_span_reuse) that moves
+      // the span by one element per step: the span loaded from its step 0, covering every
+      // step, and this step picked by the shuffle (the same load at every step: merged).
+      int shift_var = -1;
+      int64_t shift = 0, steps = 1;
+      const int rank = static_cast<int>(k_.out_shape.size());
+      for (const auto& [atom, coef] : v->index.terms()) {
+        if (atom->kind != Atom::Kind::Var || atom->var < rank || !span_shift_var(v->index, atom->var)) continue;
+        auto* step = llvm::dyn_cast<llvm::ConstantInt>(vars_[atom->var]);
+        const int64_t extent = k_.reduce_extents[size_t(atom->var - rank)];
+        bool guarded = false;
+        for (const Guard& g : guards) guarded = guarded || index_depends_on(g.index, atom->var);
+        if (!step || guarded || v->dynamic ||
+            *std::max_element(offsets->begin(), offsets->end()) + extent > 4 * int64_t{lanes_})
+          continue;
+        shift_var = atom->var, shift = step->getSExtValue(), steps = extent;
+        break;
+      }
+      const int64_t last = *std::max_element(offsets->begin(), offsets->end()) + steps - 1;
+      const int64_t wide = (last / lanes_ + 1) * lanes_;
       std::vector<int> first_reader(size_t(wide), -1), picks;
       for (int j = 0; j < lanes_; ++j) {
         const int64_t o = (*offsets)[size_t(j)];
-        if (first_reader[size_t(o)] < 0) first_reader[size_t(o)] = j;
-        picks.push_back(static_cast<int>(o));
+        for (int64_t e = o; e < o + steps; ++e)
+          if (first_reader[size_t(e)] < 0) first_reader[size_t(e)] = j;
+        picks.push_back(static_cast<int>(o + shift));
       }
+      LV* saved = shift_var >= 0 ? vars_[shift_var] : nullptr;
+      if (shift_var >= 0) vars_[shift_var] = ic(0);
       LV* first = plus_offset(index(v->index));
       LV* ok = nullptr;
       if (!guards.empty()) {
@@ -1961,6 +2021,7 @@ class Emitter {
         first = b_.CreateSelect(ok, first, ic(0));  // failing lanes read the buffer's start
         if (k_.args[v->arg].numel >= wide) ok = nullptr;
       }
+      if (shift_var >= 0) vars_[shift_var] = saved;
       std::vector<llvm::Constant*> used;
       std::vector<int> reader;
       for (int64_t e = 0; e < wide; ++e) {

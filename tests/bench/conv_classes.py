@@ -11,7 +11,11 @@ convs' time; `other` is every kernel matched to no conv (pooling, and convs whos
 has no ONNX name, such as a 1x1 downsampling conv stored before its residual add). Repeats the profile and reports the median of each figure.
 
     python3 tests/bench/conv_classes.py MODEL.onnx ... [--target x86_64] [--threads 1]
-        [--repeats 3] [--iters 10]
+        [--repeats 3] [--iters 10] [--edgec-args ARGS] [--baseline-args ARGS]
+
+--baseline-args also compiles each model with these edgec options and profiles that bundle
+in the same repeats, alternating with the first (e.g. --baseline-args
+"--padded-grouped-convs 0": what the padded copies change).
 
 Tools come from EDGEC / EDGERT_BENCH or build/."""
 import argparse
@@ -76,37 +80,49 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--edgec-args", default="", help="extra edgec compile options")
+    ap.add_argument("--baseline-args", default=None, help="also profile a bundle compiled with these options")
     args = ap.parse_args()
     edgec, bench = lib.find_tool("edgec"), lib.find_tool("edgert-bench")
+    variants = [("", args.edgec_args)] + ([("baseline ", args.baseline_args)] if args.baseline_args is not None else [])
     with tempfile.TemporaryDirectory() as tmp:
         for model in args.models:
             classes = conv_classes(model)
-            bundle = Path(tmp) / (Path(model).stem + ".bundle")
-            subprocess.run([str(edgec), "compile", model, "-o", str(bundle), "-q", "--target", args.target,
-                            *args.edgec_args.split()], check=True, stdout=subprocess.DEVNULL)
-            figures = {}
+            bundles = []
+            for i, (_, extra) in enumerate(variants):
+                bundle = Path(tmp) / f"{Path(model).stem}.{i}.bundle"
+                subprocess.run([str(edgec), "compile", model, "-o", str(bundle), "-q", "--target", args.target,
+                                *extra.split()], check=True, stdout=subprocess.DEVNULL)
+                bundles.append(bundle)
+            figures = [{} for _ in variants]
             for _ in range(args.repeats):
-                p = profile(bench, bundle, args.threads, args.iters)
-                flops, ms = {}, {}
-                for cmd in p["profile"]:
-                    name = re.sub(r"^k\d+_", "", cmd["name"])
-                    kind = "pad copy" if name.startswith("Pad_") else classes.get(name)
-                    if kind is None:
-                        kind = "other"
-                    flops[kind] = flops.get(kind, 0) + cmd["flops"]
-                    ms[kind] = ms.get(kind, 0.0) + cmd["mean_ms"]
-                rate = {k: flops[k] / (ms[k] * 1e6) for k in flops if ms[k] > 0}
-                row = {f"{k} GFLOP/s": r for k, r in rate.items() if flops[k] > 0}
-                row.update({f"{k} ms": t for k, t in ms.items()})
-                if "dense" in rate and "grouped" in rate:
-                    row["grouped / dense"] = rate["grouped"] / rate["dense"]
-                    with_copies = flops["grouped"] / ((ms["grouped"] + ms.get("pad copy", 0.0)) * 1e6)
-                    row["grouped incl. pad copies / dense"] = with_copies / rate["dense"]
-                for k, v in row.items():
-                    figures.setdefault(k, []).append(v)
+                for i, bundle in enumerate(bundles):
+                    for k, v in class_figures(profile(bench, bundle, args.threads, args.iters), classes).items():
+                        figures[i].setdefault(k, []).append(v)
             print(f"{Path(model).name} ({args.target}, {args.threads} thread(s), median of {args.repeats} profiles):")
-            for k in sorted(figures):
-                print(f"  {k:36s} {statistics.median(figures[k]):9.3f}   ({', '.join(f'{v:.3f}' for v in figures[k])})")
+            for (label, extra), fig in zip(variants, figures):
+                if len(variants) > 1:
+                    print(f" {label or 'this'} ({extra or 'no extra edgec options'}):")
+                for k in sorted(fig):
+                    print(f"  {k:36s} {statistics.median(fig[k]):9.3f}   ({', '.join(f'{v:.3f}' for v in fig[k])})")
+
+
+def class_figures(p, classes):
+    """{figure: value} of one profile: time and GFLOP/s per class, the grouped / dense ratios."""
+    flops, ms = {}, {}
+    for cmd in p["profile"]:
+        name = re.sub(r"^k\d+_", "", cmd["name"])
+        kind = "pad copy" if name.startswith("Pad_") else classes.get(name, "other")
+        flops[kind] = flops.get(kind, 0) + cmd["flops"]
+        ms[kind] = ms.get(kind, 0.0) + cmd["mean_ms"]
+    rate = {k: flops[k] / (ms[k] * 1e6) for k in flops if ms[k] > 0}
+    row = {f"{k} GFLOP/s": r for k, r in rate.items() if flops[k] > 0}
+    row.update({f"{k} ms": t for k, t in ms.items()})
+    row["total ms"] = sum(ms.values())
+    if "dense" in rate and "grouped" in rate:
+        row["grouped / dense"] = rate["grouped"] / rate["dense"]
+        with_copies = flops["grouped"] / ((ms["grouped"] + ms.get("pad copy", 0.0)) * 1e6)
+        row["grouped incl. pad copies / dense"] = with_copies / rate["dense"]
+    return row
 
 
 if __name__ == "__main__":
