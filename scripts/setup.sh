@@ -9,7 +9,8 @@
 #   pip (for the python3 on PATH): onnx==1.17.0, onnxruntime, numpy, ml_dtypes, tinymesa==25.2.7.2
 #        (Mesa's ir3 compiler for edgec --target adreno630); scikit-build-core, nanobind (the
 #        Python package: pyproject.toml, python/), pytest (its tests, tests/python/)
-#   --torchvision: also Debian's python3-torchvision (for tests/models/, manual check)
+#   --torchvision: also Debian's python3-torchvision (tests/models/: the ctest zoo_vs_onnxruntime
+#        exports its models with it; scripts/test.sh passes this flag)
 # Quiet when nothing is missing; safe to run any number of times.
 set -euo pipefail
 
