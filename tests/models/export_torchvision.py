@@ -279,7 +279,7 @@ ZOO = {
     "vit_b_16": (lambda: tvm.vit_b_16(), IMAGE,
                  lambda: tvm.VisionTransformer(64, 16, num_layers=2, num_heads=2, hidden_dim=64, mlp_dim=128,
                                                num_classes=10), SMALL, ATTENTION),
-    "swin_t": (lambda: tvm.swin_t(stochastic_depth_prob=0.0), IMAGE,
+    "swin_t": (lambda: tvm.swin_t(), IMAGE,  # stochastic depth: identity in eval mode
                lambda: tvm.SwinTransformer([4, 4], 16, [2, 1, 1, 1], [1, 2, 4, 8], [4, 4], stochastic_depth_prob=0.0,
                                            num_classes=10), SMALL),
     "deeplabv3_mobilenet": (lambda: deeplabv3_mobilenet(1.0, 21), (1, 3, 256, 256),
