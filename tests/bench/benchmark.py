@@ -19,7 +19,7 @@ edgec options to this build's compile (e.g. --edgec-args "--precision bf16" --ba
 "--precision fp32": what bf16 gains). --profile also runs `edgert-bench --profile` once per model and thread count after the rounds
 and lists the kernels it marks SLOW (the rule is the tool's, edgert_bench.cc: below 1/4 of the
 FLOP-weighted mean GFLOP/s of the other kernels, over 3% of the time, at least 0.1% of the
-FLOPs), with the model's FLOP-weighted mean; --json then carries them per model.
+FLOPs or over 20% of the time; each command's median time), with the model's FLOP-weighted mean; --json then carries them per model.
 --zoo adds the model zoo (tests/models/export_torchvision.py --models zoo: 25 architectures,
 full size, random weights), exported on first use into --zoo-dir with Debian's torch
 (/usr/bin/python3, or EDGE_TORCH_PYTHON; scripts/setup.sh --torchvision); --zoo-models picks some
@@ -204,8 +204,10 @@ def main():
                                           "--warmup", "2", "--iters", str(args.iters), *in_args],
                                          check=True, capture_output=True, text=True).stdout
                     prof = json.loads(out.strip().splitlines()[-1])
-                    total = sum(c["mean_ms"] for c in prof["profile"]) or 1.0
-                    slow = [dict(c, share=c["mean_ms"] / total, gflops=c["flops"] / (c["mean_ms"] * 1e6))
+                    # each command's median over the runs (mean_ms: an edgert-bench before the medians)
+                    ms = lambda c: c.get("median_ms", c["mean_ms"])  # noqa: E731
+                    total = sum(ms(c) for c in prof["profile"]) or 1.0
+                    slow = [dict(c, share=ms(c) / total, gflops=c["flops"] / (ms(c) * 1e6))
                             for c in prof["profile"] if c.get("slow")]
                     profiles[(name, threads)] = {"flop_weighted_gflops": prof["flop_weighted_gflops"], "slow": slow}
                     print(f"  profile: FLOP-weighted mean {prof['flop_weighted_gflops']:.1f} GFLOP/s; "
