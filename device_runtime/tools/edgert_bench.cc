@@ -41,7 +41,8 @@ const char* kUsage =
     "                         kernel below 1/4 of the FLOP-weighted mean GFLOP/s of the\n"
     "                         other kernels that takes over 3% of the time and does at\n"
     "                         least 0.1% of the FLOPs (a conv or product that misses its\n"
-    "                         fast code path) or over 20% of the time; also a kernel with\n"
+    "                         fast code path), over 20% of the time or below 1/100 of the\n"
+    "                         mean; also a kernel with\n"
     "                         5% of the FLOPs below 1/4 of the fastest kernel with 1%;\n"
     "                         times are each command's median over the K runs\n"
     "  --help                 this text\n";
@@ -284,7 +285,7 @@ int bench(const Options& o) {
   // convs at 70-80, none flagged). So a big kernel (kSlowBigFlopShare of the FLOPs or more) is
   // also held to the fastest kernel that does at least kSlowPeerFlopShare of them: what this
   // model's compute reaches here.
-  constexpr double kSlowBigFlopShare = 0.05, kSlowPeerFlopShare = 0.01;
+  constexpr double kSlowBigFlopShare = 0.05, kSlowPeerFlopShare = 0.01, kSlowFarFraction = 0.01;
   double fastest_peer = 0;
   for (int32_t c = 0; c < num_commands; ++c)
     if (command_ms[c] > 0 && static_cast<double>(command_flops[c]) >= kSlowPeerFlopShare * total_flops)
@@ -295,8 +296,12 @@ int bench(const Options& o) {
     if (total_flops - f <= 0) return false;  // nothing else to compare with
     if (command_ms[c] <= kSlowTimeShare * profiled_total) return false;
     const double others = (weighted_rate - f * rate) / (total_flops - f);
+    // Two orders of magnitude below the mean is a scalar fallback, not a memory-bound kernel,
+    // however few FLOPs it has (ShuffleNetV2's stride-2 depthwise conv on 232 channels: 0.07%
+    // of the FLOPs at 0.5 GFLOP/s, 7% of the time).
     if (rate < kSlowFraction * others &&
-        (f >= kSlowFlopShare * total_flops || command_ms[c] > kSlowDominantShare * profiled_total))
+        (f >= kSlowFlopShare * total_flops || command_ms[c] > kSlowDominantShare * profiled_total ||
+         rate < kSlowFarFraction * others))
       return true;
     return f >= kSlowBigFlopShare * total_flops && rate < kSlowFraction * fastest_peer;
   };
@@ -357,7 +362,7 @@ int bench(const Options& o) {
       for (int32_t c = 0; c < num_commands; ++c)
         if (slow(c)) ++slow_count, slow_ms += command_ms[c];
       std::printf("FLOP-weighted mean %.2f GFLOP/s; %d SLOW kernel(s) (< 1/4 of the others' mean, > 3%% of the time, >= 0.1%% of the"
-                  " FLOPs or > 20%% of the time; or >= 5%% of the FLOPs at < 1/4 of the fastest kernel with >= 1%%): %.1f%% of the time\n",
+                  " FLOPs, > 20%% of the time or < 1/100 of the mean; or >= 5%% of the FLOPs at < 1/4 of the fastest kernel with >= 1%%): %.1f%% of the time\n",
                   mean_gflops, slow_count, profiled_total > 0 ? 100.0 * slow_ms / profiled_total : 0.0);
     }
   }

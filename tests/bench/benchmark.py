@@ -19,7 +19,7 @@ edgec options to this build's compile (e.g. --edgec-args "--precision bf16" --ba
 "--precision fp32": what bf16 gains). --profile also runs `edgert-bench --profile` once per model and thread count after the rounds
 and lists the kernels it marks SLOW (the rule is the tool's, edgert_bench.cc: below 1/4 of the
 FLOP-weighted mean GFLOP/s of the other kernels, over 3% of the time, at least 0.1% of the
-FLOPs or over 20% of the time, or 5% of the FLOPs below 1/4 of the fastest kernel with 1%; each command's median time), with the model's FLOP-weighted mean; --json then carries them per model.
+FLOPs, over 20% of the time or below 1/100 of that mean, or 5% of the FLOPs below 1/4 of the fastest kernel with 1%; each command's median time), with the model's FLOP-weighted mean; --json then carries them per model.
 --zoo adds the model zoo (tests/models/export_torchvision.py --models zoo: 25 architectures,
 full size, random weights), exported on first use into --zoo-dir with Debian's torch
 (/usr/bin/python3, or EDGE_TORCH_PYTHON; scripts/setup.sh --torchvision); --zoo-models picks some

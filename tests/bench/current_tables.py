@@ -427,7 +427,7 @@ random weights and gathered batch-norm statistics; a GRU, an LSTM, a transformer
 size, measured {date} at `{commit}` on {cpu_model()}, {os.cpu_count()} logical CPUs: each figure is the median over {rounds} rounds of each round's
 median of {iters} runs, edgert-bench and onnxruntime alternating. SLOW: the kernels `edgert-bench
 --profile` flags (over 3% of the time and below 1/4 of the other kernels' FLOP-weighted mean
-GFLOP/s, or, with 5% of the FLOPs, below 1/4 of the fastest kernel's; README, CPU kernels). Load average (1 min): {ld[0]} before, {ld[1]} after{' (above the CPU count: other work shared the machine)' if busy else ''}.
+GFLOP/s, with 0.1% of the FLOPs, 20% of the time or under 1/100 of that mean, or, with 5% of the FLOPs, below 1/4 of the fastest kernel's; README, CPU kernels). Load average (1 min): {ld[0]} before, {ld[1]} after{' (above the CPU count: other work shared the machine)' if busy else ''}.
 
 {chr(10).join(lines)}
 
