@@ -11,7 +11,8 @@
 #        Python package: pyproject.toml, python/), pytest (its tests, tests/python/)
 #   arm64 root (EDGE_AARCH64=0 skips it): Debian's python3.11 + numpy for arm64, unpacked into
 #        build/aarch64-python-root by scripts/setup_aarch64_python.sh (the aarch64 binding's test)
-#   --torchvision: also Debian's python3-torchvision (for tests/models/, manual check)
+#   --torchvision: also Debian's python3-torchvision (tests/models/: the ctest zoo_vs_onnxruntime
+#        exports its models with it; scripts/test.sh passes this flag)
 #   --dev: also ccache and ninja (faster rebuilds across git worktrees; not needed by the tests)
 # Quiet when nothing is missing; safe to run any number of times.
 set -euo pipefail

@@ -48,6 +48,8 @@ if [[ ${EDGE_SANITIZERS:-1} != 0 ]]; then
 else
   args+=(-DEDGE_SANITIZER_BUILD_DIR=)
 fi
+# The zoo test (tests/models/zoo_vs_onnxruntime.py) exports its models with Debian's torch.
+if [[ ${EDGE_SKIP_SETUP:-0} != 1 ]]; then ./scripts/setup.sh --torchvision; fi
 ./scripts/build.sh "${args[@]}"
 if [[ ${EDGE_AARCH64:-1} != 0 ]]; then
   EDGE_SKIP_SETUP=1 AARCH64_BUILD_DIR=$AARCH64_BUILD_DIR ./scripts/build_aarch64.sh

@@ -26,13 +26,19 @@ edgec options to this build's compile (e.g. --edgec-args "--precision bf16" --ba
 "--precision fp32": what bf16 gains). --profile also runs `edgert-bench --profile` once per model and thread count after the rounds
 and lists the kernels it marks SLOW (the rule is the tool's, edgert_bench.cc: below 1/4 of the
 FLOP-weighted mean GFLOP/s of the other kernels, over 3% of the time, at least 0.1% of the
-FLOPs), with the model's FLOP-weighted mean; --json then carries them per model.
+FLOPs, over 20% of the time or below 1/100 of that mean, or 5% of the FLOPs below 1/4 of the fastest kernel with 1%; each command's median time), with the model's FLOP-weighted mean; --json then carries them per model.
+--zoo adds the model zoo (tests/models/export_torchvision.py --models zoo: 25 architectures,
+full size, random weights), exported on first use into --zoo-dir with Debian's torch
+(/usr/bin/python3, or EDGE_TORCH_PYTHON; scripts/setup.sh --torchvision); --zoo-models picks some
+of them. Every run ends with the geometric mean and the worst of edgert / onnxruntime per thread
+count; a model edgec cannot compile is reported as failed and the run goes on.
 --openvino also times OpenVINO (pip openvino) in the
 same rounds with its default CPU settings (on a CPU with AVX512_BF16 that is bf16 inference)
 and the given thread count.
 """
 import argparse
 import json
+import math
 import os
 import shlex
 import statistics
@@ -98,9 +104,43 @@ def binding_runner(edgert, bundle, threads, feeds, iters):
     return median_ms
 
 
+def zoo_models(zoo_dir, only=None):
+    """The zoo's .onnx paths, exporting the missing ones with Debian's torch."""
+    python = os.environ.get("EDGE_TORCH_PYTHON", "/usr/bin/python3")
+    export = lib.REPO_ROOT / "tests" / "models" / "export_torchvision.py"
+    listing = subprocess.run([python, str(export), "--list"], capture_output=True, text=True)
+    if listing.returncode != 0:
+        raise SystemExit(f"benchmark: --zoo needs torchvision in {python} (scripts/setup.sh --torchvision):\n"
+                         + listing.stderr[-400:])
+    names = [line.split()[0] for line in listing.stdout.splitlines() if line.strip()]
+    if only:
+        unknown = set(only.split(",")) - set(names)
+        if unknown:
+            raise SystemExit(f"benchmark: --zoo-models: not in the zoo: {sorted(unknown)}")
+        names = [n for n in names if n in only.split(",")]
+    missing = [n for n in names if not (zoo_dir / f"{n}.onnx").exists()]
+    if missing:
+        print(f"exporting {len(missing)} zoo model(s) into {zoo_dir}", flush=True)
+        subprocess.run([python, str(export), "--models", ",".join(missing), "--out-dir", str(zoo_dir)],
+                       check=True, stdout=subprocess.DEVNULL)
+    return [str(zoo_dir / f"{n}.onnx") for n in names]
+
+
+def summarize(rows, thread_counts):
+    """{threads: {"geomean": g, "worst": [model, ratio], "models": n}} of edgert / onnxruntime."""
+    out = {}
+    for t in thread_counts:
+        ratios = {n: e / o for n, tt, e, o, *_ in rows if tt == t}
+        if ratios:
+            worst = max(ratios, key=ratios.get)
+            out[t] = {"geomean": math.exp(statistics.fmean(math.log(r) for r in ratios.values())),
+                      "worst": [worst, ratios[worst]], "models": len(ratios)}
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("models", nargs="+")
+    ap.add_argument("models", nargs="*")
     ap.add_argument("--threads", default="1", help="thread count, or several (1,2): each bundle is compiled once")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--iters", type=int, default=20)
@@ -115,7 +155,14 @@ def main():
                     help="time edgert with edgert-bench subprocesses instead of the Python binding")
     ap.add_argument("--profile", action="store_true",
                     help="also list the kernels edgert-bench --profile marks SLOW (far below the model's mean GFLOP/s)")
+    ap.add_argument("--zoo", action="store_true", help="also the full-size model zoo (exported on first use)")
+    ap.add_argument("--zoo-dir", default=str(lib.REPO_ROOT / "tests" / "generated" / "zoo"))
+    ap.add_argument("--zoo-models", help="only these zoo models (comma-separated; export_torchvision.py --list)")
     args = ap.parse_args()
+    if args.zoo:
+        args.models += zoo_models(Path(args.zoo_dir), args.zoo_models)
+    if not args.models:
+        ap.error("no models: name some, or --zoo")
     import onnxruntime as ort
     thread_counts = [int(t) for t in str(args.threads).split(",")]
 
@@ -133,12 +180,18 @@ def main():
         base = (edgec, bench)
     rows = []
     profiles = {}
+    failed = {}  # model -> the first line of edgec's error
     with tempfile.TemporaryDirectory() as tmp:
         for model in args.models:
             name = Path(model).stem
             bundle = Path(tmp) / f"{name}.bundle"
-            subprocess.run([str(edgec), "compile", model, "-o", str(bundle), "-q", "--target", args.target,
-                            *shlex.split(args.edgec_args)], check=True, stdout=subprocess.DEVNULL)
+            res = subprocess.run([str(edgec), "compile", model, "-o", str(bundle), "-q", "--target", args.target,
+                                  *shlex.split(args.edgec_args)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                 text=True)
+            if res.returncode != 0:
+                failed[name] = (res.stderr.strip().splitlines() or [f"exit {res.returncode}"])[0]
+                print(f"{name}: edgec failed: {failed[name]}", flush=True)
+                continue
             base_bundle = Path(tmp) / f"{name}.baseline.bundle"
             if base:
                 subprocess.run([str(base[0]), "compile", model, "-o", str(base_bundle), "-q", "--target", args.target,
@@ -199,8 +252,10 @@ def main():
                                           "--warmup", "2", "--iters", str(args.iters), *in_args],
                                          check=True, capture_output=True, text=True).stdout
                     prof = json.loads(out.strip().splitlines()[-1])
-                    total = sum(c["mean_ms"] for c in prof["profile"]) or 1.0
-                    slow = [dict(c, share=c["mean_ms"] / total, gflops=c["flops"] / (c["mean_ms"] * 1e6))
+                    # each command's median over the runs (mean_ms: an edgert-bench before the medians)
+                    ms = lambda c: c.get("median_ms", c["mean_ms"])  # noqa: E731
+                    total = sum(ms(c) for c in prof["profile"]) or 1.0
+                    slow = [dict(c, share=ms(c) / total, gflops=c["flops"] / (ms(c) * 1e6))
                             for c in prof["profile"] if c.get("slow")]
                     profiles[(name, threads)] = {"flop_weighted_gflops": prof["flop_weighted_gflops"], "slow": slow}
                     print(f"  profile: FLOP-weighted mean {prof['flop_weighted_gflops']:.1f} GFLOP/s; "
@@ -228,8 +283,14 @@ def main():
         table.append("| " + " | ".join(cells) + " |")
     text = "\n".join(table)
     via = "cli" if use_cli else "binding"
+    summary = summarize(rows, thread_counts)
     print(f"\ntarget {args.target}, threads {args.threads}, {args.rounds} rounds x {args.iters} runs, alternating; "
           f"edgert through the {'edgert-bench CLI' if use_cli else 'Python binding'}\n{text}")
+    for t, s in summary.items():
+        print(f"{t} thread(s): edgert / onnxruntime geometric mean {s['geomean']:.2f}x over {s['models']} models, "
+              f"worst {s['worst'][0]} {s['worst'][1]:.2f}x")
+    for n, why in failed.items():
+        print(f"{n}: not measured, edgec failed: {why}")
     if args.markdown:
         with open(args.markdown, "a") as f:
             f.write(text + "\n")
@@ -237,6 +298,7 @@ def main():
         Path(args.json).write_text(json.dumps({
             "target": args.target, "threads": thread_counts, "rounds": args.rounds, "iters": args.iters,
             "edgert_via": via,
+            "summary": {str(t): v for t, v in summary.items()}, "failed": failed,
             "models": [{"model": n, "threads": t, "edgert_ms": e, "onnxruntime_ms": o, "baseline_ms": b,
                         "openvino_ms": v, **({"profile": profiles[(n, t)]} if (n, t) in profiles else {})}
                        for n, t, e, o, b, v in rows]}, indent=1) + "\n")

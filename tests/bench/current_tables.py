@@ -2,7 +2,7 @@
 """Regenerates the current tables at the top of BENCHMARKS.md, or checks them (--check).
 
     python3 tests/bench/current_tables.py [--rounds 5] [--iters 10] [--threads 1,2]
-        [--no-int8] [--no-opencl] [--hexagon] [--adreno630] [--only SECTION,...]
+        [--no-int8] [--no-opencl] [--hexagon] [--adreno630] [--zoo] [--only SECTION,...]
     python3 tests/bench/current_tables.py --check [--max-age-days 30]
 
 Rewrites only what lies between `<!-- current-tables:begin -->` and `<!-- current-tables:end -->`
@@ -23,6 +23,10 @@ writes their figures out):
   edgert against onnxruntime in the same alternating rounds. The torchvision exports need
   Debian's python3-torchvision (tests/models/export_torchvision.py); without it those rows are
   left out and the section says so.
+- zoo (--zoo or --only zoo; long: 25 full-size models): tests/bench/benchmark.py --zoo --profile,
+  the model zoo of tests/models/export_torchvision.py against onnxruntime for the widest x86
+  target this CPU runs, the geometric mean and the worst ratio per thread count, and the kernels
+  `edgert-bench --profile` marks SLOW. It comes first in the block.
 - opencl (PoCL, on this CPU): benchmark.py with --target opencl / opencl-image on the fp16
   driving model, a sanity figure (the port works end to end, at a plausible cost), not a GPU's.
 - hexagon (--hexagon, several minutes): tests/hexagon/qemu_insn_count/count.py, executed
@@ -57,7 +61,7 @@ WORK = ROOT / "build" / "bench-current"
 BEGIN, END = "<!-- current-tables:begin -->", "<!-- current-tables:end -->"
 OPEN_RE = re.compile(r"^<!-- table: (?P<name>[\w.-]+) date=(?P<date>\d{4}-\d{2}-\d{2}) "
                      r"commit=(?P<commit>[0-9a-f]{7,40})(?P<dirty>\+dirty)? -->$", re.M)
-SECTIONS = ["machine", "x86_64", "x86_64-avx512", "opencl", "hexagon", "adreno630"]
+SECTIONS = ["zoo", "machine", "x86_64", "x86_64-avx512", "opencl", "hexagon", "adreno630"]
 REQUIRED = ["machine", "x86_64"]
 NICE = ["nice", "-n", "10"]
 PEAK_RUNS = 3
@@ -381,6 +385,63 @@ quantized to QDQ, both engines on the same QDQ file. Load average (1 min): {', '
     return section(target, date, commit, body)
 
 
+def zoo_section(threads, rounds, iters, date, commit):
+    """The model zoo (benchmark.py --zoo) for the widest x86 target: ratio per model, geometric
+    mean and worst per thread count, the SLOW kernels of --profile."""
+    target = "x86_64-avx512" if "avx512f" in cpu_flags() else "x86_64"
+    WORK.mkdir(parents=True, exist_ok=True)
+    out = WORK / "zoo.json"
+    cmd = NICE + ["python3", "tests/bench/benchmark.py", "--zoo", "--profile", "--target", target,
+                  "--threads", ",".join(map(str, threads)), "--rounds", str(rounds), "--iters", str(iters),
+                  "--json", str(out.relative_to(ROOT))]
+    l0 = load()
+    sh(cmd, stream=True)
+    ld = (l0, load())
+    res = json.loads(out.read_text())
+    by = {(m["model"], m["threads"]): m for m in res["models"]}
+    names = list(dict.fromkeys(m["model"] for m in res["models"]))
+    head = ["model"]
+    for t in threads:
+        tt = f"{t} thread" + ("s" if t > 1 else "")
+        head += [f"{tt}: edgert ms", "onnxruntime ms", "edgert / onnxruntime"]
+    head.append("SLOW kernels (`--profile`, " + ", ".join(f"{t}T" for t in threads) + ")")
+    lines = ["| " + " | ".join(head) + " |", "| --- |" + " ---: |" * (len(head) - 2) + " --- |"]
+    for name in names:
+        cells, slow = [name], []
+        for t in threads:
+            r = by.get((name, t))
+            if r is None:
+                cells += ["-", "-", "-"]
+                continue
+            cells += [f"{r['edgert_ms']:.2f}", f"{r['onnxruntime_ms']:.2f}", f"**{r['edgert_ms'] / r['onnxruntime_ms']:.2f}**"]
+            for k in (r.get("profile") or {}).get("slow", []):
+                slow.append(f"{t}T `{k['name'][:60]}` {k['gflops']:.1f} GFLOP/s, {100 * k['share']:.0f}%")
+        cells.append("; ".join(slow) or "none")
+        lines.append("| " + " | ".join(cells) + " |")
+    for name, why in res.get("failed", {}).items():
+        lines.append(f"| {name} | edgec failed: {why} |" + " |" * (len(head) - 2))
+    summary = [f"at {t} thread{'s' if int(t) > 1 else ''}: geometric mean **{v['geomean']:.2f}x** over {v['models']} "
+               f"models, worst {v['worst'][0]} **{v['worst'][1]:.2f}x**" for t, v in res["summary"].items()]
+    busy = max(map(float, ld)) > (os.cpu_count() or 1)
+    body = f"""### The model zoo on `{target}` against onnxruntime
+
+{'; '.join(summary)} (edgert's time as a multiple of onnxruntime's; below 1: edgert is faster).
+
+The 25 architectures of `tests/models/export_torchvision.py --models zoo` (torchvision 0.14 with
+random weights and gathered batch-norm statistics; a GRU, an LSTM, a transformer encoder), full
+size, measured {date} at `{commit}` on {cpu_model()}, {os.cpu_count()} logical CPUs: each figure is the median over {rounds} rounds of each round's
+median of {iters} runs, edgert-bench and onnxruntime alternating. SLOW: the kernels `edgert-bench
+--profile` flags (over 3% of the time and below 1/4 of the other kernels' FLOP-weighted mean
+GFLOP/s, with 0.1% of the FLOPs, 20% of the time or under 1/100 of that mean, or, with 5% of the FLOPs, below 1/4 of the fastest kernel's; README, CPU kernels). Load average (1 min): {ld[0]} before, {ld[1]} after{' (above the CPU count: other work shared the machine)' if busy else ''}.
+
+{chr(10).join(lines)}
+
+```sh
+{wrap(shlex.join(cmd))}
+```"""
+    return section("zoo", date, commit, body)
+
+
 def opencl_section(rounds, iters, date, commit):
     model = "samples/generated/driving_model_fp16.onnx"
     rows, cmds = [], []
@@ -495,6 +556,7 @@ def main():
     ap.add_argument("--no-opencl", action="store_true", help="keep the last opencl (PoCL) section")
     ap.add_argument("--hexagon", action="store_true", help="also count instructions under qemu-hexagon (minutes)")
     ap.add_argument("--adreno630", action="store_true", help="also the a630 static counts against tinygrad (minutes)")
+    ap.add_argument("--zoo", action="store_true", help="also the model zoo table (long: 25 full-size models)")
     ap.add_argument("--only", help="regenerate exactly these sections, comma-separated (of " + ", ".join(SECTIONS) + ")")
     args = ap.parse_args()
     if args.check:
@@ -505,7 +567,8 @@ def main():
         want = set(args.only.split(","))
     else:
         want = set(SECTIONS)
-        for name, on in (("hexagon", args.hexagon), ("adreno630", args.adreno630), ("opencl", not args.no_opencl)):
+        for name, on in (("hexagon", args.hexagon), ("adreno630", args.adreno630), ("opencl", not args.no_opencl),
+                         ("zoo", args.zoo)):
             if not on:
                 want.discard(name)
     if "avx512f" not in cpu_flags() and "x86_64-avx512" in want:
@@ -519,6 +582,9 @@ def main():
     threads = [int(t) for t in args.threads.split(",")]
     started = time.time()
     new = {}
+    if "zoo" in want:
+        new["zoo"] = zoo_section(threads, args.rounds, args.iters, date, commit)
+        write_block(new, old)
     if "machine" in want:
         new["machine"] = machine_section(date, commit)
     if {"x86_64", "x86_64-avx512"} & want:
