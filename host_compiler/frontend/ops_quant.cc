@@ -71,6 +71,10 @@ Outs lower_quantize_linear(OpContext& ctx) {
   if (!is_quant_int(t)) ctx.fail(std::string("output type ") + dtype_name(t) + " is not supported (int8/uint8/int16/uint16)");
   Node* s = quant_param(ctx, to_f32(g, scale), x->shape, axis, block);
   Node* z = zp ? quant_param(ctx, to_f32(g, zp), x->shape, axis, block) : nullptr;
+  // A constant scalar zero point as a constant: the code generator sees an integer (on
+  // Hexagon the saturation then clamps before the rounding, llvm_emit.cc clamped_round).
+  if (zp && numel(zp->shape) == 1 && (zp->shape.size() <= 1 || block == 0) && g.is_constant(zp))
+    z = g.constant(double(g.evaluate(zp).get_int(0)), DType::F32);
   return {round_saturate(g, g.binary(Op::Div, to_f32(g, x), s), z, t)};
 }
 
