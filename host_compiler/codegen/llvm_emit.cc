@@ -2153,6 +2153,8 @@ class Emitter {
     }
     if (!f64_arithmetic_)
       if (LV* r = float_fma_of_double_form(v)) return r;
+    if (!fp_rounding_)
+      if (LV* r = clamped_round(v)) return r;
     if (const Value* x = sigmoid_argument(v)) {
       LV* arg = value(x);
       if (arg->getType()->getScalarType()->isFloatTy())
@@ -2298,6 +2300,38 @@ class Emitter {
       return round_to_narrow(is_unsigned(from) ? b_.CreateUIToFP(x, tt) : b_.CreateSIToFP(x, tt), to);
     }
     return b_.CreateIntCast(x, tt, !is_unsigned(from));
+  }
+
+  // Min(Max(Round(w) [+ z], lo), hi) with integer constants lo, hi and z (the quantizing
+  // epilogue's saturation), on a target without a rounding instruction: the clamp moves
+  // before the rounding, Round(clamp(w, lo - z, hi - z)) + z, which is the same value (Round
+  // is monotone and the bounds are integers; NaN and infinities give what the original gives),
+  // and the clamped |w| <= 2^21 rounds half to even as (w + 1.5 * 2^23) - 1.5 * 2^23: two
+  // additions instead of soft_round's sign and range handling. Null for anything else.
+  LV* clamped_round(const Value* v) {
+    auto int_const = [](const Value* x) {
+      return x->kind == Value::Kind::Const && x->constant == std::floor(x->constant) && std::fabs(x->constant) <= double(1 << 20);
+    };
+    if (v->kind != Value::Kind::Alu || v->op != Op::Min || v->dtype != DType::F32 || !int_const(v->srcs[1])) return nullptr;
+    const Value* mx = v->srcs[0];
+    if (mx->kind != Value::Kind::Alu || mx->op != Op::Max || !int_const(mx->srcs[1])) return nullptr;
+    const double lo = mx->srcs[1]->constant, hi = v->srcs[1]->constant;
+    if (lo > hi) return nullptr;
+    const Value* r = mx->srcs[0];
+    double z = 0.0;
+    if (r->kind == Value::Kind::Alu && r->op == Op::Add && int_const(r->srcs[1])) {
+      z = r->srcs[1]->constant;
+      r = r->srcs[0];
+    }
+    if (r->kind != Value::Kind::Alu || r->op != Op::Round || r->dtype != DType::F32) return nullptr;
+    // Round(-0.3) is -0, which a negative lo would let through; the form here gives +0.
+    if (z == 0.0 && lo < 0.0) return nullptr;
+    LV* w = value(r->srcs[0]);
+    if (!w->getType()->getScalarType()->isFloatTy()) return nullptr;
+    LV* wc = min(max(w, fc(w, lo - z), DType::F32), fc(w, hi - z), DType::F32);
+    const double magic = 12582912.0;  // 1.5 * 2^23: the sum's ulp is 1 for |wc| <= 2^22
+    LV* q = b_.CreateFSub(b_.CreateFAdd(wc, fc(w, magic)), fc(w, magic));
+    return z != 0.0 ? b_.CreateFAdd(q, fc(w, z)) : q;
   }
 
   // float32(double(a) * c + b) with a, c and b floats (a an 8- or 16-bit integer or a float,

@@ -71,6 +71,10 @@ Outs lower_quantize_linear(OpContext& ctx) {
   if (!is_quant_int(t)) ctx.fail(std::string("output type ") + dtype_name(t) + " is not supported (int8/uint8/int16/uint16)");
   Node* s = quant_param(ctx, to_f32(g, scale), x->shape, axis, block);
   Node* z = zp ? quant_param(ctx, to_f32(g, zp), x->shape, axis, block) : nullptr;
+  // A constant scalar zero point as a constant: the code generator sees an integer (on
+  // Hexagon the saturation then clamps before the rounding, llvm_emit.cc clamped_round).
+  if (zp && numel(zp->shape) == 1 && (zp->shape.size() <= 1 || block == 0) && g.is_constant(zp))
+    z = g.constant(double(g.evaluate(zp).get_int(0)), DType::F32);
   return {round_saturate(g, g.binary(Op::Div, to_f32(g, x), s), z, t)};
 }
 
@@ -407,7 +411,23 @@ Outs lower_qlinear_add(OpContext& ctx) {
   const float ra2 = a == ctx.input(0) ? ra : rb, rb2 = a == ctx.input(0) ? rb : ra;
   auto f64 = [&](Node* v) { return g.cast(v, DType::F64); };
   auto c64 = [&](double v) { return g.constant(v, DType::F64); };
-  Node* inner = g.cast(g.binary(Op::Add, g.binary(Op::Mul, f64(b), c64(rb2)), c64(k)), DType::F32);
+  // inner = fma(b, rb, k) is a function of one byte: a 256-entry float32 table (gathered
+  // where b is read), so the producer of b stays an 8-bit requantizing kernel instead of
+  // storing float32 (on Hexagon its epilogue would be scalar float, 3x the whole conv).
+  const int64_t lo = int64_t(lowest_value(t));
+  std::vector<double> table(256);
+  for (int64_t i = 0; i < 256; ++i) table[size_t(i)] = double(std::fma(float(lo + i), rb2, k));
+  // Gathered at b flattened; a 4-D b (NCHW) flattened in NHWC order, the order its producer
+  // (a conv) stores it in. Widened before the flattening: the scheduler stores b's producer
+  // at a widening cast, in its own shape (through a merging reshape it would be stored flat).
+  const bool nchw = b->shape.size() == 4;
+  Node* idx = g.cast(b, DType::I32);
+  if (lo != 0) idx = g.binary(Op::Sub, idx, g.constant(double(lo), DType::I32));
+  if (nchw) idx = g.permute(idx, {0, 2, 3, 1});
+  const Shape ishape = idx->shape;
+  idx = g.reshape(idx, {numel(ishape)});
+  Node* inner = g.reshape(g.gather(g.weight(HostTensor::from_doubles(DType::F32, {256}, table)), idx, 0), ishape);
+  if (nchw) inner = g.permute(inner, {0, 3, 1, 2});
   Node* v = g.cast(g.binary(Op::Add, g.binary(Op::Mul, f64(a), c64(ra2)), g.cast(inner, DType::F64)), DType::F32);
   return {round_saturate(g, g.broadcast_to(v, out), nullptr, t)};
 }

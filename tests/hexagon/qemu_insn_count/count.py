@@ -103,25 +103,40 @@ def disassemble(packets, cpu="hexagonv65"):
     packets = sorted(set(packets))
     hvx = "hvxv66" if cpu.endswith("66") else "hvxv65"
     text = "".join(" ".join(f"0x{b:02x}" for b in p) + "\n" for p in packets)
-    res = subprocess.run([tool("llvm-mc"), "--disassemble", "-triple=hexagon", f"-mcpu={cpu}",
-                          f"-mattr=+{hvx},+hvx-length128b"], input=text, capture_output=True, text=True)
+    def mc(text):
+        res = subprocess.run([tool("llvm-mc"), "--disassemble", "-triple=hexagon", f"-mcpu={cpu}",
+                              f"-mattr=+{hvx},+hvx-length128b"], input=text, capture_output=True, text=True)
+        blocks, cur = [], None
+        for line in res.stdout.splitlines():
+            s = line.strip()
+            if s == "{":
+                cur = []
+            elif s.startswith("}"):
+                blocks.append(cur)
+                cur = None
+            elif cur is not None and s:
+                cur.append(s)
+        return res, blocks
+
+    res, blocks = mc(text)
     bad = {int(m.group(1)) - 1 for m in re.finditer(r"<stdin>:(\d+):\d+: warning: invalid instruction encoding",
                                                     res.stderr)}
-    blocks, cur = [], None
-    for line in res.stdout.splitlines():
-        s = line.strip()
-        if s == "{":
-            cur = []
-        elif s.startswith("}"):
-            blocks.append(cur)
-            cur = None
-        elif cur is not None and s:
-            cur.append(s)
-    good = [p for i, p in enumerate(packets) if i not in bad]
-    if len(blocks) != len(good):
-        fail(f"llvm-mc printed {len(blocks)} packets for {len(good)} decodable ones:\n{res.stderr[:2000]}")
-    out = dict(zip(good, blocks))
-    out.update({packets[i]: None for i in bad})
+    # A line with an undecodable word may still print packets for the words after it (data
+    # between functions read as a packet): count those per bad line and skip them.
+    skip = {i: 0 for i in bad}
+    if len(blocks) != len(packets) - len(bad):
+        for i in bad:
+            skip[i] = len(mc(" ".join(f"0x{b:02x}" for b in packets[i]) + "\n")[1])
+    if len(blocks) != len(packets) - len(bad) + sum(skip.values()):
+        fail(f"llvm-mc printed {len(blocks)} packets for {len(packets) - len(bad)} decodable ones:\n{res.stderr[:2000]}")
+    out, at = {}, 0
+    for i, p in enumerate(packets):
+        if i in bad:
+            out[p] = None
+            at += skip[i]
+        else:
+            out[p] = blocks[at]
+            at += 1
     return out
 
 
