@@ -30,6 +30,7 @@ done
 
 APT_PACKAGES=(build-essential cmake llvm-19-dev clang-19 lld-19 libflatbuffers-dev flatbuffers-compiler
               doctest-dev libmimalloc-dev libsodium-dev fsverity libprotobuf-dev protobuf-compiler binutils file
+              zlib1g-dev  # libz.a: the wheel's static edgec (EDGE_SELF_CONTAINED); libsodium.a, libprotobuf.a, LLVM's .a come with the -dev packages above
               g++-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user
               libclang-rt-19-dev opencl-headers ocl-icd-libopencl1 ocl-icd-opencl-dev pocl-opencl-icd mesa-opencl-icd clinfo)
 if [[ $WITH_TORCHVISION == 1 ]]; then APT_PACKAGES+=(python3-torchvision); fi

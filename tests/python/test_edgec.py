@@ -89,6 +89,10 @@ def test_wheel_installs_in_a_fresh_venv(tmp_path, cnn):
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(wheels), str(ROOT)],
                    check=True, capture_output=True, text=True)
     wheel = next(wheels.glob("*.whl"))
+    # What the wheel ships needs nothing of this machine (EDGE_SELF_CONTAINED, pyproject.toml).
+    check = subprocess.run([sys.executable, str(ROOT / "tests" / "python" / "check_self_contained.py"), str(wheel)],
+                           capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
     py = venv / "bin" / "python"
@@ -98,7 +102,7 @@ def test_wheel_installs_in_a_fresh_venv(tmp_path, cnn):
     code = (f"import edgec, edgert, numpy as np; b = edgert.Bundle(edgec.compile({str(model)!r})); "
             "print(edgert.__file__); print(b.context().run({'image': np.zeros((1,3,16,16), np.float32), "
             "'bias': np.zeros((1,5), np.float32)})['probs'].shape)")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "EDGEC_BINARY")}
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "EDGEC_BINARY", "LD_LIBRARY_PATH")}
     out = subprocess.run([str(py), "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert str(venv) in out.stdout and "(1, 5)" in out.stdout
