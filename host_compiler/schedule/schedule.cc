@@ -82,6 +82,14 @@ class Scheduler {
         // The reduce's kernel ends after the elementwise ops (and the views that read
         // each element once) that alone consume it.
         const Node* tail = n;
+        // A conv's result is not carried through views that scramble its layout (a
+        // reshape that splits or merges dims together with a permutation: an SSD head's
+        // (N, A*K, H, W) -> (N, H*W*A, K)): the kernel would loop over the scrambled shape
+        // with div/mod index math and lose the conv's register tile (5 GFLOP/s instead of
+        // 80). The tail stops before such a run of views; a copy kernel applies them.
+        const bool conv = is_conv_sum(n);
+        const Node* before_views = nullptr;  // the tail before the current run of views
+        bool run_permutes = false, run_reshapes = false;
         while (!realized_[tail->id]) {
           if (uses_[tail->id] != 1) {
             // Several elementwise consumers that meet again (x * sigmoid(x), GELU): the
@@ -89,6 +97,8 @@ class Scheduler {
             const Node* exit = elementwise_diamond_exit(tail);
             if (!exit) break;
             tail = exit;
+            before_views = nullptr;
+            run_permutes = run_reshapes = false;
             continue;
           }
           const Node* consumer = single_consumer(tail);
@@ -108,6 +118,31 @@ class Scheduler {
           if (consumer->op == Op::Reshape && !consumer->shape.empty() && !tail->shape.empty() &&
               consumer->shape.back() < std::min<int64_t>(tail->shape.back(), 16))
             break;
+          // (The conv's own reshape of its sum to (N, M, H, W) does not count: it only drops
+          // 1-dims. Without a bias a model's reshape after the conv is folded into it.)
+          if (conv && !(tail == n && consumer->op == Op::Reshape && only_unit_dims_change(n, consumer))) {
+            if (!view) {
+              before_views = nullptr;
+              run_permutes = run_reshapes = false;
+            } else {
+              if (!before_views) before_views = tail;
+              run_permutes = run_permutes || consumer->op == Op::Permute;
+              run_reshapes = run_reshapes || (consumer->op == Op::Reshape && !only_unit_dims_change(tail, consumer));
+              if (run_permutes && run_reshapes) {
+                // The copy kernel stores the end of the run of views, so that what reads it
+                // (a Concat of several heads) reads a plain buffer, not the div/mod chain.
+                const Node* end = consumer;
+                while (uses_[end->id] == 1 && !realized_[end->id]) {
+                  const Node* next = single_consumer(end);
+                  if (!next || !reads_each_once(next->op) || next->op == Op::Pad) break;
+                  end = next;
+                }
+                realize(end);
+                tail = before_views;
+                break;
+              }
+            }
+          }
           tail = consumer;
         }
         realize(tail);
@@ -152,6 +187,21 @@ class Scheduler {
       return r;
     };
     return squeezed(from->shape) == squeezed(to->shape);
+  }
+
+  // Whether the reduce n sums a conv's products: its operand reads a Window through views
+  // (and the multiply with the weights).
+  static bool is_conv_sum(const Node* n) {
+    if (n->op != Op::ReduceSum || n->srcs.empty()) return false;
+    std::vector<const Node*> open{n->srcs[0]};
+    for (int steps = 0; !open.empty() && steps < 32; ++steps) {
+      const Node* x = open.back();
+      open.pop_back();
+      if (x->op == Op::Window) return true;
+      if (is_movement(x->op) || x->op == Op::Mul || is_widening_cast(x))
+        for (const Node* s : x->srcs) open.push_back(s);
+    }
+    return false;
   }
 
   static bool spatial_window(const Node* w) {

@@ -652,6 +652,41 @@ def windows_after_channel_shuffle():
         assert any(n.endswith(f"_shuf{i}") for n in names), f"no copy kernel stores shuf{i}: {names}"
 
 
+@suite.case
+def conv_heads_reshaped_and_transposed():
+    """SSD-style heads: a conv of A*K channels viewed as (N, A, K, H, W), transposed to
+    (N, H, W, A, K) and reshaped to (N, H*W*A, K), the heads of two resolutions concatenated
+    (and one head alone a model output); 3x3 and 1x1 convs, with and without bias, odd K.
+    The CPU targets compute each conv in a kernel of its own (its register tile intact) and
+    copy the view after it, rather than running the conv over the scrambled shape."""
+    feeds = {"x": randn(1, 8, 12, 10)}
+    nodes = [h.make_node("Conv", ["x", "ws"], ["s"], strides=[1, 1]),
+             h.make_node("Relu", ["s"], ["f0"]),
+             h.make_node("Conv", ["f0", "wd"], ["f1"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+             h.make_node("Relu", ["f1"], ["g1"])]
+    inits = [("ws", randn(16, 8, 1, 1, scale=0.5)), ("wd", randn(16, 16, 3, 3, scale=0.1))]
+    #          feature, (H, W), anchors, classes, kernel, bias
+    heads = (("f0", (12, 10), 3, 7, 3, True), ("g1", (6, 5), 2, 7, 1, False), ("f0", (12, 10), 4, 5, 1, True))
+    for i, (src, (hh, ww), a, k, kern, bias) in enumerate(heads):
+        ins = [src, f"wh{i}"] + ([f"bh{i}"] if bias else [])
+        nodes += [h.make_node("Conv", ins, [f"c{i}"], kernel_shape=[kern, kern], pads=[kern // 2] * 4),
+                  h.make_node("Reshape", [f"c{i}", f"split{i}"], [f"v{i}"]),
+                  h.make_node("Transpose", [f"v{i}"], [f"t{i}"], perm=[0, 3, 4, 1, 2]),
+                  h.make_node("Reshape", [f"t{i}", f"merge{i}"], [f"o{i}"])]
+        inits += [(f"wh{i}", randn(a * k, 16, kern, kern, scale=(1 / (16 * kern * kern)) ** 0.5)),
+                  (f"split{i}", np.array([1, a, k, hh, ww], np.int64)), (f"merge{i}", np.array([1, -1, k], np.int64))]
+        if bias:
+            inits.append((f"bh{i}", randn(a * k, scale=0.1)))
+    nodes.append(h.make_node("Concat", ["o0", "o1"], ["heads"], axis=1))
+    m = model(nodes, feeds, ["heads", "o2"], inits)
+    check(m, feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
+    if lib.opencl_target():
+        return
+    for name, text in _kernels(WORK / f"m{_count[0]}.onnx", "heads").items():
+        # A conv's sum is stored in its own shape (N, M, H, W), never as the (N, H*W*A, K) view.
+        assert " reduce " not in text or text.split("\n")[0].count(",") != 2, f"a conv runs over a head's view:\n{text}"
+
+
 if __name__ == "__main__":
     WORK = lib.work_dir("ops_vs_onnxruntime")
     sys.exit(suite.main())
