@@ -82,14 +82,16 @@ class Scheduler {
         // The reduce's kernel ends after the elementwise ops (and the views that read
         // each element once) that alone consume it.
         const Node* tail = n;
-        // A conv's result is not carried through views that scramble its layout (a
-        // reshape that splits or merges dims together with a permutation: an SSD head's
-        // (N, A*K, H, W) -> (N, H*W*A, K)): the kernel would loop over the scrambled shape
-        // with div/mod index math and lose the conv's register tile (5 GFLOP/s instead of
-        // 80). The tail stops before such a run of views; a copy kernel applies them.
+        // A conv's result is not carried through views that scramble its channels (a
+        // reshape that splits the channel dim, with a permutation: an SSD head's (N, A*K,
+        // H, W) -> (N, H*W*A, K)): the kernel would loop over the scrambled shape with
+        // div/mod index math and lose the conv's register tile over the channels (3 GFLOP/s
+        // instead of 40-80). The tail stops before such a run of views; a copy kernel
+        // applies them. Views that keep the channel dim whole stay fused (ViT's patch
+        // embedding (N, D, H, W) -> (N, H*W, D): its tile runs over all H*W pixels).
         const bool conv = is_conv_sum(n);
         const Node* before_views = nullptr;  // the tail before the current run of views
-        bool run_permutes = false, run_reshapes = false;
+        bool run_permutes = false, run_reshapes = false;  // run_reshapes: one splits the channels
         while (!realized_[tail->id]) {
           if (uses_[tail->id] != 1) {
             // Several elementwise consumers that meet again (x * sigmoid(x), GELU): the
@@ -127,7 +129,15 @@ class Scheduler {
             } else {
               if (!before_views) before_views = tail;
               run_permutes = run_permutes || consumer->op == Op::Permute;
-              run_reshapes = run_reshapes || (consumer->op == Op::Reshape && !only_unit_dims_change(tail, consumer));
+              // The conv's channels: dim 1 of its (N, M, O...) result, or of the sum's (N, G,
+              // M/G, O...) when a model's reshape was folded into the conv's own.
+              const Shape& shape = before_views->shape;
+              const int64_t channels = before_views == n && shape.size() > 2 ? shape[1] * shape[2]
+                                       : shape.size() > 1                     ? shape[1]
+                                                                              : 1;
+              run_reshapes = run_reshapes || (consumer->op == Op::Reshape &&
+                                              std::find(consumer->shape.begin(), consumer->shape.end(), channels) ==
+                                                  consumer->shape.end());
               if (run_permutes && run_reshapes) {
                 // The copy kernel stores the end of the run of views, so that what reads it
                 // (a Concat of several heads) reads a plain buffer, not the div/mod chain.
