@@ -82,6 +82,16 @@ class Scheduler {
         // The reduce's kernel ends after the elementwise ops (and the views that read
         // each element once) that alone consume it.
         const Node* tail = n;
+        // A conv's result is not carried through views that scramble its channels (a
+        // reshape that splits the channel dim, with a permutation: an SSD head's (N, A*K,
+        // H, W) -> (N, H*W*A, K)): the kernel would loop over the scrambled shape with
+        // div/mod index math and lose the conv's register tile over the channels (3 GFLOP/s
+        // instead of 40-80). The tail stops before such a run of views; a copy kernel
+        // applies them. Views that keep the channel dim whole stay fused (ViT's patch
+        // embedding (N, D, H, W) -> (N, H*W, D): its tile runs over all H*W pixels).
+        const bool conv = is_conv_sum(n);
+        const Node* before_views = nullptr;  // the tail before the current run of views
+        bool run_permutes = false, run_reshapes = false;  // run_reshapes: one splits the channels
         while (!realized_[tail->id]) {
           if (uses_[tail->id] != 1) {
             // Several elementwise consumers that meet again (x * sigmoid(x), GELU): the
@@ -89,6 +99,8 @@ class Scheduler {
             const Node* exit = elementwise_diamond_exit(tail);
             if (!exit) break;
             tail = exit;
+            before_views = nullptr;
+            run_permutes = run_reshapes = false;
             continue;
           }
           const Node* consumer = single_consumer(tail);
@@ -108,6 +120,39 @@ class Scheduler {
           if (consumer->op == Op::Reshape && !consumer->shape.empty() && !tail->shape.empty() &&
               consumer->shape.back() < std::min<int64_t>(tail->shape.back(), 16))
             break;
+          // (The conv's own reshape of its sum to (N, M, H, W) does not count: it only drops
+          // 1-dims. Without a bias a model's reshape after the conv is folded into it.)
+          if (conv && !(tail == n && consumer->op == Op::Reshape && only_unit_dims_change(n, consumer))) {
+            if (!view) {
+              before_views = nullptr;
+              run_permutes = run_reshapes = false;
+            } else {
+              if (!before_views) before_views = tail;
+              run_permutes = run_permutes || consumer->op == Op::Permute;
+              // The conv's channels: dim 1 of its (N, M, O...) result, or of the sum's (N, G,
+              // M/G, O...) when a model's reshape was folded into the conv's own.
+              const Shape& shape = before_views->shape;
+              const int64_t channels = before_views == n && shape.size() > 2 ? shape[1] * shape[2]
+                                       : shape.size() > 1                     ? shape[1]
+                                                                              : 1;
+              run_reshapes = run_reshapes || (consumer->op == Op::Reshape &&
+                                              std::find(consumer->shape.begin(), consumer->shape.end(), channels) ==
+                                                  consumer->shape.end());
+              if (run_permutes && run_reshapes) {
+                // The copy kernel stores the end of the run of views, so that what reads it
+                // (a Concat of several heads) reads a plain buffer, not the div/mod chain.
+                const Node* end = consumer;
+                while (uses_[end->id] == 1 && !realized_[end->id]) {
+                  const Node* next = single_consumer(end);
+                  if (!next || !reads_each_once(next->op) || next->op == Op::Pad) break;
+                  end = next;
+                }
+                realize(end);
+                tail = before_views;
+                break;
+              }
+            }
+          }
           tail = consumer;
         }
         realize(tail);
@@ -115,6 +160,17 @@ class Scheduler {
       // A data-dependent read needs its source in memory: no view or elementwise op of
       // the source can be fused through it. The index is an ordinary fused value.
       if (n->op == Op::Gather) realize(n->srcs[0]);
+      // A spatial window (a k x k or strided conv, a pooling) reading its input through
+      // views that scramble the layout (ShuffleNet's channel shuffle: reshape, transpose,
+      // reshape) would redo the div/mod index math for every tap of every output (0.3
+      // GFLOP/s depthwise convs): the scrambled input is stored once, by a copy kernel,
+      // and the window reads it plainly. A 1x1 window reads each element once per output
+      // row of channels and keeps reading through the views.
+      if (n->op == Op::Window && spatial_window(n)) {
+        const Node* x = n->srcs[0];
+        if (x->op == Op::Pad && !realized_[x->id]) x = x->srcs[0];
+        if (scrambled_view(x)) realize(x);
+      }
       if (n->op == Op::Expand || n->op == Op::Window) {
         // A view that repeats elements would recompute its source for every repeat (a
         // widening cast may be: it is a load).
@@ -130,6 +186,53 @@ class Scheduler {
         if (fused_op_count(n, seen) > kMaxRecomputedOps) realize(n);
       }
     }
+  }
+
+  // Whether the reshape `to` of `from` only adds or drops 1-dims (affine, no div/mod).
+  static bool only_unit_dims_change(const Node* from, const Node* to) {
+    auto squeezed = [](const Shape& s) {
+      Shape r;
+      for (int64_t d : s)
+        if (d != 1) r.push_back(d);
+      return r;
+    };
+    return squeezed(from->shape) == squeezed(to->shape);
+  }
+
+  // Whether the reduce n sums a conv's products: its operand reads a Window through views
+  // (and the multiply with the weights).
+  static bool is_conv_sum(const Node* n) {
+    if (n->op != Op::ReduceSum || n->srcs.empty()) return false;
+    std::vector<const Node*> open{n->srcs[0]};
+    for (int steps = 0; !open.empty() && steps < 32; ++steps) {
+      const Node* x = open.back();
+      open.pop_back();
+      if (x->op == Op::Window) return true;
+      if (is_movement(x->op) || x->op == Op::Mul || is_widening_cast(x))
+        for (const Node* s : x->srcs) open.push_back(s);
+    }
+    return false;
+  }
+
+  static bool spatial_window(const Node* w) {
+    for (int64_t k : w->kernel)
+      if (k != 1) return true;
+    for (int64_t s : w->stride)
+      if (s != 1) return true;
+    return false;
+  }
+
+  // Whether x is a chain of views, down to the first stored or computed value, that holds
+  // both a permutation and a reshape that splits or merges dims: reading through it takes
+  // div/mod index math.
+  bool scrambled_view(const Node* x) const {
+    bool permutes = false, reshapes = false;
+    while (is_movement(x->op) && !realized_[x->id] && !x->srcs.empty()) {
+      permutes = permutes || x->op == Op::Permute;
+      reshapes = reshapes || (x->op == Op::Reshape && !only_unit_dims_change(x->srcs[0], x));
+      x = x->srcs[0];
+    }
+    return permutes && reshapes;
   }
 
   // A reduce that must have its own buffer is stored as the reshape that alone consumes it

@@ -593,6 +593,100 @@ def padded_grouped_convs():
         assert len(copies) == want, f"{flag}: expected {want} padded copies, the dump has {len(copies)}: {copies}"
 
 
+def _kernels(onnx_path, name):
+    """{kernel name: its --dump-kernels text} of the CPU bundle edgec compiles from onnx_path."""
+    dump = WORK / f"{name}.kernels.txt"
+    lib.run_tool([lib.find_tool("edgec"), "compile", onnx_path, "-o", WORK / f"{name}.bundle", "--dump-kernels", dump])
+    kernels, current = {}, None
+    for line in dump.read_text().splitlines():
+        if line.startswith("kernel "):
+            current = line.split()[1]
+            kernels[current] = line
+        elif current:
+            kernels[current] += "\n" + line
+    return kernels
+
+
+@suite.case
+def windows_after_channel_shuffle():
+    """Depthwise convs and a max pool reading a ShuffleNet channel shuffle of a Concat (reshape
+    to (N, g, C/g, H, W), transpose, reshape back): stride 2 and 1, odd channels per half (29, 11, 5), a
+    shuffle of 3 groups, padded and unpadded. The CPU targets store the shuffled tensor once
+    (a copy kernel named after it) instead of redoing its div/mod index math for every tap."""
+    feeds = {"x": randn(1, 8, 13, 11)}
+    nodes, inits, outs = [], [], []
+    #          channels, shuffle groups, op, kernel, stride, pads
+    configs = ((58, 2, "Conv", 3, 2, [1, 1, 1, 1]),      # ShuffleNetV2's stage-3 downsampling: 29 per half
+               (22, 2, "Conv", 3, 2, [0, 1, 1, 0]),      # 11 per half, asymmetric padding
+               (15, 3, "Conv", 3, 1, [1, 1, 1, 1]),      # 3 groups of 5, stride 1
+               (22, 2, "Conv", 5, 2, [2, 2, 2, 2]),      # 5x5
+               (10, 2, "MaxPool", 3, 2, [1, 1, 1, 1]))   # a pooling window
+    for i, (c, g, op, k, s, pads) in enumerate(configs):
+        # As in ShuffleNetV2, the shuffle reads a Concat of two branches.
+        nodes += [h.make_node("Conv", ["x", f"wa{i}", f"ba{i}"], [f"ea{i}"]),
+                  h.make_node("Relu", [f"ea{i}"], [f"ra{i}"]),
+                  h.make_node("Conv", ["x", f"wb{i}"], [f"eb{i}"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+                  h.make_node("Concat", [f"ra{i}", f"eb{i}"], [f"r{i}"], axis=1),
+                  h.make_node("Reshape", [f"r{i}", f"split{i}"], [f"v{i}"]),
+                  h.make_node("Transpose", [f"v{i}"], [f"t{i}"], perm=[0, 2, 1, 3, 4]),
+                  h.make_node("Reshape", [f"t{i}", f"merge{i}"], [f"shuf{i}"])]
+        inits += [(f"wa{i}", randn(c // 2, 8, 1, 1, scale=0.5)), (f"ba{i}", randn(c // 2, scale=0.1)),
+                  (f"wb{i}", randn(c - c // 2, 8, 3, 3, scale=0.2)),
+                  (f"split{i}", np.array([1, g, c // g, 13, 11], np.int64)),
+                  (f"merge{i}", np.array([1, c, 13, 11], np.int64))]
+        if op == "Conv":
+            nodes.append(h.make_node("Conv", [f"shuf{i}", f"wd{i}", f"bd{i}"], [f"d{i}"], group=c, kernel_shape=[k, k],
+                                     strides=[s, s], pads=pads))
+            inits += [(f"wd{i}", randn(c, 1, k, k, scale=0.3)), (f"bd{i}", randn(c, scale=0.1))]
+        else:
+            nodes.append(h.make_node("MaxPool", [f"shuf{i}"], [f"d{i}"], kernel_shape=[k, k], strides=[s, s], pads=pads))
+        nodes.append(h.make_node("Conv", [f"d{i}", f"wo{i}"], [f"y{i}"]))
+        inits.append((f"wo{i}", randn(4, c, 1, 1, scale=(1 / c) ** 0.5)))
+        outs.append(f"y{i}")
+    m = model(nodes, feeds, outs, inits)
+    check(m, feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
+    if lib.opencl_target():
+        return
+    names = list(_kernels(WORK / f"m{_count[0]}.onnx", "shuffle"))
+    for i in range(len(configs)):
+        assert any(n.endswith(f"_shuf{i}") for n in names), f"no copy kernel stores shuf{i}: {names}"
+
+
+@suite.case
+def conv_heads_reshaped_and_transposed():
+    """SSD-style heads: a conv of A*K channels viewed as (N, A, K, H, W), transposed to
+    (N, H, W, A, K) and reshaped to (N, H*W*A, K), the heads of two resolutions concatenated
+    (and one head alone a model output); 3x3 and 1x1 convs, with and without bias, odd K.
+    The CPU targets compute each conv in a kernel of its own (its register tile intact) and
+    copy the view after it, rather than running the conv over the scrambled shape."""
+    feeds = {"x": randn(1, 8, 12, 10)}
+    nodes = [h.make_node("Conv", ["x", "ws"], ["s"], strides=[1, 1]),
+             h.make_node("Relu", ["s"], ["f0"]),
+             h.make_node("Conv", ["f0", "wd"], ["f1"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+             h.make_node("Relu", ["f1"], ["g1"])]
+    inits = [("ws", randn(16, 8, 1, 1, scale=0.5)), ("wd", randn(16, 16, 3, 3, scale=0.1))]
+    #          feature, (H, W), anchors, classes, kernel, bias
+    heads = (("f0", (12, 10), 3, 7, 3, True), ("g1", (6, 5), 2, 7, 1, False), ("f0", (12, 10), 4, 5, 1, True))
+    for i, (src, (hh, ww), a, k, kern, bias) in enumerate(heads):
+        ins = [src, f"wh{i}"] + ([f"bh{i}"] if bias else [])
+        nodes += [h.make_node("Conv", ins, [f"c{i}"], kernel_shape=[kern, kern], pads=[kern // 2] * 4),
+                  h.make_node("Reshape", [f"c{i}", f"split{i}"], [f"v{i}"]),
+                  h.make_node("Transpose", [f"v{i}"], [f"t{i}"], perm=[0, 3, 4, 1, 2]),
+                  h.make_node("Reshape", [f"t{i}", f"merge{i}"], [f"o{i}"])]
+        inits += [(f"wh{i}", randn(a * k, 16, kern, kern, scale=(1 / (16 * kern * kern)) ** 0.5)),
+                  (f"split{i}", np.array([1, a, k, hh, ww], np.int64)), (f"merge{i}", np.array([1, -1, k], np.int64))]
+        if bias:
+            inits.append((f"bh{i}", randn(a * k, scale=0.1)))
+    nodes.append(h.make_node("Concat", ["o0", "o1"], ["heads"], axis=1))
+    m = model(nodes, feeds, ["heads", "o2"], inits)
+    check(m, feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
+    if lib.opencl_target():
+        return
+    for name, text in _kernels(WORK / f"m{_count[0]}.onnx", "heads").items():
+        # A conv's sum is stored in its own shape (N, M, H, W), never as the (N, H*W*A, K) view.
+        assert " reduce " not in text or text.split("\n")[0].count(",") != 2, f"a conv runs over a head's view:\n{text}"
+
+
 if __name__ == "__main__":
     WORK = lib.work_dir("ops_vs_onnxruntime")
     sys.exit(suite.main())
