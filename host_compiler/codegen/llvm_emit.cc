@@ -1178,21 +1178,32 @@ class Emitter {
     }
     return widened && v->kind == Value::Kind::Load && !v->dynamic ? v : nullptr;
   }
+  // The reduce body's product of two dot operand loads (dot_load_under on each side).
+  struct ProductOperands {
+    const Value* a = nullptr;
+    const Value* b = nullptr;
+    double fill_a = 0.0, fill_b = 0.0;
+    bool shift_a = false, shift_b = false;
+    void swap_sides() { std::swap(a, b), std::swap(fill_a, fill_b), std::swap(shift_a, shift_b); }
+  };
+  bool reduce_product_operands(ProductOperands* p) const {
+    const Value* body = k_.reduce_body;
+    if (body->kind != Value::Kind::Alu || body->op != Op::Mul) return false;
+    p->a = dot_load_under(body->srcs[0], &p->fill_a, &p->shift_a);
+    p->b = dot_load_under(body->srcs[1], &p->fill_b, &p->shift_b);
+    return p->a && p->b;
+  }
   void find_dot_groups(int vec) {
     dot_ = {};
     if (!k_.has_reduce() || k_.reduce_op != Op::ReduceSum || reduce_order_.empty()) return;
     const int j = reduce_order_.back();
     const int var = static_cast<int>(k_.out_shape.size()) + j;
-    const Value* body = k_.reduce_body;
-    if (body->kind != Value::Kind::Alu || body->op != Op::Mul) return;
-    double fill_a = 0, fill_b = 0;
-    bool shift_a = false, shift_b = false;
-    const Value* a = dot_load_under(body->srcs[0], &fill_a, &shift_a);
-    const Value* b = dot_load_under(body->srcs[1], &fill_b, &shift_b);
-    if (!a || !b) return;
+    ProductOperands operands;
+    if (!reduce_product_operands(&operands)) return;
     // a: the operand the same for every lane (a grouped conv's input too, where a vector of
     // output channels stays in one group: load_varies_along).
-    if (load_varies_along(a, vec, vector_lanes_)) std::swap(a, b), std::swap(fill_a, fill_b), std::swap(shift_a, shift_b);
+    if (load_varies_along(operands.a, vec, vector_lanes_)) operands.swap_sides();
+    auto& [a, b, fill_a, fill_b, shift_a, shift_b] = operands;
     const DType ta = k_.args[a->arg].dtype, tb = k_.args[b->arg].dtype;
     DotKind kind = DotKind::None;
     int group = 1;
@@ -1431,14 +1442,10 @@ class Emitter {
     if (int8_dot_ != TargetSpec::Int8Dot::HvxU8S8 || !int_vectors_ || vec < 0 || reduce_vec_ >= 0 ||
         k_.reduce_op != Op::ReduceSum || k_.acc_dtype != DType::I32)
       return;
-    const Value* body = k_.reduce_body;
-    if (body->kind != Value::Kind::Alu || body->op != Op::Mul) return;
-    double fill_a = 0, fill_b = 0;
-    bool shift_a = false, shift_b = false;
-    const Value* a = dot_load_under(body->srcs[0], &fill_a, &shift_a);
-    const Value* b = dot_load_under(body->srcs[1], &fill_b, &shift_b);
-    if (!a || !b || shift_a || shift_b) return;
-    if (k_.args[a->arg].dtype != DType::U8) std::swap(a, b), std::swap(fill_a, fill_b);
+    ProductOperands operands;
+    if (!reduce_product_operands(&operands) || operands.shift_a || operands.shift_b) return;
+    if (k_.args[operands.a->arg].dtype != DType::U8) operands.swap_sides();
+    const auto& [a, b, fill_a, fill_b, shift_a, shift_b] = operands;
     if (k_.args[a->arg].dtype != DType::U8 || k_.args[b->arg].dtype != DType::I8 || !b->guards.empty()) return;
     const int step = vector_lanes_ * kDepthwiseVectors;
     if (lane_stride(a->index, vec, step) != 1 || lane_stride(b->index, vec, step) != 1) return;
