@@ -474,6 +474,9 @@ def hexagon_section(date, commit):
         raise SystemExit("current_tables: --hexagon needs build/hexagon (EDGE_SKIP_SETUP=1 scripts/build_hexagon.sh)")
     qdq_src = f"{MODELS}/mobilenet_v2.onnx"
     qdq = f"{QDQ}/mobilenet_v2.qdq.onnx"
+    if not (ROOT / qdq_src).exists():  # --only hexagon: the x86 sections have not exported it
+        sh(NICE + ["/usr/bin/python3", "tests/models/export_torchvision.py", "--out-dir", MODELS,
+                   "--models", "mobilenet_v2"])
     if not (ROOT / qdq).exists():
         sh(NICE + [sys.executable, "tests/models/quantize_models.py", qdq_src, "--out-dir", QDQ])
     WORK.mkdir(parents=True, exist_ok=True)
