@@ -52,30 +52,26 @@ tv_googlenet = sys.modules["torchvision.models.googlenet"]
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-class GRUModel(torch.nn.Module):
-    """A small sequence model: 2-layer GRU (exported as two ONNX GRU nodes) + Linear."""
+class RecurrentModel(torch.nn.Module):
+    """A small sequence model: a 2-layer torch.nn.GRU or LSTM (two ONNX GRU / LSTM nodes), 32
+    features in, then a Linear on the last step."""
 
-    def __init__(self, hidden=64):
+    def __init__(self, cell, hidden=64):
         super().__init__()
-        self.gru = torch.nn.GRU(32, hidden, num_layers=2, batch_first=True)
+        self.rnn = cell(32, hidden, num_layers=2, batch_first=True)
         self.fc = torch.nn.Linear(hidden, 10)
 
     def forward(self, x):
-        out, _ = self.gru(x)
+        out, _ = self.rnn(x)
         return self.fc(out[:, -1])
 
 
-class LSTMModel(torch.nn.Module):
-    """2-layer LSTM (two ONNX LSTM nodes) + Linear on the last step."""
+def GRUModel():
+    return RecurrentModel(torch.nn.GRU)
 
-    def __init__(self, hidden=64):
-        super().__init__()
-        self.lstm = torch.nn.LSTM(32, hidden, num_layers=2, batch_first=True)
-        self.fc = torch.nn.Linear(hidden, 10)
 
-    def forward(self, x):
-        out, _ = self.lstm(x)
-        return self.fc(out[:, -1])
+def LSTMModel():
+    return RecurrentModel(torch.nn.LSTM)
 
 
 class EncoderModel(torch.nn.Module):
