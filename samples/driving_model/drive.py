@@ -4,16 +4,19 @@
 openpilot's modeld loop: a driving model compiled by edgec (build_model.py has the interface)
 runs on a 20 Hz schedule over synthetic camera frames, each frame's hidden_state pushed into the
 next frame's features_buffer, and the per-frame latency of the run is reported against the
-20 ms budget. As in the C demo, every array is allocated once: a frame writes the bound input
-arrays in place, calls ctx.run(inputs, out=outputs) (zero copy in, written in place out, GIL
-released) and copies the hidden_state; only the run is timed.
+20 ms budget. As in the C demo, every array is allocated once: a frame renders the cameras into
+the bound input arrays in place (Camera: float32 scratch planes, in-place ufuncs), calls
+ctx.run(inputs, out=outputs) (zero copy in, written in place out, GIL released) and shifts the
+hidden_state into the history; only the run is timed, by the wall clock and by the calling
+thread's CPU time (which leaves out the time it spent preempted, as driving_demo reports too).
 
     python3 samples/driving_model/drive.py samples/generated/driving_model_fp16.bundle --frames 50
-    # the C demo on the same bundle in the same run, for the binding's cost:
-    python3 samples/driving_model/drive.py BUNDLE --no-sleep --frames 200 --compare-with build/samples/driving_demo
+    # against the C demo on the same bundle: 10 Python blocks between 11 C blocks, paired ratios
+    python3 samples/driving_model/drive.py BUNDLE --no-sleep --quiet --frames 200 --blocks 10 \
+        --compare-with build/samples/driving_demo
 
-The camera scene is driving_demo.cc's (sky, road, dashed lanes, curvature, noise), rendered
-with numpy; the noise comes from numpy's generator, so the pixels differ from the C demo's.
+The camera scene is driving_demo.cc's (sky, road, dashed lanes, curvature, noise); the noise
+comes from numpy's generator, so the pixels differ from the C demo's.
 """
 import argparse
 import json
