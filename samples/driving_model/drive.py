@@ -309,12 +309,16 @@ def compare(args, loop):
     for i in range(k):
         cmd, lat, cpu = run_c_block(args, n)
         c_blocks.append((lat, cpu))
-        lat, cpu, d = loop.run_frames(args.warmup, n)
+        if args.calibrate:  # the same measurement with C in the Python blocks' place: its noise floor
+            _, lat, cpu = run_c_block(args, n)
+        else:
+            lat, cpu, d = loop.run_frames(args.warmup, n)
+            dropped += d
         py_blocks.append((lat, cpu))
-        dropped += d
     _, lat, cpu = run_c_block(args, n)
     c_blocks.append((lat, cpu))
-    report(args, [v for b in py_blocks for v in b[0]], [v for b in py_blocks for v in b[1]], dropped)
+    if not args.calibrate:
+        report(args, [v for b in py_blocks for v in b[0]], [v for b in py_blocks for v in b[1]], dropped)
 
     rows = []
     for i, (py_lat, py_cpu) in enumerate(py_blocks):
@@ -336,6 +340,8 @@ def compare(args, loop):
               "min_latency": ratio(all_py["min"], all_c["min"]), "min_cpu": ratio(all_py["cpu_min"], all_c["cpu_min"])}
     print(f"\ninterleaved with the C demo ({cmd.replace(f'--frames {n}', '--frames N')}):")
     print(f"  {k} Python blocks of {n} frames between {k + 1} C blocks, each block after {args.warmup} warm-up frame(s)")
+    if args.calibrate:
+        print("  --calibrate: the C demo ran in the Python blocks' place (every 'Python' figure below is C's)")
     print("  block   C (mean of the blocks either side)   Python          Python / C")
     print("          latency   cpu                      latency   cpu     latency  cpu")
     for i, r in enumerate(rows):
@@ -350,7 +356,7 @@ def compare(args, loop):
     print(f"  Python / C, minima: latency {ratios['min_latency']:.3f}x ({all_py['min'] - all_c['min']:+.3f} ms), "
           f"CPU time {ratios['min_cpu']:.3f}x ({all_py['cpu_min'] - all_c['cpu_min']:+.3f} ms)")
     print(f"  load average: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
-    return {"c": all_c, "python": all_py, "blocks": rows, "ratio": ratios, "c_command": cmd}
+    return {"c": all_c, "python": all_py, "blocks": rows, "ratio": ratios, "c_command": cmd, "calibrate": args.calibrate}
 
 
 def main():
@@ -371,6 +377,8 @@ def main():
                          "interleaved with this loop's, and print the paired Python / C ratios")
     ap.add_argument("--blocks", type=int, default=10, help="with --compare-with: the frames in K Python blocks "
                     "between K + 1 C blocks (default 10)")
+    ap.add_argument("--calibrate", action="store_true", help="with --compare-with: run the C demo in the Python "
+                    "blocks' place too, for the ratios' noise floor on this machine now (C against C)")
     ap.add_argument("--json", metavar="FILE", help="write the latency figures as JSON")
     ap.add_argument("--dump", metavar="DIR", help="write every frame's inputs and output as DIR/frameNNN_<name>.npy "
                     "(a test hook, outside the timed region)")

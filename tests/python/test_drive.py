@@ -78,6 +78,12 @@ def test_drive_py_feeds_back_and_matches_onnxruntime(tmp_path):
         assert lat["c"]["frames"] == 3 * 2 and len(lat["blocks"]) == 2 and "Python / C" in out.stdout
         # the C demo prints 0.01 ms steps: this model reads 0.00 there, so only the shape of the report
         assert lat["c"]["cpu_min"] >= 0 and set(lat["ratio"]) == {"latency", "cpu", "min_latency", "min_cpu"}
+        # --calibrate: C in the Python blocks' place (the noise floor of the ratios)
+        cal = subprocess.run(cmd[:3] + ["--frames", "2", "--no-sleep", "--quiet", "--compare-with", demo, "--blocks", "2",
+                                        "--calibrate", "--json", str(tmp_path / "cal.json")], capture_output=True, text=True)
+        assert cal.returncode == 0, cal.stderr
+        assert "--calibrate: the C demo ran in the Python blocks' place" in cal.stdout, cal.stdout
+        assert json.loads((tmp_path / "cal.json").read_text())["calibrate"] is True
     names = ["img", "big_img", "features_buffer", "desire_pulse", "traffic_convention", "action_t"]
     prev_hidden = None
     # every frame the loop ran (with --compare-with, each block has its own warm-up frame)
