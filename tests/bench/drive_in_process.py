@@ -9,11 +9,18 @@ loop (DrivingLoop). Per kind: the median of the per-block CPU-time ratios agains
 either side, and the CPU-time minima of the kind and of its neighbouring C blocks.
 
     PYTHONPATH=build/python python3 tests/bench/drive_in_process.py BUNDLE [--frames 10] [--rounds 10]
+    PYTHONPATH=build/python python3 tests/bench/drive_in_process.py BUNDLE --per-command [--rounds 8]
+
+--per-command: where the time goes instead. One frame of the C demo's (its --dump, frame 5)
+runs in edgert-bench --profile (a C process) and through ctx.profiling in this process,
+alternating, 10 runs each per round; each command's minimum over the rounds of its median, the
+sums, and the commands that differ most.
 
 BENCHMARKS.md ("The driving loop in Python against C") has what it found.
 """
 import argparse
 import ctypes
+import json
 import os
 import statistics
 import subprocess
@@ -41,14 +48,62 @@ def build_library(build, out):
     return lib["_Z9demo_mainiPPc"]
 
 
+def per_command(a, demo):
+    import numpy as np
+    import edgert
+    bench = str(Path(a.build) / "device_runtime" / "edgert-bench")
+    with tempfile.TemporaryDirectory() as dump:
+        subprocess.run([demo, a.bundle, "--frames", "5", "--warmup", "1", "--no-sleep", "--quiet", "--dump", dump],
+                       check=True, capture_output=True)
+        names = [t.name for t in edgert.Bundle(a.bundle).inputs]
+        files = {n: os.path.join(dump, f"frame005_{n}.npy") for n in names}
+        inputs = {n: np.load(f) for n, f in files.items()}
+        cmd = [bench, a.bundle, "--iters", "10", "--warmup", "1", "--profile", "--json"]
+        for n, f in files.items():
+            cmd += ["--input", f"{n}={f}"]
+        bundle = edgert.Bundle(a.bundle)
+        ctx = bundle.context(threads=1)
+        out = ctx.empty_outputs()
+        ctx.profiling = True
+        c, py = {}, {}
+        for _ in range(a.rounds):
+            for row in json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)["profile"]:
+                c.setdefault(row["name"], []).append(row["median_ms"])
+            if a.reopen:  # a fresh private copy and arena each round, as each edgert-bench process has
+                del ctx, bundle
+                bundle = edgert.Bundle(a.bundle)
+                ctx = bundle.context(threads=1)
+                ctx.profiling = True
+            ctx.run(inputs, out=out)  # untimed, as edgert-bench's --warmup 1
+            per = {}
+            for _ in range(10):
+                ctx.run(inputs, out=out)
+                for row in ctx.profile():
+                    per.setdefault(row["name"], []).append(row["ns"] / 1e6)
+            for name, v in per.items():
+                py.setdefault(name, []).append(statistics.median(v))
+    tc, tp = sum(min(v) for v in c.values()), sum(min(py[n]) for n in c)
+    print(f"{a.rounds} rounds, the C demo's frame 5: sum of each command's minimum (over rounds of its median of 10 "
+          f"runs): edgert-bench {tc:.3f} ms, this process {tp:.3f} ms ({100 * (tp / tc - 1):+.1f} %)")
+    rows = sorted(((min(py[n]) - min(c[n]), n, min(c[n])) for n in c), reverse=True)
+    for d, n, ms in rows[:6] + rows[-3:]:
+        print(f"  {n:45s} {ms:8.4f} ms in edgert-bench, {1e3 * d:+7.1f} us here")
+    print(f"  load average: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("bundle")
     ap.add_argument("--frames", type=int, default=10, help="timed frames per block (default 10)")
     ap.add_argument("--rounds", type=int, default=10, help="rounds of the three kinds (default 10)")
     ap.add_argument("--build", default=str(ROOT / "build"), help="the build with driving_demo (default build/)")
+    ap.add_argument("--per-command", action="store_true", help="per-command times against edgert-bench instead")
+    ap.add_argument("--reopen", action="store_true", help="with --per-command: open the bundle and create the "
+                    "context again every round here too")
     a = ap.parse_args()
     demo = str(Path(a.build) / "samples" / "driving_demo")
+    if a.per_command:
+        return per_command(a, demo)
     args = argparse.Namespace(bundle=a.bundle, threads=1, allow_source_build=False, device=0, seed=1, dump=None,
                               quiet=True, sleep=False, budget_ms=20.0, warmup=1, frames=a.frames, compare_with=demo)
     libc = ctypes.CDLL(None)
