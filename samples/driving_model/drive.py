@@ -37,9 +37,9 @@ PERIOD_S = 0.050  # modeld runs at 20 Hz
 class Camera:
     """One synthetic camera (driving_demo.cc's render_camera) rendered with numpy into buffers
     allocated once: a frame is a fixed sequence of in-place ufunc calls (out=, where=) over
-    float32 scratch planes, so the loop allocates no array and touches the same few hundred KB
-    every frame, as the C demo's pixel loop does. The frame-independent parts of the scene (row
-    depths, the sky, the verge texture) are computed here once."""
+    float32 scratch planes, so the loop allocates no array, as the C demo's pixel loop does not,
+    and reuses the same ~3 MB of planes every frame. The frame-independent parts of the scene
+    (row depths, the sky, the verge texture) are computed here once."""
 
     LINE_W = 0.03
 
