@@ -40,13 +40,13 @@ uint64_t edge_pf_realtime_ns(void);
 [[noreturn]] void edge_pf_exit(int code);
 
 // Threads of this process, sharing its memory. A thread gets its own stack (mapped here with
-// an inaccessible guard page below it, unmapped by join) and runs fn(arg); when fn returns
+// an inaccessible guard region below it, unmapped by join) and runs fn(arg); when fn returns
 // the thread ends. Start and join happen at context creation and destruction, never during
 // a run. `tid` is nonzero while the thread exists and becomes 0 when it has ended (the
 // kernel clears it and wakes a futex waiter on it), which is what join waits for.
 typedef struct {
   volatile uint32_t tid;
-  void* stack;        // the mapping: guard page + stack
+  void* stack;        // the mapping: guard + stack
   size_t stack_size;  // its length
 } edge_pf_thread;
 long edge_pf_thread_start(edge_pf_thread* t, void (*fn)(void*), void* arg, size_t stack_size);  // 0 or -errno

@@ -13,7 +13,10 @@ enum : long {
   kFutex = 98,  // kExit (93) and kClone (220): edge_pf_clone_thread below
 };
 constexpr long kFutexWait = 0, kFutexWake = 1, kFutexPrivate = 128;
-constexpr size_t kPage = 4096;
+// Thread stacks are rounded to, and guarded by, 64 KB: qemu-hexagon's pages are 64 KB (its
+// mmap and mprotect work in them: a 4 KB guard would protect a whole 64 KB page), and a
+// Hexagon Linux kernel's are 4 KB to 256 KB.
+constexpr size_t kStackPage = 64 * 1024;
 constexpr long kAtFdcwd = -100;
 constexpr long kOpenRead = 0x80000 | 0x800;            // O_RDONLY | O_CLOEXEC | O_NONBLOCK
 constexpr long kOpenWrite = 01 | 0100 | 01000 | 0x80000;  // O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC
@@ -127,10 +130,10 @@ long edge_pf_thread_start(edge_pf_thread* t, void (*fn)(void*), void* arg, size_
   // qemu-user requires of a thread); PARENT_SETTID | CHILD_CLEARTID: tid is set before clone
   // returns and cleared, with a futex wake, when the thread ends (what join waits on).
   constexpr long kFlags = 0x100 | 0x200 | 0x400 | 0x800 | 0x10000 | 0x40000 | 0x100000 | 0x200000;
-  const size_t size = (stack_size + kPage - 1) / kPage * kPage + kPage;
+  const size_t size = (stack_size + kStackPage - 1) / kStackPage * kStackPage + kStackPage;
   void* mem = edge_pf_map_anon(size, EDGE_PF_PROT_READ | EDGE_PF_PROT_WRITE);
   if (edge_pf_failed(mem)) return reinterpret_cast<long>(mem);
-  long r = edge_pf_protect(mem, kPage, 0);  // the guard page: a stack overflow faults
+  long r = edge_pf_protect(mem, kStackPage, 0);  // the guard: a stack overflow faults
   if (r == 0) r = edge_pf_clone_thread(kFlags, static_cast<char*>(mem) + size, &t->tid, fn, arg);
   if (r < 0) {
     edge_pf_unmap(mem, size);
