@@ -7,6 +7,9 @@
 // Workers start at context creation and end at its destruction; a run starts and stops no
 // thread and allocates nothing. They sleep on a futex between launches (no spinning, which
 // would burn a hardware thread and make packet counts depend on timing).
+// A worker runs kernels (which call nothing) and platform.h's futex calls, nothing else: the
+// freestanding C library (malloc, errno, the runtime's last-error message) is single-threaded
+// and stays the calling thread's.
 // fixed_pool.cc implements it over platform.h's threads; the FastRPC skeleton links
 // fastrpc/one_thread_pool.cc instead (one thread: no thread layer for QuRT is built here).
 #pragma once
