@@ -46,7 +46,7 @@ typedef struct edgert_bundle edgert_bundle;
 typedef struct edgert_context edgert_context;
 
 typedef struct edgert_context_options {
-  int32_t num_threads;   /* cpu port: 0 or 1: run on the calling thread */
+  int32_t num_threads;   /* cpu port: 0 or 1: run on the calling thread; hexagon port: at most 4 */
   /* opencl port: whether edgert_context_create may compile the bundle's OpenCL C with the
    * device's driver when the bundle holds no program binaries for this device (a bundle
    * from edgert_prepare does). 0: refuse with EDGERT_ERROR_UNSUPPORTED. Counted in

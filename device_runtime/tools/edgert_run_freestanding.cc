@@ -65,7 +65,7 @@ const char* kUsage =
     "options:\n"
     "  --input NAME=FILE.npy  an input (repeat for each input)\n"
     "  --output-dir DIR       where to write outputs (created if missing; optional with --print)\n"
-    "  --threads N            worker threads (1 on this port)\n"
+    "  --threads N            threads a launch is split across (1-4 on this port)\n"
     "  --map-in-place         use the bundle file's pages in place instead of a private copy\n"
     "  --repeat K             run K times and check that every run gives bit-identical\n"
     "                         outputs (1 to 10000000, default 1)\n"

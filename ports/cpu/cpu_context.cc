@@ -15,12 +15,15 @@
 #include "internal.h"
 #include "kernel_abi.h"
 #include "port.h"
-#ifndef EDGERT_CPU_NO_THREADS
+#ifdef EDGERT_CPU_FIXED_POOL
+#include "fixed_pool.h"
+#else
 #include "worker_pool.h"
 #endif
 
 // The same replay serves the Hexagon DSP (ports/hexagon/port.cmake compiles this file with
-// EDGERT_CPU_NO_THREADS, one thread, and registers it as port "hexagon").
+// EDGERT_CPU_FIXED_POOL, its worker threads taking one fixed share of a launch each:
+// ports/hexagon/fixed_pool.h, and registers it as port "hexagon").
 #ifndef EDGERT_CPU_PORT_NAME
 #define EDGERT_CPU_PORT_NAME "cpu"
 #define EDGERT_CPU_PORT_SYMBOL port_cpu
@@ -59,7 +62,7 @@ struct GuardedBuffer {  // see guard_buffers
 #endif
 
 // Chunks per thread a parallel launch is cut into (see WorkerPool).
-#ifndef EDGERT_CPU_NO_THREADS
+#ifndef EDGERT_CPU_FIXED_POOL
 constexpr uint64_t kChunksPerThread = 4;
 #endif
 
@@ -75,7 +78,9 @@ namespace edgert {
 struct PortContext {
   const edgert_bundle* bundle = nullptr;
   int32_t num_threads = 1;
-#ifndef EDGERT_CPU_NO_THREADS
+#ifdef EDGERT_CPU_FIXED_POOL
+  cpu::FixedPool* pool = nullptr;  // only when num_threads > 1
+#else
   cpu::WorkerPool* pool = nullptr;  // only when num_threads > 1
 #endif
   void* arena = nullptr;
@@ -112,7 +117,9 @@ edgert_status out_of_memory(const char* what) {
 
 void destroy(PortContext* c) {
   if (!c) return;
-#ifndef EDGERT_CPU_NO_THREADS
+#ifdef EDGERT_CPU_FIXED_POOL
+  fixed_pool_destroy(c->pool);
+#else
   if (c->pool) {
     c->pool->~WorkerPool();
     std::free(c->pool);
@@ -293,10 +300,15 @@ edgert_status create(const edgert_bundle* bundle, const edgert_context_options* 
     // Zeroed once, so even a kernel that reads before writing sees the same bytes every run.
     std::memset(c->arena, 0, arena_size ? static_cast<size_t>(arena_size) : alignment);
   }
-#ifdef EDGERT_CPU_NO_THREADS
-  if (st == EDGERT_OK && c->num_threads > 1)
-    st = set_error(EDGERT_ERROR_INVALID_ARGUMENT, "the %s port runs on one thread (asked for %d)",
-                   EDGERT_CPU_PORT_NAME, c->num_threads);
+#ifdef EDGERT_CPU_FIXED_POOL
+  if (st == EDGERT_OK && c->num_threads > kMaxPoolThreads)
+    st = set_error(EDGERT_ERROR_INVALID_ARGUMENT, "the %s port runs on at most %d threads (asked for %d)",
+                   EDGERT_CPU_PORT_NAME, kMaxPoolThreads, c->num_threads);
+  else if (st == EDGERT_OK && c->num_threads > 1) {
+    if (int err = fixed_pool_create(c->num_threads, &c->pool))
+      st = set_error(EDGERT_ERROR_OUT_OF_MEMORY, "cannot start %d worker threads: %s", c->num_threads - 1,
+                     std::strerror(err));
+  }
 #else
   if (st == EDGERT_OK && c->num_threads > 1) {
     void* pool_mem = std::calloc(1, sizeof(WorkerPool));
@@ -357,8 +369,11 @@ edgert_status run(PortContext* c, uint64_t* command_ns) {
     const Op& op = c->ops[i];
     switch (op.kind) {
       case OpKind::Launch: {
-#ifdef EDGERT_CPU_NO_THREADS
-        op.fn(op.args, 0, 1);
+#ifdef EDGERT_CPU_FIXED_POOL
+        if (c->pool)
+          fixed_pool_run(c->pool, op.fn, op.args, op.parallel_extent);
+        else
+          op.fn(op.args, 0, 1);
         break;
 #else
         if (!c->pool || op.parallel_extent < 2) {

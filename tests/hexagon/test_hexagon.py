@@ -13,12 +13,15 @@
     operations) bit-exact to numpy over every half and every tie
   - a model that would need a helper (double arithmetic) is refused by edgec naming it; a
     Hexagon bundle on this machine's runtime and an x86-64 bundle on the Hexagon one are
-    refused naming both sides; --threads 2 is refused (the hexagon port runs one thread)
+    refused naming both sides; --threads 5 is refused (the port runs on at most 4 threads)
+  - the hexagon port's worker threads (clone threads under qemu, ports/hexagon/fixed_pool.cc):
+    the float CNNs on 2 and 4 threads give outputs bit-identical to 1 thread's
   - the instruction counter (qemu_insn_count/count.py, tests/hexagon/README.md): HVX and
     scalar instructions assembled here are classified as such (immext, duplex); a loop of
     known length counts exactly 2 packets / 4 instructions / 1 HVX per iteration; one run of
     a float CNN: kernels + edgert-run add up, no HVX, the same kernel counts from --repeat 2-1
-    and 3-2
+    and 3-2; the per-vCPU mode counts the known loop the same; on 2 threads each thread's
+    packets add up to the run's and the longer is under 55% of one thread's
   - libedgert_skel.so, what the DSP's FastRPC loader opens: a Hexagon shared object exporting
     the skeleton's two entry points, no NEEDED, no TEXTREL, undefined symbols only from
     ports/hexagon/fastrpc/skel_undefined_allowlist.txt, under 64 KB stripped; and its skeleton
@@ -138,6 +141,13 @@ def float_cnns_match_onnxruntime():
             print(f"    {variant} on {target}:")
             got = run_hexagon(bundle, x, f"cnn_{variant}_{target}", list(expected), extra=["--repeat", "2"])
             lib.assert_close(got, expected, rtol=RTOL, atol=ATOL)
+            # Each thread runs its fixed share of every parallel launch: the same bits.
+            for threads in ("2", "4"):
+                split = run_hexagon(bundle, x, f"cnn_{variant}_{target}_t{threads}", list(expected),
+                                    extra=["--repeat", "2", "--threads", threads])
+                for name in expected:
+                    assert split[name].tobytes() == got[name].tobytes(), f"{variant}: --threads {threads} differs in {name}"
+            print(f"    {variant}: --threads 2 and 4 bit-identical to 1")
 
 
 def elementwise_model():
@@ -267,12 +277,12 @@ def insn_counter_classifies_hvx_and_scalar_instructions():
     print(f"    {len(snippet)} packets: {sum(h for _, _, h in snippet)} HVX instructions found as HVX, scalar ones not")
 
 
-def known_loop(iters):
+def known_loop(iters, per_vcpu=False):
     exe = WORK / f"known_loop_{iters}"
     lib.run_cmd(["clang-19", "--target=hexagon-unknown-linux-musl", "-mcpu=hexagonv65", "-mhvx=v65", "-mhvx-length=128b",
                  "-O1", "-ffreestanding", "-nostdlib", "-static", "-fuse-ld=lld", f"-DITERS={iters}",
                  Path(__file__).resolve().parent / "qemu_insn_count" / "known_loop.c", "-o", exe])
-    return insn_count.count_program(exe, [], QEMU, WORK / "insn_count")
+    return insn_count.count_program(exe, [], QEMU, WORK / "insn_count", per_vcpu=per_vcpu)
 
 
 @suite.case
@@ -289,6 +299,9 @@ def insn_counter_counts_a_known_loop():
     assert len(loop) == 2, f"expected the loop's two packets to run 1000 times each: {small_pk}"
     kinds = sorted(sum(insn_count.is_hvx(i) for i in insns) for _, insns in loop.values())
     assert kinds == [0, 1], f"the loop's packets: {loop}"
+    # The per-vCPU mode (count.py --threads) counts blocks, not packets: the same counts.
+    per_vcpu, per_vcpu_pk = known_loop(1000, per_vcpu=True)
+    assert per_vcpu == small and per_vcpu_pk == small_pk, (per_vcpu, small)
 
 
 @suite.case
@@ -313,6 +326,18 @@ def insn_counter_one_run_of_a_float_cnn():
     # Two differences, (2)-(1) and (3)-(2), count the same kernel instructions.
     assert [k["instructions"] for k in one["kernels"]] == [k["instructions"] for k in again["kernels"]], \
         (one["kernels"], again["kernels"])
+    # On 2 threads (count.py --threads 2): each thread's packets, adding up to the run's; the
+    # kernels' work split about evenly (each takes one share), the split costing little.
+    out = WORK / "count_t2.json"
+    assert insn_count.main([str(bundle), *inputs, "--threads", "2", "--runner", str(RUN), "--edgec", str(HOST_EDGEC),
+                            "--qemu", str(QEMU), "--work", str(WORK / "insn_count_t2"), "--json", str(out)]) == 0
+    two = json.loads(out.read_text())
+    threads = [t["packets"] for t in two["per_thread"]]
+    assert len(threads) == 2 and sum(threads) == two["one_run"]["packets"], two["per_thread"]
+    assert two["longest_thread"]["packets"] == max(threads)
+    assert max(threads) < 0.55 * one["one_run"]["packets"], (threads, one["one_run"])
+    assert two["one_run"]["packets"] < 1.02 * one["one_run"]["packets"], (two["one_run"], one["one_run"])
+    print(f"    2 threads: {threads} packets (1 thread: {one['one_run']['packets']})")
 
 
 # ---------------------------------------------------------------- refusals
@@ -348,8 +373,8 @@ def bundles_for_the_other_machine_are_refused():
     # v66 code (dfadd, ...) on a v65 DSP: the runtime here is built for v65
     v66 = compile_for(model, "cnn_refuse", "hexagon-v66")
     refused(qemu([v66, *inputs, "--output-dir", WORK / "refuse_out"], check=False), "v66")
-    refused(qemu([hexagon, *inputs, "--output-dir", WORK / "refuse_out", "--threads", "2"], check=False),
-            "one thread")
+    refused(qemu([hexagon, *inputs, "--output-dir", WORK / "refuse_out", "--threads", "5"], check=False),
+            "at most 4 threads")
     refused(qemu([hexagon, "--output-dir", WORK / "refuse_out"], check=False), "image", "not given")
 
 

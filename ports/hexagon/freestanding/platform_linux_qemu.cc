@@ -1,7 +1,8 @@
 // platform_linux_qemu.cc — platform.h over raw Linux system calls for Hexagon (what
 // qemu-hexagon's user mode implements): `trap0(#1)` with the call number in r6, arguments in
 // r0-r5, the result (or -errno) in r0. Numbers and structures are the kernel's generic
-// 32-bit ABI (asm-generic/unistd.h), which Hexagon Linux uses.
+// 32-bit ABI (asm-generic/unistd.h), which Hexagon Linux uses. Threads are raw clone()
+// threads (qemu-user runs each as a host thread with its own vCPU), synchronized by futex.
 #include "platform.h"
 
 namespace {
@@ -9,7 +10,13 @@ namespace {
 enum : long {
   kMkdirat = 34, kOpenat = 56, kClose = 57, kRead = 63, kWrite = 64, kPread64 = 67, kFstat64 = 80,
   kExitGroup = 94, kClockGettime = 113, kMunmap = 215, kMmap2 = 222, kMprotect = 226,
+  kFutex = 98,  // kExit (93) and kClone (220): edge_pf_clone_thread below
 };
+constexpr long kFutexWait = 0, kFutexWake = 1, kFutexPrivate = 128;
+// Thread stacks are rounded to, and guarded by, 64 KB: qemu-hexagon's pages are 64 KB (its
+// mmap and mprotect work in them: a 4 KB guard would protect a whole 64 KB page), and a
+// Hexagon Linux kernel's are 4 KB to 256 KB.
+constexpr size_t kStackPage = 64 * 1024;
 constexpr long kAtFdcwd = -100;
 constexpr long kOpenRead = 0x80000 | 0x800;            // O_RDONLY | O_CLOEXEC | O_NONBLOCK
 constexpr long kOpenWrite = 01 | 0100 | 01000 | 0x80000;  // O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC
@@ -54,6 +61,28 @@ long prot_bits(int prot) {
 
 extern "C" {
 
+// clone(flags, stack_top, parent_tid = tid, child_tid = tid, tls = 0) (the generic argument
+// order); the child, on its new stack, calls fn(arg) and then ends with exit(0) (one thread,
+// not exit_group). fn and arg travel in r10 / r11, which the child inherits. Returns the
+// child's id or -errno in the parent.
+long edge_pf_clone_thread(long flags, void* stack_top, volatile uint32_t* tid, void (*fn)(void*), void* arg);
+__asm__(
+    ".text\n"
+    ".globl edge_pf_clone_thread\n"
+    ".type edge_pf_clone_thread,@function\n"
+    ".p2align 4\n"
+    "edge_pf_clone_thread:\n"
+    "  { r10 = r3; r11 = r4; r3 = r2; r6 = #220 }\n"
+    "  { r4 = #0 }\n"
+    "  { trap0(#1) }\n"
+    "  { p0 = cmp.eq(r0, #0) }\n"
+    "  { if (!p0) jumpr r31 }\n"
+    "  { r0 = r11; r30 = #0; r31 = #0 }\n"
+    "  { callr r10 }\n"
+    "  { r0 = #0; r6 = #93 }\n"
+    "  { trap0(#1) }\n"
+    ".size edge_pf_clone_thread, .-edge_pf_clone_thread\n");
+
 long edge_pf_open(const char* path, int mode) {
   return sys(kOpenat, kAtFdcwd, reinterpret_cast<long>(path), mode == EDGE_PF_OPEN_WRITE_CREATE ? kOpenWrite : kOpenRead,
              0644);
@@ -95,6 +124,44 @@ static uint64_t clock_ns(long clock) {
 }
 uint64_t edge_pf_monotonic_ns(void) { return clock_ns(1); }
 uint64_t edge_pf_realtime_ns(void) { return clock_ns(0); }
+
+long edge_pf_thread_start(edge_pf_thread* t, void (*fn)(void*), void* arg, size_t stack_size) {
+  // CLONE_VM | FS | FILES | SIGHAND | THREAD | SYSVSEM: a thread of this process (the set
+  // qemu-user requires of a thread); PARENT_SETTID | CHILD_CLEARTID: tid is set before clone
+  // returns and cleared, with a futex wake, when the thread ends (what join waits on).
+  constexpr long kFlags = 0x100 | 0x200 | 0x400 | 0x800 | 0x10000 | 0x40000 | 0x100000 | 0x200000;
+  const size_t size = (stack_size + kStackPage - 1) / kStackPage * kStackPage + kStackPage;
+  void* mem = edge_pf_map_anon(size, EDGE_PF_PROT_READ | EDGE_PF_PROT_WRITE);
+  if (edge_pf_failed(mem)) return reinterpret_cast<long>(mem);
+  long r = edge_pf_protect(mem, kStackPage, 0);  // the guard: a stack overflow faults
+  if (r == 0) r = edge_pf_clone_thread(kFlags, static_cast<char*>(mem) + size, &t->tid, fn, arg);
+  if (r < 0) {
+    edge_pf_unmap(mem, size);
+    t->tid = 0;
+    t->stack = nullptr;
+    return r;
+  }
+  t->stack = mem;
+  t->stack_size = size;
+  return 0;
+}
+
+long edge_pf_thread_join(edge_pf_thread* t) {
+  if (!t->stack) return -22;  // EINVAL: not started
+  // The kernel's wake at thread exit is a shared (not process-private) futex wake.
+  for (uint32_t v; (v = t->tid) != 0;) sys(kFutex, reinterpret_cast<long>(&t->tid), kFutexWait, static_cast<long>(v), 0);
+  long r = edge_pf_unmap(t->stack, t->stack_size);
+  t->stack = nullptr;
+  return r;
+}
+
+long edge_pf_futex_wait(volatile uint32_t* word, uint32_t expected) {
+  return sys(kFutex, reinterpret_cast<long>(word), kFutexWait | kFutexPrivate, static_cast<long>(expected), 0);
+}
+long edge_pf_futex_wake(volatile uint32_t* word, int count) {
+  return sys(kFutex, reinterpret_cast<long>(word), kFutexWake | kFutexPrivate, count);
+}
+
 void edge_pf_exit(int code) {
   for (;;) sys(kExitGroup, code);
 }

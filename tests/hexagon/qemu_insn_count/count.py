@@ -18,6 +18,10 @@ base where executed packets match the code section byte for byte is where it sit
 spans [entry_k, next entry) of `edgec inspect --json`. Everything else is edgert-run itself
 (attributed to its functions with llvm-nm-19).
 
+--threads N runs edgert-run with --threads N and the plugin in its per-vCPU mode (qemu-user
+gives each guest thread its own vCPU: 0 is the main thread, 1.. the workers in the order they
+started) and also prints the packets of one run on each thread and the longest of them.
+
 Environment defaults for the options: EDGE_QEMU_HEXAGON, EDGE_HEXAGON_BUILD_DIR (edgert-run
 in device_runtime/), EDGE_HOST_EDGEC (edgec, for `inspect --json`). See README.md."""
 import argparse
@@ -73,11 +77,13 @@ def build_plugin(work):
     return so
 
 
-def counted_run(qemu, plugin, program, args, out_file):
-    """Runs program under qemu with the plugin; {(vaddr, bytes): count}."""
+def counted_run(qemu, plugin, program, args, out_file, per_vcpu=None):
+    """Runs program under qemu with the plugin; {(vaddr, bytes): count}. With a list as
+    per_vcpu, the plugin counts per vCPU and the list receives one such dict per vCPU."""
     out_file = Path(out_file)
     out_file.unlink(missing_ok=True)
-    res = subprocess.run([str(qemu), "-plugin", f"{plugin},out={out_file}", str(program), *map(str, args)],
+    plugin_args = f"{plugin},out={out_file}" + (",vcpus=1" if per_vcpu is not None else "")
+    res = subprocess.run([str(qemu), "-plugin", plugin_args, str(program), *map(str, args)],
                          capture_output=True, text=True)
     if res.returncode != 0:
         fail(f"{program} under {qemu} exited with {res.returncode}:\n{res.stderr}{res.stdout}")
@@ -87,12 +93,22 @@ def counted_run(qemu, plugin, program, args, out_file):
     lines = out_file.read_text().splitlines()
     if not lines or not lines[0].startswith("# edge-insn-count v1"):
         fail(f"{out_file}: not the plugin's output")
+    vcpus = re.search(r"\bvcpus=(\d+)", lines[0])
+    if per_vcpu is not None:
+        if not vcpus:
+            fail(f"{out_file}: no per-vCPU counts (the plugin ignored vcpus=1?)")
+        per_vcpu[:] = [{} for _ in range(int(vcpus.group(1)))]
     for line in lines[1:]:
-        addr, size, data, count = line.split()
+        addr, size, data, count, *on_vcpu = line.split()
         raw = bytes.fromhex(data) if data != "-" else b""
         if len(raw) != int(size):
             fail(f"{out_file}: packet at {addr} has {len(raw)} of its {size} bytes")
-        counts[(int(addr, 16), raw)] = counts.get((int(addr, 16), raw), 0) + int(count)
+        key = (int(addr, 16), raw)
+        counts[key] = counts.get(key, 0) + int(count)
+        if per_vcpu is not None:
+            for v, n in enumerate(on_vcpu):
+                if int(n):
+                    per_vcpu[v][key] = per_vcpu[v].get(key, 0) + int(n)
     return counts
 
 
@@ -254,11 +270,14 @@ def normalize(counts, base, blob):
     return out
 
 
-def difference(big, small):
+def difference(big, small, strict=True):
+    """big - small per packet. strict: a packet the longer run executed fewer times is an
+    error; otherwise (threads: whether a thread waits for another, and how often its futex
+    loop goes round, depends on timing) it stays as a negative count."""
     diff = {}
     for key in set(big) | set(small):
         d = big.get(key, 0) - small.get(key, 0)
-        if d < 0:
+        if d < 0 and strict:
             fail(f"the longer run executed the packet at {key[1]:#x} fewer times ({big.get(key, 0)} < {small.get(key, 0)})")
         if d:
             diff[key] = d
@@ -288,20 +307,32 @@ def analyse_bundle(args):
     runner_args = [args.bundle]
     for spec in args.input:
         runner_args += ["--input", spec]
-    runs = {}
+    if args.threads > 1:
+        runner_args += ["--threads", args.threads]
+    threaded = args.threads > 1
+    runs, thread_runs = {}, {}
     for repeat in (args.repeat, args.repeat + 1):
         out_dir = work / f"out_{repeat}"
         shutil.rmtree(out_dir, ignore_errors=True)
+        vcpus = [] if threaded else None
         raw = counted_run(args.qemu, plugin, args.runner, [*runner_args, "--output-dir", out_dir, "--repeat", repeat],
-                          work / f"counts_{repeat}.txt")
+                          work / f"counts_{repeat}.txt", per_vcpu=vcpus)
         base = locate_code(raw, blob)
         if base is None:
             fail("no executed packet matches the bundle's code section: did the bundle run?")
         runs[repeat] = (normalize(raw, base, blob), base)
+        if threaded:
+            thread_runs[repeat] = [normalize(c, base, blob) for c in vcpus]
     (big, base), (small, _) = runs[args.repeat + 1], runs[args.repeat]
-    one = difference(big, small)
+    one = difference(big, small, strict=not threaded)
     disasm = disassemble({raw for c in (big, small) for (_, _, raw) in c}, cpu)
     total, whole = tally(one, disasm), tally(small, disasm)
+    per_thread = []
+    if threaded:
+        big_t, small_t = thread_runs[args.repeat + 1], thread_runs[args.repeat]
+        if len(big_t) != len(small_t):
+            fail(f"--repeat {args.repeat} ran {len(small_t)} threads, --repeat {args.repeat + 1} {len(big_t)}")
+        per_thread = [tally(difference(b, s, strict=False), disasm) for b, s in zip(big_t, small_t)]
 
     static = split_packets(blob)
     static_disasm = disassemble({raw for _, raw in static}, cpu)
@@ -340,6 +371,13 @@ def analyse_bundle(args):
     p(f"  HVX           {total['hvx']:>14,}   {share(total['hvx'], total['instructions'])} of the instructions")
     p(f"  (the --repeat {args.repeat} process as a whole, start-up and loading included: "
       f"{whole['instructions']:,} instructions)")
+    longest = max(per_thread, key=lambda t: t["packets"]) if per_thread else None
+    if per_thread:
+        p(f"threads (--threads {args.threads}; qemu vCPU 0 is the calling thread), packets of one run:")
+        for v, t in enumerate(per_thread):
+            p(f"  thread {v}  {t['packets']:>14,}   {share(t['packets'], total['packets'])} of all packets, "
+              f"{t['instructions']:,} instructions, HVX {share(t['hvx'], t['instructions']).strip()}")
+        p(f"  longest   {longest['packets']:>14,}")
     p(f"kernels (code section mapped at {base:#x}, {len(blob)} bytes):")
     w = max(28, *(len(k[0]) for k in kernels))
     p(f"  {'kernel':<{w}} {'code bytes':>10} {'HVX in code':>11} {'instructions':>14} {'share':>9} {'HVX':>12} {'HVX share':>9}")
@@ -369,6 +407,7 @@ def analyse_bundle(args):
     if args.json:
         Path(args.json).write_text(json.dumps({
             "bundle": str(args.bundle), "one_run": total, "whole_process": whole, "code_base": base,
+            "threads": args.threads, "per_thread": per_thread, "longest_thread": longest,
             "kernels": [{"name": n, "start": lo, "end": hi, **t} for n, lo, hi, t, _ in per_kernel],
             "edgert_run": {"instructions": runtime_total},
             "hottest_kernel": name,
@@ -376,11 +415,13 @@ def analyse_bundle(args):
     return 0
 
 
-def count_program(program, program_args, qemu, work, cpu="hexagonv65"):
-    """Counts of one run of any Hexagon program: (tally, {address: (count, [insns])})."""
+def count_program(program, program_args, qemu, work, cpu="hexagonv65", per_vcpu=False):
+    """Counts of one run of any Hexagon program: (tally, {address: (count, [insns])});
+    per_vcpu: counted by the plugin's per-vCPU mode (the totals over all vCPUs)."""
     Path(work).mkdir(parents=True, exist_ok=True)
     plugin = build_plugin(work)
-    raw = counted_run(qemu, plugin, program, program_args, Path(work) / "counts_program.txt")
+    raw = counted_run(qemu, plugin, program, program_args, Path(work) / "counts_program.txt",
+                      per_vcpu=[] if per_vcpu else None)
     counts = normalize(raw, None, b"")
     disasm = disassemble({r for (_, _, r) in counts}, cpu)
     packets = {addr: (n, disasm.get(r)) for (_, addr, r), n in counts.items()}
@@ -396,6 +437,8 @@ def main(argv=None):
                     help="count a whole run of this Hexagon program (and its arguments) instead")
     ap.add_argument("--repeat", type=int, default=1,
                     help="one run = the counts of --repeat R+1 minus those of --repeat R (default R = 1)")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="run edgert-run with --threads N and report the packets of each thread (default 1)")
     ap.add_argument("--qemu", default=os.environ.get("EDGE_QEMU_HEXAGON") or shutil.which("qemu-hexagon"))
     build = os.environ.get("EDGE_HEXAGON_BUILD_DIR", "build/hexagon")
     ap.add_argument("--runner", default=str(Path(build) / "device_runtime" / "edgert-run"),
@@ -418,6 +461,8 @@ def main(argv=None):
         ap.error("a BUNDLE or --program is needed")
     if args.repeat < 1:
         ap.error("--repeat must be 1 or more")
+    if args.threads < 1:
+        ap.error("--threads must be 1 or more")
     for what, path in (("edgert-run", args.runner), ("edgec", args.edgec), ("bundle", args.bundle)):
         if not Path(path).is_file():
             fail(f"{what} not found at {path}")

@@ -48,6 +48,11 @@ uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn* insn);
 // Adds imm to the uint64_t at ptr each time insn executes (generated code, no call).
 void qemu_plugin_register_vcpu_insn_exec_inline(struct qemu_plugin_insn* insn, enum qemu_plugin_op op,
                                                 void* ptr, uint64_t imm);
+// Calls cb(vcpu_index, userdata) each time tb starts executing, on that vCPU's thread.
+enum qemu_plugin_cb_flags { QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_CB_R_REGS, QEMU_PLUGIN_CB_RW_REGS };
+typedef void (*qemu_plugin_vcpu_udata_cb_t)(unsigned int vcpu_index, void* userdata);
+void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb* tb, qemu_plugin_vcpu_udata_cb_t cb,
+                                          enum qemu_plugin_cb_flags flags, void* userdata);
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb, void* userdata);
 void qemu_plugin_outs(const char* string);
 
