@@ -3,10 +3,12 @@
 # build a stand-in for openpilot's driving model (fp16, seeded random weights), compile it
 # with edgec, check it once against onnxruntime, and run it in modeld's 20 Hz loop with the
 # demo app (hidden_state fed back each frame), printing per-frame latency, median, p99 and
-# the 20 ms budget. Then a quick check of the small sample classifier.
+# the 20 ms budget; then the same loop in Python (drive.py, the edgert package). Then a quick
+# check of the small sample classifier.
 #   EDGE_SKIP_BUILD=1    use the tools already in build/
 #   DEMO_FRAMES=N        timed frames of the driving loop (default 10)
-#   DEMO_ARGS="..."      extra driving_demo options (e.g. --no-sleep, --threads 1)
+#   DEMO_ARGS="..."      extra options of driving_demo and drive.py (both take --no-sleep,
+#                        --threads N, --warmup N, --budget-ms MS, --seed N)
 #   DEMO_TARGET=T        edgec target for the driving model (default: the widest this
 #                        machine runs: x86_64-avx512, x86_64 or aarch64). An OpenCL target
 #                        (opencl, opencl-image) runs through the opencl port on the first
@@ -70,6 +72,15 @@ rm -rf "$DM.out"
 step "4. Drive: $DRIVING_DEMO $DM.bundle --frames ${DEMO_FRAMES:-10} ${DEMO_ARGS:-}"
 # shellcheck disable=SC2086
 "$DRIVING_DEMO" "$DM.bundle" --frames "${DEMO_FRAMES:-10}" ${DEMO_ARGS:-}
+
+step "4b. The same loop in Python: samples/driving_model/drive.py $DM.bundle (the edgert package, ctx.run(..., out=...))"
+if [[ -d $BUILD_DIR/python/edgert ]]; then
+  # shellcheck disable=SC2086
+  PYTHONPATH=$BUILD_DIR/python${PYTHONPATH:+:$PYTHONPATH} "$PYTHON" samples/driving_model/drive.py "$DM.bundle" \
+    --frames "${DEMO_FRAMES:-10}" ${DEMO_ARGS:-}
+else
+  echo "  (skipped: this build has no Python package, $BUILD_DIR/python/edgert: EDGE_BUILD_PYTHON=OFF or no nanobind)"
+fi
 
 # ---- the small classifier: a quick second check (build, compile, run, compare, benchmark)
 step "5. Sample classifier (small residual CNN): build, compile, run, compare with onnxruntime"
