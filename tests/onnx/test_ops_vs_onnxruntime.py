@@ -31,7 +31,8 @@ suite = lib.Suite("test_ops_vs_onnxruntime", costs={
     "conv_chains_with_padding_at_every_width": 15, "conv_transpose_configurations": 10,
     "resize_modes_and_types": 9, "float16_long_sums_convs_and_math": 9, "gather_nd_and_grid_sample_3d": 8,
     "windows_after_channel_shuffle": 6, "grouped_convs": 6, "padded_grouped_convs": 4,
-    "float16_versions_of_new_ops": 3, "attention_opset23": 2, "integer_division_edges": 2})
+    "float16_versions_of_new_ops": 3, "inverted_residual_depthwise_rows": 3, "attention_opset23": 2,
+    "integer_division_edges": 2})
 WORK = None
 _count = [0]
 
