@@ -700,7 +700,7 @@ def convnext_blocks_channels_last():
     block's depthwise conv reads the first one's result. Odd sizes (20 channels, 9x11). The CPU
     targets store the transposed conv result as (N, H, W, C), so that the LayerNorm and the
     Linear layers read the channels consecutively (they were stored (N, H, C, W): channels
-    11 floats apart)."""
+    11 floats apart), and the variance's Pow(x - mean, 2) is a product (no exp and log)."""
     c, hh, ww = 20, 9, 11
     feeds = {"x": randn(1, c, hh, ww)}
     nodes, src = [], "x"
@@ -745,6 +745,8 @@ def convnext_blocks_channels_last():
     for i in range(2):
         stored = [text.split("\n")[0] for name, text in kernels.items() if name.endswith(f"_t{i}")]
         assert stored and f"out[1,{hh},{ww},{c}]" in stored[0], f"t{i} is not stored (N, H, W, C): {stored}"
+    pows = [name for name, text in kernels.items() if "Pow(" in text]
+    assert not pows, f"Pow(x, 2) left as a general power in {pows}"
 
 
 if __name__ == "__main__":
