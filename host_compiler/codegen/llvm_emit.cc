@@ -326,8 +326,12 @@ class Emitter {
   // where it stopped. keep_rolled: LLVM must not unroll it (a register tile's reduction step
   // already issues enough independent multiply-adds; unrolled, the loads of several steps
   // are hoisted together and spill the accumulators).
+  // no_pipelining: the machine pipeliner must leave it alone (LLVM 19's window scheduler
+  // crashed in hexagon-v65's code for the lane-by-lane epilogue of a ragged QLinearMatMul,
+  // onnx's test_qlinearmatmul_2D_uint8_float32, once the requantization's scale test moved
+  // out of the loops; the scale test's own loop is kept out of it as well).
   LV* emit_while(LV* start, int step, const std::function<LV*(LV*)>& cond, const std::function<void(LV*)>& body,
-                 bool keep_rolled = false) {
+                 bool keep_rolled = false, bool no_pipelining = false) {
     llvm::BasicBlock* pre = b_.GetInsertBlock();
     auto* header = llvm::BasicBlock::Create(ctx_, "loop", fn_);
     auto* bodyb = llvm::BasicBlock::Create(ctx_, "body", fn_);
@@ -342,17 +346,22 @@ class Emitter {
     LV* next = b_.CreateAdd(iv, ic(step), "", /*HasNUW=*/step > 0, /*HasNSW=*/true);
     iv->addIncoming(next, b_.GetInsertBlock());
     llvm::Instruction* back = b_.CreateBr(header);
-    if (keep_rolled) {
-      llvm::Metadata* disable = llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")});
-      llvm::MDNode* loop_id = llvm::MDNode::getDistinct(ctx_, {nullptr, disable});
+    if (keep_rolled || no_pipelining) {
+      std::vector<llvm::Metadata*> ops = {nullptr};
+      if (keep_rolled) ops.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")}));
+      if (no_pipelining)
+        ops.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.pipeline.disable"),
+                                               llvm::ConstantAsMetadata::get(b_.getTrue())}));
+      llvm::MDNode* loop_id = llvm::MDNode::getDistinct(ctx_, ops);
       loop_id->replaceOperandWith(0, loop_id);
       back->setMetadata(llvm::LLVMContext::MD_loop, loop_id);
     }
     b_.SetInsertPoint(exit);
     return iv;
   }
-  void emit_loop(LV* lo, LV* hi, int step, const std::function<void(LV*)>& body, bool keep_rolled = false) {
-    emit_while(lo, step, [&](LV* iv) { return b_.CreateICmpSLT(iv, hi); }, body, keep_rolled);
+  void emit_loop(LV* lo, LV* hi, int step, const std::function<void(LV*)>& body, bool keep_rolled = false,
+                 bool no_pipelining = false) {
+    emit_while(lo, step, [&](LV* iv) { return b_.CreateICmpSLT(iv, hi); }, body, keep_rolled, no_pipelining);
   }
   // Steps iv from `start` while cond(iv) holds and returns where it stopped.
   LV* emit_scan(LV* start, int step, const std::function<LV*(LV*)>& cond) {
@@ -902,7 +911,7 @@ class Emitter {
       vars_[var] = b_.CreateAdd(base, lane);
       acc_ = b_.CreateLoad(elem, b_.CreateInBoundsGEP(elem, spill, lane));
       store(output_index(k_), value(k_.result), k_.args[0].dtype);
-    }, /*keep_rolled=*/true);
+    }, /*keep_rolled=*/true, /*no_pipelining=*/true);
     vars_[var] = base;
     begin_lanes(var, lanes, end);
   }
@@ -1083,7 +1092,7 @@ class Emitter {
           LV* ef = b_.CreateLShr(bits, b_.getInt32(23));  // 256 + the biased exponent for a negative s
           LV* out = b_.CreateZExt(b_.CreateICmpUGT(b_.CreateSub(ef, b_.getInt32(111)), b_.getInt32(15)), b_.getInt32Ty());
           b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt32Ty(), bad), out), bad);
-        });
+        }, /*keep_rolled=*/false, /*no_pipelining=*/true);
         requant_scales_bad_ = b_.CreateICmpNE(b_.CreateLoad(b_.getInt32Ty(), bad), b_.getInt32(0));
         requant_scale_arg_ = c->s->arg;
       }
