@@ -326,10 +326,8 @@ class Emitter {
   // where it stopped. keep_rolled: LLVM must not unroll it (a register tile's reduction step
   // already issues enough independent multiply-adds; unrolled, the loads of several steps
   // are hoisted together and spill the accumulators).
-  // no_pipelining: the machine pipeliner must leave it alone (LLVM 19's window scheduler
-  // crashed in hexagon-v65's code for the lane-by-lane epilogue of a ragged QLinearMatMul,
-  // onnx's test_qlinearmatmul_2D_uint8_float32, once the requantization's scale test moved
-  // out of the loops; the scale test's own loop is kept out of it as well).
+  // no_pipelining: the machine pipeliner must leave it alone (check_requant_params_once's
+  // loop: LLVM 19's window scheduler crashed on loops of hexagon-v65 code near it).
   LV* emit_while(LV* start, int step, const std::function<LV*(LV*)>& cond, const std::function<void(LV*)>& body,
                  bool keep_rolled = false, bool no_pipelining = false) {
     llvm::BasicBlock* pre = b_.GetInsertBlock();
@@ -871,6 +869,33 @@ class Emitter {
         if (block_level >= 0) acc_values[u] = b_.CreateFPTrunc(acc_values[u], same_lanes(acc_values[u], b_.getHalfTy()));
       }
     }
+    // The integer requantization with its parameters checked once per kernel call: one
+    // branch for the whole tile, every vector's exact integer form on one side (a block that
+    // LLVM schedules together), the lane-by-lane epilogue on the other.
+    if (lanes > 1 && float_scalar_epilogue_ && requant_prechecked()) {
+      auto* fast = llvm::BasicBlock::Create(ctx_, "requant_tile", fn_);
+      auto* slow = llvm::BasicBlock::Create(ctx_, "requant_tile_lanes", fn_);
+      auto* join = llvm::BasicBlock::Create(ctx_, "requant_tile_done", fn_);
+      LV* bad = b_.CreateICmpNE(b_.CreateLoad(b_.getInt32Ty(), requant_scales_bad_, /*isVolatile=*/true), b_.getInt32(0));
+      if (requant_zp_load_) bad = b_.CreateOr(bad, b_.CreateNot(requant_zp_.second));
+      b_.CreateCondBr(bad, slow, fast);
+      b_.SetInsertPoint(fast);
+      for (size_t u = 0; u < copies; ++u) {
+        select_copy(u);
+        emit_requantize_vector(acc_values[u], lanes, end, /*prechecked=*/true);
+      }
+      b_.CreateBr(join);
+      b_.SetInsertPoint(slow);
+      for (size_t u = 0; u < copies; ++u) {
+        select_copy(u);
+        emit_epilogue_lane_by_lane(acc_values[u], lanes, end);
+      }
+      b_.CreateBr(join);
+      b_.SetInsertPoint(join);
+      select_copy(copies - 1);
+      vars_[vec_var] = vec_base;
+      return;
+    }
     for (size_t u = 0; u < copies; ++u) {
       select_copy(u);
       if (lanes > 1 && float_scalar_epilogue_) {
@@ -911,7 +936,7 @@ class Emitter {
       vars_[var] = b_.CreateAdd(base, lane);
       acc_ = b_.CreateLoad(elem, b_.CreateInBoundsGEP(elem, spill, lane));
       store(output_index(k_), value(k_.result), k_.args[0].dtype);
-    }, /*keep_rolled=*/true, /*no_pipelining=*/true);
+    }, /*keep_rolled=*/true);
     vars_[var] = base;
     begin_lanes(var, lanes, end);
   }
@@ -1093,7 +1118,7 @@ class Emitter {
           LV* out = b_.CreateZExt(b_.CreateICmpUGT(b_.CreateSub(ef, b_.getInt32(111)), b_.getInt32(15)), b_.getInt32Ty());
           b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt32Ty(), bad), out), bad);
         }, /*keep_rolled=*/false, /*no_pipelining=*/true);
-        requant_scales_bad_ = b_.CreateICmpNE(b_.CreateLoad(b_.getInt32Ty(), bad), b_.getInt32(0));
+        requant_scales_bad_ = bad;
         requant_scale_arg_ = c->s->arg;
       }
     }
@@ -1104,7 +1129,17 @@ class Emitter {
     }
   }
 
-  bool emit_requantize_vector(LV* sums, int lanes, LV* end) {
+  // Whether this kernel's requantization can take the integer form without a test per
+  // vector: its scales and zero point were checked once (check_requant_params_once).
+  bool requant_prechecked() const {
+    std::optional<RequantChain> c = match_requant_chain();
+    return c && requant_scales_bad_ && c->s->kind == Value::Kind::Load && c->s->arg == requant_scale_arg_ &&
+           (!c->zp || c->zp == requant_zp_load_);
+  }
+
+  // prechecked: the caller branched on the checks already (requant_prechecked); only the
+  // integer form is emitted, into the current block.
+  bool emit_requantize_vector(LV* sums, int lanes, LV* end, bool prechecked = false) {
     std::optional<RequantChain> c = match_requant_chain();
     if (!c || lanes < 2) return false;
     acc_ = sums;
@@ -1115,10 +1150,14 @@ class Emitter {
     auto k = [&](uint32_t v) -> LV* { return llvm::ConstantInt::get(ty, v); };
     LV* bits = b_.CreateBitCast(sv, ty);
     LV* ef = b_.CreateLShr(bits, k(23));  // the biased exponent; 256 + it for a negative s
-    LV* any_bad;
-    if (requant_scales_bad_ && c->s->kind == Value::Kind::Load && c->s->arg == requant_scale_arg_) {
-      any_bad = requant_scales_bad_;  // checked once (check_requant_params_once)
-    } else {
+    LV* any_bad = nullptr;  // a vector takes the lane-by-lane epilogue (unless prechecked)
+    if (!prechecked && requant_scales_bad_ && c->s->kind == Value::Kind::Load && c->s->arg == requant_scale_arg_) {
+      // Checked once (check_requant_params_once), read back per vector: a volatile load, so
+      // that LLVM does not unswitch the output loops on it (LLVM 19's machine pipeliner then
+      // crashed on the lane-by-lane loops of a ragged QLinearMatMul for hexagon-v65, onnx's
+      // test_qlinearmatmul_2D_uint8_float32); one scalar load per vector.
+      any_bad = b_.CreateICmpNE(b_.CreateLoad(b_.getInt32Ty(), requant_scales_bad_, /*isVolatile=*/true), b_.getInt32(0));
+    } else if (!prechecked) {
       LV* bad = b_.CreateICmpUGT(b_.CreateSub(ef, k(111)), k(15));
       if (lane_mask_) bad = b_.CreateAnd(bad, lane_mask_);
       any_bad = b_.CreateOrReduce(bad);
@@ -1126,17 +1165,19 @@ class Emitter {
     LV* zp = nullptr;  // the load operand as an int32 splat
     if (c->zp) {
       auto [zi, exact] = c->zp == requant_zp_load_ ? requant_zp_ : requant_zero_point(value(c->zp), c->out);
-      any_bad = b_.CreateOr(any_bad, b_.CreateNot(exact));
+      if (!prechecked) any_bad = b_.CreateOr(any_bad, b_.CreateNot(exact));
       zp = b_.CreateVectorSplat(lanes, zi);
     }
 
     const int var = vec_var_;
-    auto* fast = llvm::BasicBlock::Create(ctx_, "requant_vector", fn_);
-    auto* slow = llvm::BasicBlock::Create(ctx_, "requant_lanes", fn_);
-    auto* join = llvm::BasicBlock::Create(ctx_, "requant_done", fn_);
-    b_.CreateCondBr(any_bad, slow, fast);
-
-    b_.SetInsertPoint(fast);
+    llvm::BasicBlock *slow = nullptr, *join = nullptr;
+    if (!prechecked) {
+      auto* fast = llvm::BasicBlock::Create(ctx_, "requant_vector", fn_);
+      slow = llvm::BasicBlock::Create(ctx_, "requant_lanes", fn_);
+      join = llvm::BasicBlock::Create(ctx_, "requant_done", fn_);
+      b_.CreateCondBr(any_bad, slow, fast);
+      b_.SetInsertPoint(fast);
+    }
     LV* e = b_.CreateSub(k(150), ef);
     LV* m = b_.CreateOr(b_.CreateAnd(bits, k(0x7FFFFF)), k(0x800000));
     LV* neg = b_.CreateICmpSLT(x, k(0));
@@ -1183,6 +1224,7 @@ class Emitter {
       }
     }
     store_bytes(output_index(k_), r, c->out);
+    if (prechecked) return true;
     b_.CreateBr(join);
 
     b_.SetInsertPoint(slow);
@@ -2761,10 +2803,11 @@ class Emitter {
   const bool x86_gathers_;  // AVX2 / AVX-512 gather 32-bit lanes (vpgatherdd)
   DotGroups dot_;
   DepthwiseHvx depthwise_;
-  // check_requant_params_once's results: whether a scale of arg requant_scale_arg_ is outside
-  // the integer form's range (null: not checked), and the zero point load's int32 and
+  // check_requant_params_once's results: a stack word, nonzero where a scale of arg
+  // requant_scale_arg_ is outside the integer form's range (null: not checked), and the zero
+  // point load's int32 and
   // exactness (requant_zp_load_ null: not computed).
-  LV* requant_scales_bad_ = nullptr;
+  llvm::AllocaInst* requant_scales_bad_ = nullptr;
   int requant_scale_arg_ = -1;
   const Value* requant_zp_load_ = nullptr;
   std::pair<LV*, LV*> requant_zp_{nullptr, nullptr};
