@@ -32,6 +32,7 @@ class OpContext {
   Winograd winograd = Winograd::Off;  // ImportOptions::winograd
   DotLayout dots;                       // ImportOptions::dots
   bool padded_grouped_convs = false;    // ImportOptions::padded_grouped_convs
+  bool byte_pair_tables = false;        // ImportOptions::byte_pair_tables
 
   // Throws CompileError(message); the importer prefixes the node name and op type.
   [[noreturn]] void fail(const std::string& message) const;
