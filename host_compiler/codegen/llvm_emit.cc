@@ -106,6 +106,8 @@ class Emitter {
       : m_(m), ctx_(m.getContext()), k_(k), b_(ctx_), forced_tile_(forced), bf16_dot_(target.bf16_products),
         int8_dot_(target.int8_dot), int8_dot_feature_(target.int8_dot_feature),
         x86_gathers_(target.bundle_arch == static_cast<int>(edge::bundle::Arch::X86_64)),
+        depthwise_border_model_(target.bundle_arch == static_cast<int>(edge::bundle::Arch::X86_64) &&
+                                target.vector_registers <= 16),
         target_features_(target.llvm_features),
         half_(target.half_arithmetic), int_divide_(target.int_divide), fp_rounding_(target.fp_rounding),
         f64_arithmetic_(target.f64_arithmetic), f16_conversion_(target.f16_conversion),
@@ -522,6 +524,53 @@ class Emitter {
     // its channels) must stay in the core's cache while the image passes under it.
     const bool slices = vector_tiles_outermost(vec);
     const double slice_per_vector = slices ? bytes_shared_along_per_slice(unroll_dim_, vec) * lanes / along_vec : 0;
+    auto loads_per_step = [&](int v, int u) {
+      int distinct_loads = 0;
+      for (const Value* l : loads)
+        distinct_loads += (vec >= 0 && load_varies_along(l, vec, v * lanes) ? v : 1) *
+                          (unroll_dim_ >= 0 && load_depends_on(l, unroll_dim_) ? u : 1);
+      return distinct_loads;
+    };
+    // A depthwise conv (an input vector per pixel, lanes along the channels) has its
+    // innermost taps written out (unroll_taps_for_reuse) and its tiles run between the
+    // padded borders of each row (emit_tiles_between_borders): a row is ceil(between / u)
+    // tiles, the last one ending at the border (overlapping the one before), and its border
+    // outputs one at a time. Those test their bounds at every tap (a select per input vector)
+    // and are latency-bound chains with no other output to overlap, so a second vector per
+    // tile halves their cost per channel. Sized by the whole row with the border outputs
+    // left out, EfficientNet-B0's 5x5 depthwise convs on 14-pixel rows took 1 x 7 tiles over
+    // the 10 outputs between the borders; 2 x 5 takes 0.64 of the time (edgec --tune picked 2
+    // vectors for every depthwise shape of the model; docs/benchmarks-history.md). Measured on
+    // x86_64 (AVX2, 16 registers) only: the other targets keep the whole-row model until
+    // measured (depthwise_border_model_).
+    const std::vector<int> order = choose_reduce_order();
+    const int tap_var = order.empty() ? -1 : static_cast<int>(k_.out_shape.size()) + order.back();
+    const int64_t taps = order.empty() ? 1 : k_.reduce_extents[size_t(order.back())];
+    // A load whose taps are written out and shared by the tile's outputs: it moves along
+    // the unrolled dim by `stride` times its move along the taps.
+    auto tap_stride = [&](const Value* l) -> std::optional<int64_t> {
+      if (unroll_dim_ < 0 || tap_var < 0 || taps > 7) return std::nullopt;
+      std::optional<int64_t> along_tap = load_affine_coef(l, tap_var), along_unroll = load_affine_coef(l, unroll_dim_);
+      if (!along_tap || !along_unroll || *along_tap == 0 || *along_unroll == 0 || *along_unroll % *along_tap != 0)
+        return std::nullopt;
+      return std::abs(*along_unroll / *along_tap);
+    };
+    bool depthwise = false;
+    for (const Value* l : loads) depthwise = depthwise || (vec >= 0 && load_varies_along(l, vec, lanes) && tap_stride(l));
+    const int64_t between = depthwise && depthwise_border_model_ ? outputs_between_borders().value_or(-1) : -1;
+    // Cycles of one tap of a depthwise tile: its loads with the taps written out read
+    // (u - 1) * stride + taps input vectors per row of taps, not u * taps.
+    auto depthwise_cycles_per_step = [&](int v, int u) {
+      double distinct = 0;
+      for (const Value* l : loads) {
+        const double vectors = vec >= 0 && load_varies_along(l, vec, v * lanes) ? v : 1;
+        std::optional<int64_t> stride = tap_stride(l);
+        if (!load_depends_on(l, unroll_dim_)) distinct += vectors;
+        else if (stride) distinct += vectors * static_cast<double>((u - 1) * *stride + taps) / static_cast<double>(taps);
+        else distinct += vectors * u;
+      }
+      return std::max({v * u / 2.0, distinct / 2.0, 4.0});
+    };
     for (int v = 1; v <= max_vectors && (v - 1) * lanes < along_vec; ++v)
       for (int u = 1; u <= std::min<int64_t>(along_unroll, 16); ++u) {
         if (v > 1 && slice_per_vector * v > slice_budget_) break;
@@ -531,14 +580,23 @@ class Emitter {
         // edgert-bench --profile where a 4 x 4 tile ran them at 150).
         if (v * u > vector_registers_ * 3 / 4 || v * u + v + 1 > vector_registers_) break;
         if (float_scalar_epilogue_ && v * u + kEpiloguePerVector * v + kEpilogueShared > vector_registers_) break;
-        int distinct_loads = 0;
-        for (const Value* l : loads)
-          distinct_loads += (vec >= 0 && load_varies_along(l, vec, v * lanes) ? v : 1) *
-                            (unroll_dim_ >= 0 && load_depends_on(l, unroll_dim_) ? u : 1);
-        double useful = waste(along_vec, int64_t{v} * lanes) * waste(along_unroll, u);
-        double cycles = std::max({v * u / 2.0, distinct_loads / 2.0, 4.0});
+        const int distinct_loads = loads_per_step(v, u);
+        const double vec_useful = waste(along_vec, int64_t{v} * lanes);
+        double cost;
+        if (between >= 0) {
+          // More than 2 vectors with the taps written out ran out of registers (3 x 4 on
+          // 14x14x672 5x5: 2x the time of 2 x 5).
+          if (v > 2) continue;
+          const double border_cycles = std::max({4.0, 2.0 * v, loads_per_step(v, 1) / 2.0});
+          const double row_cycles = static_cast<double>((between + u - 1) / u) * depthwise_cycles_per_step(v, u) +
+                                    static_cast<double>(along_unroll - between) * border_cycles;
+          cost = row_cycles / (static_cast<double>(v * along_unroll) * vec_useful);
+        } else {
+          const double cycles = std::max({v * u / 2.0, distinct_loads / 2.0, 4.0});
+          cost = cycles / (v * u * vec_useful * waste(along_unroll, u));
+        }
         // Ties go to the tile with fewer loads per multiply-add.
-        double cost = cycles / (v * u * useful) + 1e-3 * distinct_loads / (v * u);
+        cost += 1e-3 * distinct_loads / (v * u);
         tiles.push_back({cost, RegisterTile{v, u}});
       }
     std::stable_sort(tiles.begin(), tiles.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -1768,21 +1826,9 @@ class Emitter {
   // conv's padding along the row its tiles run over. Empty when the tiles cannot be kept
   // off the borders that way.
   std::vector<const Guard*> guards_along_unroll(const std::vector<bool>& open) const {
-    if (unroll_ < 2 || reduce_vec_ >= 0) return {};
+    if (unroll_ < 2 || !border_tiles_pay(reduce_order_)) return {};
     const int rank = static_cast<int>(k_.out_shape.size());
     std::vector<const Guard*> guards = reduce_guards();
-    // Worth it only where a guarded tile is much slower than an inside one: where the
-    // guards are evaluated for little work (a depthwise conv's taps, a 3-channel stem), not
-    // where they are hoisted over a long input-channel loop (ResNet-18's 7x7 convs ran 1.6x
-    // slower with their tiles kept off the borders).
-    int64_t work_per_guard = 1;
-    for (auto j = reduce_order_.rbegin(); j != reduce_order_.rend(); ++j) {
-      bool guarded = false;
-      for (const Guard* g : guards) guarded = guarded || index_depends_on(g->index, rank + *j);
-      if (guarded) break;
-      work_per_guard *= k_.reduce_extents[*j];
-    }
-    if (work_per_guard > 4) return {};
     std::vector<const Guard*> along;
     for (const Guard* g : guards) {
       if (!index_depends_on(g->index, unroll_dim_)) continue;
@@ -1794,6 +1840,63 @@ class Emitter {
       along.push_back(g);
     }
     return along;
+  }
+
+  // Whether the tiles along the unrolled dim are kept off the padded borders: only where a
+  // guarded tile is much slower than an inside one, where the guards are evaluated for
+  // little work (a depthwise conv's taps, a 3-channel stem), not where they are hoisted over
+  // a long input-channel loop (ResNet-18's 7x7 convs ran 1.6x slower with their tiles kept
+  // off the borders). `order`: the reduce loops, outermost first.
+  bool border_tiles_pay(const std::vector<int>& order) const {
+    if (reduce_vec_ >= 0) return false;
+    const int rank = static_cast<int>(k_.out_shape.size());
+    std::vector<const Guard*> guards = reduce_guards();
+    int64_t work_per_guard = 1;
+    for (auto j = order.rbegin(); j != order.rend(); ++j) {
+      bool guarded = false;
+      for (const Guard* g : guards) guarded = guarded || index_depends_on(g->index, rank + *j);
+      if (guarded) break;
+      work_per_guard *= k_.reduce_extents[*j];
+    }
+    return work_per_guard <= 4;
+  }
+
+  // For the register-tile cost model: how many outputs along the unrolled dim have windows
+  // inside every guard along it (a conv row between its padded borders), where the tiles
+  // will run between the borders (emit_tiles_between_borders) and the other outputs go one
+  // at a time. None where the tiles are laid over the whole dim, or where the guards are
+  // not plain affine sums of the unrolled dim and the reduce vars (then the tile is chosen
+  // by the whole extent, as before).
+  std::optional<int64_t> outputs_between_borders() const {
+    if (unroll_dim_ < 0 || !border_tiles_pay(choose_reduce_order())) return std::nullopt;
+    const int rank = static_cast<int>(k_.out_shape.size());
+    std::vector<const Guard*> along;
+    for (const Guard* g : reduce_guards()) {
+      if (!index_depends_on(g->index, unroll_dim_)) continue;
+      for (const auto& [atom, coef] : g->index.terms())
+        if (atom->kind != Atom::Kind::Var || (atom->var != unroll_dim_ && atom->var < rank)) return std::nullopt;
+      along.push_back(g);
+    }
+    if (along.empty()) return std::nullopt;
+    int64_t inside = 0;
+    for (int64_t x = 0; x < k_.out_shape[size_t(unroll_dim_)]; ++x) {
+      bool holds = true;
+      for (const Guard* g : along) {
+        // The index's smallest and largest values over the reduce vars at this output.
+        int64_t lo = g->index.constant(), hi = lo;
+        for (const auto& [atom, coef] : g->index.terms()) {
+          if (atom->var == unroll_dim_) {
+            lo += coef * x, hi += coef * x;
+          } else {
+            const int64_t last = coef * (k_.reduce_extents[size_t(atom->var - rank)] - 1);
+            lo += std::min<int64_t>(0, last), hi += std::max<int64_t>(0, last);
+          }
+        }
+        holds = holds && lo >= g->lo && hi < g->hi;
+      }
+      inside += holds;
+    }
+    return inside;
   }
 
   // Along the unrolled dim the outputs whose windows lie inside every guard along it form
@@ -2801,6 +2904,8 @@ class Emitter {
   const TargetSpec::Int8Dot int8_dot_;  // and vpdpbusd / sdot / vpmaddwd (TargetSpec::int8_dot)
   const std::string int8_dot_feature_;
   const bool x86_gathers_;  // AVX2 / AVX-512 gather 32-bit lanes (vpgatherdd)
+  // Depthwise tiles sized by the outputs between a row's borders (tile_costs): x86_64 (AVX2).
+  const bool depthwise_border_model_;
   DotGroups dot_;
   DepthwiseHvx depthwise_;
   // check_requant_params_once's results: a stack word, nonzero where a scale of arg

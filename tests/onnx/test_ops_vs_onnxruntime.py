@@ -476,6 +476,32 @@ def conv_chains_with_padding_at_every_width():
 
 
 @suite.case
+def inverted_residual_depthwise_rows():
+    """Inverted-residual blocks (1x1 expand, SiLU, depthwise, SiLU, 1x1 project, residual add)
+    on the row widths of EfficientNet / MNASNet: the register tiles of a depthwise conv run
+    between the padded borders of each row and the cost model sizes them by the outputs
+    there (llvm_emit.cc outputs_between_borders): 10 of 14 for a 5x5 conv, 3 of 7, 12 of 14
+    at stride 2, 54 of 56 for a 3x3 conv; a tile wider than what lies between the borders
+    (2-wide rows); 40 channels (not a multiple of the vector width of AVX-512)."""
+    c, e = 16, 40
+    for width, k, stride in ((14, 5, 1), (7, 5, 1), (7, 3, 1), (28, 5, 2), (56, 3, 1), (2, 5, 1), (15, 3, 2)):
+        nodes = [h.make_node("Conv", ["x", "we"], ["a"]),
+                 h.make_node("Sigmoid", ["a"], ["as"]), h.make_node("Mul", ["a", "as"], ["r"]),
+                 h.make_node("Conv", ["r", "wd", "bd"], ["d"], group=e, kernel_shape=[k, k], strides=[stride] * 2,
+                             pads=[k // 2] * 4),
+                 h.make_node("Sigmoid", ["d"], ["ds"]), h.make_node("Mul", ["d", "ds"], ["q"]),
+                 h.make_node("Conv", ["q", "wp"], ["p"])]
+        outputs = ["p"]
+        if stride == 1:
+            nodes.append(h.make_node("Add", ["p", "x"], ["y"]))
+            outputs = ["y"]
+        inits = [("we", randn(e, c, 1, 1, scale=0.4)), ("wd", randn(e, 1, k, k, scale=0.3)), ("bd", randn(e)),
+                 ("wp", randn(c, e, 1, 1, scale=0.3))]
+        feeds = {"x": randn(1, c, width, width)}
+        check(model(nodes, feeds, outputs, inits), feeds, rtol=1e-4, atol=1e-4)
+
+
+@suite.case
 def winograd_convs():
     """Stride-1 3x3 convs as Winograd F(2x2, 3x3) and F(4x4, 3x3) (edgec --winograd 2 / 4; auto is
     the CPU default): output sizes that are and are not multiples of the tile (one tile, a
