@@ -359,7 +359,8 @@ bool drop_padding_taps(Graph& g, Node*& x, Node*& w, WindowSpec& spec) {
 // the input, or more regions than kMaxRegions.
 Node* conv_by_regions(OpContext& ctx, Node* x, Node* w, int64_t groups, const WindowSpec& spec) {
   constexpr double kMaxInsideShare = 0.5;
-  constexpr size_t kMaxRegions = 25;
+  constexpr size_t kMaxRegions = 9;  // 3 per dim of a 3x3 conv: the taps' interval ends
+                                      // where the map is about the dilation's size
   const size_t k = spec.kernel.size();
   std::vector<std::vector<std::pair<int64_t, int64_t>>> intervals(k);  // per dim: [begin, end)
   std::vector<std::vector<TapOutputs>> taps(k);

@@ -31,7 +31,9 @@ suite = lib.Suite("test_ops_vs_onnxruntime", costs={
     "conv_chains_with_padding_at_every_width": 15, "conv_transpose_configurations": 10,
     "resize_modes_and_types": 9, "float16_long_sums_convs_and_math": 9, "gather_nd_and_grid_sample_3d": 8,
     "windows_after_channel_shuffle": 6, "grouped_convs": 6, "padded_grouped_convs": 4,
-    "float16_versions_of_new_ops": 3, "attention_opset23": 2, "integer_division_edges": 2})
+    "float16_versions_of_new_ops": 3, "attention_opset23": 2, "integer_division_edges": 2,
+    # estimated: 21 s beside other work at load average 10 (63 kernels)
+    "dilated_convs_reading_padding": 7})
 WORK = None
 _count = [0]
 
@@ -610,7 +612,7 @@ def dilated_convs_reading_padding():
     configs = ((16, 16, 1, 3, 1, 36, 16, [36, 36, 36, 36]),     # ASPP rate 36: only the centre tap
                (16, 24, 1, 3, 1, 12, 16, [12, 12, 12, 12]),     # ASPP rate 12: every tap partly
                (8, 8, 1, 3, 1, 24, 33, [24, 24, 24, 24]),       # rate 24 on 33x33
-               (16, 16, 16, 5, 1, 2, 5, [4, 4, 4, 4]),          # depthwise 5x5, dilation 2, 5x5 map
+               (16, 16, 16, 3, 1, 3, 5, [3, 3, 3, 3]),          # depthwise, 5x5 map
                (16, 16, 4, 3, 2, 6, 9, [6, 6, 6, 6]),           # grouped, stride 2
                (16, 16, 16, 3, 2, 8, 7, [8, 8, 8, 8]),          # depthwise stride 2: centre tap only
                (8, 8, 1, 3, 1, 2, 33, [2, 2, 2, 2]),            # fcn-like: all taps read inside
