@@ -357,9 +357,10 @@ bool drop_padding_taps(Graph& g, Node*& x, Node*& w, WindowSpec& spec) {
 // a crop of x, with no bounds tests; its result is padded with zeros to the output's shape
 // (how Concat is built too). A dilated conv takes it too wherever some product reads
 // padding: its border outputs are a wide band (dilation 4 on FCN-ResNet50's 28x28 maps: half
-// the outputs), each a bounds-tested tile (FCN-ResNet50 took ~1.2x the time without it). Null
-// where it does not pay: an undilated conv with more than half of its products reading the
-// input (the border tiles of llvm_emit.cc serve it), or more regions than kMaxRegions.
+// the outputs), each a bounds-tested tile (FCN-ResNet50 took ~1.09x the CPU time without
+// it). Null where it does not pay: an undilated conv with more than half of its products
+// reading the input (the border tiles of llvm_emit.cc serve it), or more regions than
+// kMaxRegions.
 Node* conv_by_regions(OpContext& ctx, Node* x, Node* w, int64_t groups, const WindowSpec& spec) {
   constexpr double kMaxInsideShare = 0.5;
   constexpr size_t kMaxRegions = 9;  // 3 per dim of a 3x3 conv: the taps' interval ends
