@@ -231,12 +231,14 @@ Node* integer_conv(OpContext& ctx, Node* x, Node* x_zp, Node* w, Node* w_zp, Nod
   }
   // A signed dot reads x as x - 128 (DotLayout::int8_signed; the padding zx as zx - 128):
   // sum_k((x - zx) * w) = sum_k((x - 128) * w) - (zx - 128) * sum_k(w). sum_k runs over the
-  // ONNX weights; the zero weights the frontend pads a group with add nothing.
+  // ONNX weights; the zero weights the frontend pads a group with add nothing. sum_k runs
+  // over the taps the conv computes (a tap reading only padding is left out: kept_weight).
   int64_t shift = 0;
-  Node* acc = conv_node(ctx, x, w, nullptr, double(*zx), &shift);
+  Node* kept = w;
+  Node* acc = conv_node(ctx, x, w, nullptr, double(*zx), &shift, &kept);
   *zx -= shift;
   // bias - zx * sum_k(w) per output channel, one int32 constant.
-  HostTensor wt = g.evaluate(w);
+  HostTensor wt = g.evaluate(kept);
   const int64_t per = m ? wt.numel() / m : 0;
   std::vector<int64_t> fix(size_t(m), 0);
   bool const_bias = !bias || g.is_constant(bias);
