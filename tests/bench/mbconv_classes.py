@@ -20,7 +20,6 @@ The two totals are the sums of kernel times, not wall times (a run's overhead is
     python3 tests/bench/mbconv_classes.py MODEL.onnx ... [--threads 1] [--repeats 3] [--iters 10]
 
 Tools come from EDGEC / EDGERT_BENCH or build/."""
-import argparse
 import json
 import os
 import re
@@ -35,14 +34,11 @@ import onnx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import edge_testlib as lib  # noqa: E402
+from conv_classes import profile_arguments, sanitize  # noqa: E402
 
 CLASSES = ["expand", "depthwise", "project", "se", "other"]
 # Ops that may end up in a conv's kernel (its epilogue) in either engine.
 EPILOGUE_OPS = {"Relu", "Clip", "BatchNormalization", "Add", "Sigmoid", "Mul", "HardSigmoid", "HardSwish"}
-
-
-def sanitize(name):
-    return re.sub(r"[^A-Za-z0-9_]", "_", name)
 
 
 def node_classes(model):
@@ -165,13 +161,7 @@ def ort_profile(model_path, threads, iters, by_node, by_value, tmp):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("models", nargs="+")
-    ap.add_argument("--target", default="x86_64")
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--iters", type=int, default=10)
-    ap.add_argument("--edgec-args", default="", help="extra edgec compile options")
+    ap = profile_arguments(__doc__)
     ap.add_argument("--fine", action="store_true", help="split depthwise convs by kernel size and stride")
     args = ap.parse_args()
     edgec, bench = lib.find_tool("edgec"), lib.find_tool("edgert-bench")
