@@ -1,6 +1,7 @@
 #include "codegen/kernel_ir.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <functional>
 #include <set>
@@ -239,6 +240,78 @@ KernelIR build_kernel_ir(const Schedule& schedule, const ScheduledKernel& kernel
   return ir;
 }
 
+namespace {
+
+void index_vars(const Index& ix, std::set<int>& vars) {
+  for (const auto& [atom, coef] : ix.terms()) {
+    if (atom->kind == Atom::Kind::Var) vars.insert(atom->var);
+    else index_vars(atom->inner, vars);
+  }
+}
+
+int64_t evaluate(const Index& ix, const std::vector<int64_t>& vals) {
+  int64_t v = ix.constant();
+  for (const auto& [atom, coef] : ix.terms()) {
+    const int64_t t = atom->kind == Atom::Kind::Var ? vals[size_t(atom->var)]
+                      : atom->kind == Atom::Kind::Div ? floordiv(evaluate(atom->inner, vals), atom->divisor)
+                                                      : floormod(evaluate(atom->inner, vals), atom->divisor);
+    v += coef * t;
+  }
+  return v;
+}
+
+// The share of a reduce kernel's (output, reduce) points where `guards` all hold: the guards
+// fall into groups with no variable in common (a conv's row guard reads the output row and
+// the kernel row, its column guard the column and kernel column), each group's points are
+// counted where they are few (at most kMaxPoints), and the shares multiply. 1 where a group
+// has too many points to count.
+double share_inside(const std::vector<Guard>& guards, const std::vector<int64_t>& extents) {
+  constexpr int64_t kMaxPoints = int64_t{1} << 20;
+  std::vector<std::set<int>> vars;
+  std::vector<size_t> group(guards.size());
+  for (size_t i = 0; i < guards.size(); ++i) {
+    vars.emplace_back();
+    index_vars(guards[i].index, vars.back());
+    group[i] = i;
+  }
+  // Union-find over the guards by shared variables.
+  std::function<size_t(size_t)> root = [&](size_t i) { return group[i] == i ? i : group[i] = root(group[i]); };
+  for (size_t i = 0; i < guards.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      for (int v : vars[i])
+        if (vars[j].count(v)) group[root(i)] = root(j);
+  double share = 1.0;
+  std::vector<int64_t> vals(extents.size(), 0);
+  for (size_t r = 0; r < guards.size(); ++r) {
+    if (root(r) != r) continue;
+    std::vector<const Guard*> members;
+    std::set<int> used;
+    for (size_t i = 0; i < guards.size(); ++i)
+      if (root(i) == r) members.push_back(&guards[i]), used.insert(vars[i].begin(), vars[i].end());
+    int64_t points = 1;
+    for (int v : used)
+      if ((points *= extents[size_t(v)]) > kMaxPoints) return 1.0;
+    std::vector<int> order(used.begin(), used.end());
+    int64_t inside = 0;
+    for (int v : order) vals[size_t(v)] = 0;
+    for (int64_t p = 0; p < points; ++p) {
+      bool holds = true;
+      for (const Guard* g : members) {
+        const int64_t x = evaluate(g->index, vals);
+        holds = holds && x >= g->lo && x < g->hi;
+      }
+      inside += holds;
+      for (size_t d = order.size(); d-- > 0;)
+        if (++vals[size_t(order[d])] < extents[size_t(order[d])]) break;
+        else vals[size_t(order[d])] = 0;
+    }
+    share *= double(inside) / double(points);
+  }
+  return share;
+}
+
+}  // namespace
+
 int64_t KernelIR::flops() const {
   std::set<const Value*> seen;
   std::function<int64_t(const Value*)> count = [&](const Value* v) -> int64_t {
@@ -253,7 +326,34 @@ int64_t KernelIR::flops() const {
   };
   int64_t per_reduce = has_reduce() ? count(reduce_body) + 1 : 0;
   int64_t per_out = count(result);
-  return numel(out_shape) * (per_out + per_reduce * numel(reduce_extents));
+  // The products a padded window reads from the padding are none of the model's arithmetic
+  // either (they add zeros): where the reduce body selects padding under one set of guards
+  // (a conv's or a pooling window's), only the points where those guards hold count, so a
+  // dilated conv whose taps mostly read padding does not look fast.
+  double share = 1.0;
+  if (has_reduce()) {
+    std::set<std::string> keys;
+    const std::vector<Guard>* guards = nullptr;
+    seen.clear();
+    std::function<void(const Value*)> find = [&](const Value* v) {
+      if (!v || !seen.insert(v).second) return;
+      if (v->kind == Value::Kind::Alu && v->op == Op::Where && v->srcs[0]->kind == Value::Kind::InBounds &&
+          !v->srcs[0]->guards.empty()) {
+        keys.insert(guards_key(v->srcs[0]->guards));
+        guards = &v->srcs[0]->guards;
+      }
+      for (const Value* s : v->srcs) find(s);
+      if (v->dynamic) find(v->dynamic);
+    };
+    find(reduce_body);
+    if (keys.size() == 1) {
+      std::vector<int64_t> extents(out_shape.begin(), out_shape.end());
+      extents.insert(extents.end(), reduce_extents.begin(), reduce_extents.end());
+      share = share_inside(*guards, extents);
+    }
+  }
+  const double reduced = double(numel(out_shape)) * double(numel(reduce_extents)) * share;
+  return numel(out_shape) * per_out + static_cast<int64_t>(std::llround(double(per_reduce) * reduced));
 }
 
 std::string to_string(const KernelIR& k) {

@@ -79,6 +79,13 @@ bool is_unsigned(DType t) { return t == DType::U8 || t == DType::U16 || t == DTy
 // tile has many: 5-8 instructions) is then up to about one per `fmla`.
 constexpr int64_t kHalfBlock = 8;
 
+// Vector registers the integer requantization epilogue (Hexagon: emit_requantize_vector)
+// holds beside a register tile's accumulators: its values derived from one vector of scales
+// (shared by the tile's pixels) and its constants. A tile that leaves fewer spilled them:
+// MobileNetV2's 3 x 7 tiles spent half the epilogue's packets on spills and reloads.
+constexpr int kEpiloguePerVector = 8;
+constexpr int kEpilogueShared = 10;
+
 // Whether a kernel computes in half where the target can: its accumulator (a reduction) or
 // its result is F16. Such a kernel gets twice the lanes (CPU vectors of 2-byte elements).
 bool computes_in_half(const KernelIR& k) {
@@ -99,6 +106,8 @@ class Emitter {
       : m_(m), ctx_(m.getContext()), k_(k), b_(ctx_), forced_tile_(forced), bf16_dot_(target.bf16_products),
         int8_dot_(target.int8_dot), int8_dot_feature_(target.int8_dot_feature),
         x86_gathers_(target.bundle_arch == static_cast<int>(edge::bundle::Arch::X86_64)),
+        depthwise_border_model_(target.bundle_arch == static_cast<int>(edge::bundle::Arch::X86_64) &&
+                                target.vector_registers <= 16),
         target_features_(target.llvm_features),
         half_(target.half_arithmetic), int_divide_(target.int_divide), fp_rounding_(target.fp_rounding),
         f64_arithmetic_(target.f64_arithmetic), f16_conversion_(target.f16_conversion),
@@ -194,6 +203,7 @@ class Emitter {
     const Shape& out = k_.out_shape;
     const int par = k_.launch.parallel_dim;
     const int vec = plan();
+    check_requant_params_once(vec);
     int max_lanes = vector_lanes_;
     unroll_copies_ = unroll_;
     reduce_order_ = choose_reduce_order();
@@ -318,8 +328,10 @@ class Emitter {
   // where it stopped. keep_rolled: LLVM must not unroll it (a register tile's reduction step
   // already issues enough independent multiply-adds; unrolled, the loads of several steps
   // are hoisted together and spill the accumulators).
+  // no_pipelining: the machine pipeliner must leave it alone (check_requant_params_once's
+  // loop: LLVM 19's window scheduler crashed on loops of hexagon-v65 code near it).
   LV* emit_while(LV* start, int step, const std::function<LV*(LV*)>& cond, const std::function<void(LV*)>& body,
-                 bool keep_rolled = false) {
+                 bool keep_rolled = false, bool no_pipelining = false) {
     llvm::BasicBlock* pre = b_.GetInsertBlock();
     auto* header = llvm::BasicBlock::Create(ctx_, "loop", fn_);
     auto* bodyb = llvm::BasicBlock::Create(ctx_, "body", fn_);
@@ -334,17 +346,22 @@ class Emitter {
     LV* next = b_.CreateAdd(iv, ic(step), "", /*HasNUW=*/step > 0, /*HasNSW=*/true);
     iv->addIncoming(next, b_.GetInsertBlock());
     llvm::Instruction* back = b_.CreateBr(header);
-    if (keep_rolled) {
-      llvm::Metadata* disable = llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")});
-      llvm::MDNode* loop_id = llvm::MDNode::getDistinct(ctx_, {nullptr, disable});
+    if (keep_rolled || no_pipelining) {
+      std::vector<llvm::Metadata*> ops = {nullptr};
+      if (keep_rolled) ops.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")}));
+      if (no_pipelining)
+        ops.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.pipeline.disable"),
+                                               llvm::ConstantAsMetadata::get(b_.getTrue())}));
+      llvm::MDNode* loop_id = llvm::MDNode::getDistinct(ctx_, ops);
       loop_id->replaceOperandWith(0, loop_id);
       back->setMetadata(llvm::LLVMContext::MD_loop, loop_id);
     }
     b_.SetInsertPoint(exit);
     return iv;
   }
-  void emit_loop(LV* lo, LV* hi, int step, const std::function<void(LV*)>& body, bool keep_rolled = false) {
-    emit_while(lo, step, [&](LV* iv) { return b_.CreateICmpSLT(iv, hi); }, body, keep_rolled);
+  void emit_loop(LV* lo, LV* hi, int step, const std::function<void(LV*)>& body, bool keep_rolled = false,
+                 bool no_pipelining = false) {
+    emit_while(lo, step, [&](LV* iv) { return b_.CreateICmpSLT(iv, hi); }, body, keep_rolled, no_pipelining);
   }
   // Steps iv from `start` while cond(iv) holds and returns where it stopped.
   LV* emit_scan(LV* start, int step, const std::function<LV*(LV*)>& cond) {
@@ -507,6 +524,53 @@ class Emitter {
     // its channels) must stay in the core's cache while the image passes under it.
     const bool slices = vector_tiles_outermost(vec);
     const double slice_per_vector = slices ? bytes_shared_along_per_slice(unroll_dim_, vec) * lanes / along_vec : 0;
+    auto loads_per_step = [&](int v, int u) {
+      int distinct_loads = 0;
+      for (const Value* l : loads)
+        distinct_loads += (vec >= 0 && load_varies_along(l, vec, v * lanes) ? v : 1) *
+                          (unroll_dim_ >= 0 && load_depends_on(l, unroll_dim_) ? u : 1);
+      return distinct_loads;
+    };
+    // A depthwise conv (an input vector per pixel, lanes along the channels) has its
+    // innermost taps written out (unroll_taps_for_reuse) and its tiles run between the
+    // padded borders of each row (emit_tiles_between_borders): a row is ceil(between / u)
+    // tiles, the last one ending at the border (overlapping the one before), and its border
+    // outputs one at a time. Those test their bounds at every tap (a select per input vector)
+    // and are latency-bound chains with no other output to overlap, so a second vector per
+    // tile halves their cost per channel. Sized by the whole row with the border outputs
+    // left out, EfficientNet-B0's 5x5 depthwise convs on 14-pixel rows took 1 x 7 tiles over
+    // the 10 outputs between the borders; 2 x 5 takes 0.64 of the time (edgec --tune picked 2
+    // vectors for every depthwise shape of the model; docs/benchmarks-history.md). Measured on
+    // x86_64 (AVX2, 16 registers) only: the other targets keep the whole-row model until
+    // measured (depthwise_border_model_).
+    const std::vector<int> order = choose_reduce_order();
+    const int tap_var = order.empty() ? -1 : static_cast<int>(k_.out_shape.size()) + order.back();
+    const int64_t taps = order.empty() ? 1 : k_.reduce_extents[size_t(order.back())];
+    // A load whose taps are written out and shared by the tile's outputs: it moves along
+    // the unrolled dim by `stride` times its move along the taps.
+    auto tap_stride = [&](const Value* l) -> std::optional<int64_t> {
+      if (unroll_dim_ < 0 || tap_var < 0 || taps > 7) return std::nullopt;
+      std::optional<int64_t> along_tap = load_affine_coef(l, tap_var), along_unroll = load_affine_coef(l, unroll_dim_);
+      if (!along_tap || !along_unroll || *along_tap == 0 || *along_unroll == 0 || *along_unroll % *along_tap != 0)
+        return std::nullopt;
+      return std::abs(*along_unroll / *along_tap);
+    };
+    bool depthwise = false;
+    for (const Value* l : loads) depthwise = depthwise || (vec >= 0 && load_varies_along(l, vec, lanes) && tap_stride(l));
+    const int64_t between = depthwise && depthwise_border_model_ ? outputs_between_borders().value_or(-1) : -1;
+    // Cycles of one tap of a depthwise tile: its loads with the taps written out read
+    // (u - 1) * stride + taps input vectors per row of taps, not u * taps.
+    auto depthwise_cycles_per_step = [&](int v, int u) {
+      double distinct = 0;
+      for (const Value* l : loads) {
+        const double vectors = vec >= 0 && load_varies_along(l, vec, v * lanes) ? v : 1;
+        std::optional<int64_t> stride = tap_stride(l);
+        if (!load_depends_on(l, unroll_dim_)) distinct += vectors;
+        else if (stride) distinct += vectors * static_cast<double>((u - 1) * *stride + taps) / static_cast<double>(taps);
+        else distinct += vectors * u;
+      }
+      return std::max({v * u / 2.0, distinct / 2.0, 4.0});
+    };
     for (int v = 1; v <= max_vectors && (v - 1) * lanes < along_vec; ++v)
       for (int u = 1; u <= std::min<int64_t>(along_unroll, 16); ++u) {
         if (v > 1 && slice_per_vector * v > slice_budget_) break;
@@ -515,14 +579,24 @@ class Emitter {
         // 2 x 14 tile, 28 of 32 registers, ran ResNet-18's 28x28 convs at 65 GFLOP/s in
         // edgert-bench --profile where a 4 x 4 tile ran them at 150).
         if (v * u > vector_registers_ * 3 / 4 || v * u + v + 1 > vector_registers_) break;
-        int distinct_loads = 0;
-        for (const Value* l : loads)
-          distinct_loads += (vec >= 0 && load_varies_along(l, vec, v * lanes) ? v : 1) *
-                            (unroll_dim_ >= 0 && load_depends_on(l, unroll_dim_) ? u : 1);
-        double useful = waste(along_vec, int64_t{v} * lanes) * waste(along_unroll, u);
-        double cycles = std::max({v * u / 2.0, distinct_loads / 2.0, 4.0});
+        if (float_scalar_epilogue_ && v * u + kEpiloguePerVector * v + kEpilogueShared > vector_registers_) break;
+        const int distinct_loads = loads_per_step(v, u);
+        const double vec_useful = waste(along_vec, int64_t{v} * lanes);
+        double cost;
+        if (between >= 0) {
+          // More than 2 vectors with the taps written out ran out of registers (3 x 4 on
+          // 14x14x672 5x5: 2x the time of 2 x 5).
+          if (v > 2) continue;
+          const double border_cycles = std::max({4.0, 2.0 * v, loads_per_step(v, 1) / 2.0});
+          const double row_cycles = static_cast<double>((between + u - 1) / u) * depthwise_cycles_per_step(v, u) +
+                                    static_cast<double>(along_unroll - between) * border_cycles;
+          cost = row_cycles / (static_cast<double>(v * along_unroll) * vec_useful);
+        } else {
+          const double cycles = std::max({v * u / 2.0, distinct_loads / 2.0, 4.0});
+          cost = cycles / (v * u * vec_useful * waste(along_unroll, u));
+        }
         // Ties go to the tile with fewer loads per multiply-add.
-        double cost = cycles / (v * u * useful) + 1e-3 * distinct_loads / (v * u);
+        cost += 1e-3 * distinct_loads / (v * u);
         tiles.push_back({cost, RegisterTile{v, u}});
       }
     std::stable_sort(tiles.begin(), tiles.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -853,6 +927,33 @@ class Emitter {
         if (block_level >= 0) acc_values[u] = b_.CreateFPTrunc(acc_values[u], same_lanes(acc_values[u], b_.getHalfTy()));
       }
     }
+    // The integer requantization with its parameters checked once per kernel call: one
+    // branch for the whole tile, every vector's exact integer form on one side (a block that
+    // LLVM schedules together), the lane-by-lane epilogue on the other.
+    if (lanes > 1 && float_scalar_epilogue_ && requant_prechecked()) {
+      auto* fast = llvm::BasicBlock::Create(ctx_, "requant_tile", fn_);
+      auto* slow = llvm::BasicBlock::Create(ctx_, "requant_tile_lanes", fn_);
+      auto* join = llvm::BasicBlock::Create(ctx_, "requant_tile_done", fn_);
+      LV* bad = b_.CreateICmpNE(b_.CreateLoad(b_.getInt32Ty(), requant_scales_bad_, /*isVolatile=*/true), b_.getInt32(0));
+      if (requant_zp_load_) bad = b_.CreateOr(bad, b_.CreateNot(requant_zp_.second));
+      b_.CreateCondBr(bad, slow, fast);
+      b_.SetInsertPoint(fast);
+      for (size_t u = 0; u < copies; ++u) {
+        select_copy(u);
+        emit_requantize_vector(acc_values[u], lanes, end, /*prechecked=*/true);
+      }
+      b_.CreateBr(join);
+      b_.SetInsertPoint(slow);
+      for (size_t u = 0; u < copies; ++u) {
+        select_copy(u);
+        emit_epilogue_lane_by_lane(acc_values[u], lanes, end);
+      }
+      b_.CreateBr(join);
+      b_.SetInsertPoint(join);
+      select_copy(copies - 1);
+      vars_[vec_var] = vec_base;
+      return;
+    }
     for (size_t u = 0; u < copies; ++u) {
       select_copy(u);
       if (lanes > 1 && float_scalar_epilogue_) {
@@ -1035,7 +1136,68 @@ class Emitter {
     annotate(b_.CreateMaskedStore(bytes, p, llvm::Align(1), mask), 0);
   }
 
-  bool emit_requantize_vector(LV* sums, int lanes, LV* end) {
+  // The load operand of the chain (the output zero point, float) as an int32, and whether it
+  // is an integer of the output type (else the lane-by-lane epilogue runs).
+  std::pair<LV*, LV*> requant_zero_point(LV* zf, DType out) {
+    if (zf->getType()->isVectorTy()) zf = b_.CreateExtractElement(zf, uint64_t{0});
+    const bool u8 = out == DType::U8;
+    LV* in_range = b_.CreateAnd(b_.CreateFCmpOGE(zf, llvm::ConstantFP::get(zf->getType(), u8 ? 0.0 : -128.0)),
+                                b_.CreateFCmpOLE(zf, llvm::ConstantFP::get(zf->getType(), u8 ? 255.0 : 127.0)));
+    LV* zi = b_.CreateFPToSI(b_.CreateSelect(in_range, zf, llvm::ConstantFP::get(zf->getType(), 0.0)), b_.getInt32Ty());
+    LV* exact = b_.CreateAnd(in_range, b_.CreateFCmpOEQ(b_.CreateSIToFP(zi, zf->getType()), zf));
+    return {zi, exact};
+  }
+
+  // Once per kernel call, before its loops: whether every element of the requantization's
+  // scale tensor lies in [2^-16, 1) (the integer form's range), and the zero point where it
+  // is one fixed element. Checked per vector instead, the test (a reduction of 32 compares
+  // across the lanes, then a branch on a predicate) and the zero point's conversion took
+  // about 20 of the 70 packets of each vector's epilogue. The whole tensor is checked, not
+  // only the channels a vector reads: one bad scale sends every vector to the lane-by-lane
+  // epilogue, which is exact for any scale.
+  void check_requant_params_once(int vec) {
+    if (!float_scalar_epilogue_ || int8_dot_ != TargetSpec::Int8Dot::HvxU8S8 || vec < 0) return;
+    vec_var_ = vec;  // match_requant_chain's lane-invariance tests are along the vectorized dim
+    std::optional<RequantChain> c = match_requant_chain();
+    vec_var_ = -1;
+    if (!c) return;
+    if (c->s->kind == Value::Kind::Load && k_.args[c->s->arg].dtype == DType::F32) {
+      const int64_t n = k_.args[c->s->arg].numel;
+      if (n > 0 && n <= (1 << 16)) {
+        llvm::AllocaInst* bad;
+        {
+          IRBuilder<> eb(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+          bad = eb.CreateAlloca(b_.getInt32Ty());
+        }
+        b_.CreateStore(b_.getInt32(0), bad);
+        emit_loop(ic(0), ic(n), 1, [&](LV* i) {
+          LV* bits = b_.CreateLoad(b_.getInt32Ty(), b_.CreateInBoundsGEP(b_.getInt32Ty(), buffers_[c->s->arg], i));
+          LV* ef = b_.CreateLShr(bits, b_.getInt32(23));  // 256 + the biased exponent for a negative s
+          LV* out = b_.CreateZExt(b_.CreateICmpUGT(b_.CreateSub(ef, b_.getInt32(111)), b_.getInt32(15)), b_.getInt32Ty());
+          b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt32Ty(), bad), out), bad);
+        }, /*keep_rolled=*/false, /*no_pipelining=*/true);
+        requant_scales_bad_ = bad;
+        requant_scale_arg_ = c->s->arg;
+      }
+    }
+    if (c->zp && c->zp->index.terms().empty() && c->zp->guards.empty()) {
+      LV* zf = b_.CreateLoad(b_.getFloatTy(), b_.CreateInBoundsGEP(b_.getFloatTy(), buffers_[c->zp->arg], ic(c->zp->index.constant())));
+      requant_zp_ = requant_zero_point(zf, c->out);
+      requant_zp_load_ = c->zp;
+    }
+  }
+
+  // Whether this kernel's requantization can take the integer form without a test per
+  // vector: its scales and zero point were checked once (check_requant_params_once).
+  bool requant_prechecked() const {
+    std::optional<RequantChain> c = match_requant_chain();
+    return c && requant_scales_bad_ && c->s->kind == Value::Kind::Load && c->s->arg == requant_scale_arg_ &&
+           (!c->zp || c->zp == requant_zp_load_);
+  }
+
+  // prechecked: the caller branched on the checks already (requant_prechecked); only the
+  // integer form is emitted, into the current block.
+  bool emit_requantize_vector(LV* sums, int lanes, LV* end, bool prechecked = false) {
     std::optional<RequantChain> c = match_requant_chain();
     if (!c || lanes < 2) return false;
     acc_ = sums;
@@ -1046,29 +1208,34 @@ class Emitter {
     auto k = [&](uint32_t v) -> LV* { return llvm::ConstantInt::get(ty, v); };
     LV* bits = b_.CreateBitCast(sv, ty);
     LV* ef = b_.CreateLShr(bits, k(23));  // the biased exponent; 256 + it for a negative s
-    LV* bad = b_.CreateICmpUGT(b_.CreateSub(ef, k(111)), k(15));
-    if (lane_mask_) bad = b_.CreateAnd(bad, lane_mask_);
-    LV* any_bad = b_.CreateOrReduce(bad);
+    LV* any_bad = nullptr;  // a vector takes the lane-by-lane epilogue (unless prechecked)
+    if (!prechecked && requant_scales_bad_ && c->s->kind == Value::Kind::Load && c->s->arg == requant_scale_arg_) {
+      // Checked once (check_requant_params_once), read back per vector: a volatile load, so
+      // that LLVM does not unswitch the output loops on it (LLVM 19's machine pipeliner then
+      // crashed on the lane-by-lane loops of a ragged QLinearMatMul for hexagon-v65, onnx's
+      // test_qlinearmatmul_2D_uint8_float32); one scalar load per vector.
+      any_bad = b_.CreateICmpNE(b_.CreateLoad(b_.getInt32Ty(), requant_scales_bad_, /*isVolatile=*/true), b_.getInt32(0));
+    } else if (!prechecked) {
+      LV* bad = b_.CreateICmpUGT(b_.CreateSub(ef, k(111)), k(15));
+      if (lane_mask_) bad = b_.CreateAnd(bad, lane_mask_);
+      any_bad = b_.CreateOrReduce(bad);
+    }
     LV* zp = nullptr;  // the load operand as an int32 splat
     if (c->zp) {
-      LV* zf = value(c->zp);
-      if (zf->getType()->isVectorTy()) zf = b_.CreateExtractElement(zf, uint64_t{0});
-      const bool u8 = c->out == DType::U8;
-      LV* in_range = b_.CreateAnd(b_.CreateFCmpOGE(zf, llvm::ConstantFP::get(zf->getType(), u8 ? 0.0 : -128.0)),
-                                  b_.CreateFCmpOLE(zf, llvm::ConstantFP::get(zf->getType(), u8 ? 255.0 : 127.0)));
-      LV* zi = b_.CreateFPToSI(b_.CreateSelect(in_range, zf, llvm::ConstantFP::get(zf->getType(), 0.0)), b_.getInt32Ty());
-      LV* exact = b_.CreateAnd(in_range, b_.CreateFCmpOEQ(b_.CreateSIToFP(zi, zf->getType()), zf));
-      any_bad = b_.CreateOr(any_bad, b_.CreateNot(exact));
+      auto [zi, exact] = c->zp == requant_zp_load_ ? requant_zp_ : requant_zero_point(value(c->zp), c->out);
+      if (!prechecked) any_bad = b_.CreateOr(any_bad, b_.CreateNot(exact));
       zp = b_.CreateVectorSplat(lanes, zi);
     }
 
     const int var = vec_var_;
-    auto* fast = llvm::BasicBlock::Create(ctx_, "requant_vector", fn_);
-    auto* slow = llvm::BasicBlock::Create(ctx_, "requant_lanes", fn_);
-    auto* join = llvm::BasicBlock::Create(ctx_, "requant_done", fn_);
-    b_.CreateCondBr(any_bad, slow, fast);
-
-    b_.SetInsertPoint(fast);
+    llvm::BasicBlock *slow = nullptr, *join = nullptr;
+    if (!prechecked) {
+      auto* fast = llvm::BasicBlock::Create(ctx_, "requant_vector", fn_);
+      slow = llvm::BasicBlock::Create(ctx_, "requant_lanes", fn_);
+      join = llvm::BasicBlock::Create(ctx_, "requant_done", fn_);
+      b_.CreateCondBr(any_bad, slow, fast);
+      b_.SetInsertPoint(fast);
+    }
     LV* e = b_.CreateSub(k(150), ef);
     LV* m = b_.CreateOr(b_.CreateAnd(bits, k(0x7FFFFF)), k(0x800000));
     LV* neg = b_.CreateICmpSLT(x, k(0));
@@ -1115,6 +1282,7 @@ class Emitter {
       }
     }
     store_bytes(output_index(k_), r, c->out);
+    if (prechecked) return true;
     b_.CreateBr(join);
 
     b_.SetInsertPoint(slow);
@@ -1255,6 +1423,14 @@ class Emitter {
     return at(ix, false);
   }
 
+  // Whether ix is a multiple of m wherever its variables are, `skip_var` held at 0.
+  static bool index_multiple_of(const Index& ix, int64_t m, int skip_var) {
+    if (ix.constant() % m) return false;
+    for (const auto& [atom, coef] : ix.terms())
+      if (coef % m && !(atom->kind == Atom::Kind::Var && atom->var == skip_var)) return false;
+    return true;
+  }
+
   // What the broadcast operand reads where its guard fails, as one element of its type.
   llvm::Constant* dot_fill_element(llvm::Type* elem) const {
     if (llvm::isa<llvm::IntegerType>(elem)) return llvm::ConstantInt::get(elem, static_cast<uint64_t>(static_cast<int64_t>(dot_.fill)), true);
@@ -1339,6 +1515,17 @@ class Emitter {
     vars_[dot_.var] = ic(0);
     llvm::GlobalVariable* fill_block = dot_fill_block(elem);
     const int around = fill_block ? static_cast<int>(k_.out_shape.size()) + reduce_order_[reduce_order_.size() - 2] : -1;
+    // A group whose address is a multiple of its size (an arena or weight buffer, 64-byte
+    // aligned, at an index that is a multiple of the group at the group's first element) is
+    // one aligned load: on Hexagon one memw where a load of unknown alignment took four
+    // memub and three shift-or (half the packets of vrmpy's inner loop).
+    const Value* bl = dot_.broadcast;
+    const int64_t group_bytes_total = dot_.group * int64_t(dtype_size(bt));
+    const bool arena_or_weight = k_.args[bl->arg].role == BufferRole::Intermediate || k_.args[bl->arg].role == BufferRole::Weight;
+    const llvm::Align broadcast_alignment =
+        hvx && arena_or_weight && group_bytes_total <= 64 && index_multiple_of(bl->index, dot_.group, dot_.var)
+            ? llvm::Align(uint64_t(group_bytes_total))
+            : llvm::Align(dtype_size(bt));
     std::vector<LV*> results(copies);
     for (size_t u = 0; u < copies; ++u) {
       select_copy(u);
@@ -1352,7 +1539,7 @@ class Emitter {
         LV* idx = index(l->index);
         if (ok) idx = b_.CreateSelect(ok, idx, ic(0));
         auto* ld = b_.CreateAlignedLoad(ty, b_.CreateInBoundsGEP(storage_type(k_.args[l->arg].dtype), buffers_[l->arg], idx),
-                                        llvm::Align(dtype_size(k_.args[l->arg].dtype)));
+                                        l == dot_.broadcast ? broadcast_alignment : llvm::Align(dtype_size(k_.args[l->arg].dtype)));
         annotate(ld, l->arg);
         return ld;
       };
@@ -1365,7 +1552,9 @@ class Emitter {
         vars_[around] = iv;
         LV* p = b_.CreateGEP(elem, b_.CreateSelect(ok, base, fill_block),
                              b_.CreateMul(iv, ic(*load_affine_coef(dot_.broadcast, around))));
-        auto* ld = b_.CreateAlignedLoad(vector_of(elem, dot_.group), p, llvm::Align(dtype_size(bt)));
+        const bool aligned = broadcast_alignment.value() > dtype_size(bt) &&
+                             *load_affine_coef(dot_.broadcast, around) % int64_t(broadcast_alignment.value()) == 0;
+        auto* ld = b_.CreateAlignedLoad(vector_of(elem, dot_.group), p, aligned ? broadcast_alignment : llvm::Align(dtype_size(bt)));
         annotate(ld, dot_.broadcast->arg);
         return ld;
       };
@@ -1637,21 +1826,9 @@ class Emitter {
   // conv's padding along the row its tiles run over. Empty when the tiles cannot be kept
   // off the borders that way.
   std::vector<const Guard*> guards_along_unroll(const std::vector<bool>& open) const {
-    if (unroll_ < 2 || reduce_vec_ >= 0) return {};
+    if (unroll_ < 2 || !border_tiles_pay(reduce_order_)) return {};
     const int rank = static_cast<int>(k_.out_shape.size());
     std::vector<const Guard*> guards = reduce_guards();
-    // Worth it only where a guarded tile is much slower than an inside one: where the
-    // guards are evaluated for little work (a depthwise conv's taps, a 3-channel stem), not
-    // where they are hoisted over a long input-channel loop (ResNet-18's 7x7 convs ran 1.6x
-    // slower with their tiles kept off the borders).
-    int64_t work_per_guard = 1;
-    for (auto j = reduce_order_.rbegin(); j != reduce_order_.rend(); ++j) {
-      bool guarded = false;
-      for (const Guard* g : guards) guarded = guarded || index_depends_on(g->index, rank + *j);
-      if (guarded) break;
-      work_per_guard *= k_.reduce_extents[*j];
-    }
-    if (work_per_guard > 4) return {};
     std::vector<const Guard*> along;
     for (const Guard* g : guards) {
       if (!index_depends_on(g->index, unroll_dim_)) continue;
@@ -1663,6 +1840,63 @@ class Emitter {
       along.push_back(g);
     }
     return along;
+  }
+
+  // Whether the tiles along the unrolled dim are kept off the padded borders: only where a
+  // guarded tile is much slower than an inside one, where the guards are evaluated for
+  // little work (a depthwise conv's taps, a 3-channel stem), not where they are hoisted over
+  // a long input-channel loop (ResNet-18's 7x7 convs ran 1.6x slower with their tiles kept
+  // off the borders). `order`: the reduce loops, outermost first.
+  bool border_tiles_pay(const std::vector<int>& order) const {
+    if (reduce_vec_ >= 0) return false;
+    const int rank = static_cast<int>(k_.out_shape.size());
+    std::vector<const Guard*> guards = reduce_guards();
+    int64_t work_per_guard = 1;
+    for (auto j = order.rbegin(); j != order.rend(); ++j) {
+      bool guarded = false;
+      for (const Guard* g : guards) guarded = guarded || index_depends_on(g->index, rank + *j);
+      if (guarded) break;
+      work_per_guard *= k_.reduce_extents[*j];
+    }
+    return work_per_guard <= 4;
+  }
+
+  // For the register-tile cost model: how many outputs along the unrolled dim have windows
+  // inside every guard along it (a conv row between its padded borders), where the tiles
+  // will run between the borders (emit_tiles_between_borders) and the other outputs go one
+  // at a time. None where the tiles are laid over the whole dim, or where the guards are
+  // not plain affine sums of the unrolled dim and the reduce vars (then the tile is chosen
+  // by the whole extent, as before).
+  std::optional<int64_t> outputs_between_borders() const {
+    if (unroll_dim_ < 0 || !border_tiles_pay(choose_reduce_order())) return std::nullopt;
+    const int rank = static_cast<int>(k_.out_shape.size());
+    std::vector<const Guard*> along;
+    for (const Guard* g : reduce_guards()) {
+      if (!index_depends_on(g->index, unroll_dim_)) continue;
+      for (const auto& [atom, coef] : g->index.terms())
+        if (atom->kind != Atom::Kind::Var || (atom->var != unroll_dim_ && atom->var < rank)) return std::nullopt;
+      along.push_back(g);
+    }
+    if (along.empty()) return std::nullopt;
+    int64_t inside = 0;
+    for (int64_t x = 0; x < k_.out_shape[size_t(unroll_dim_)]; ++x) {
+      bool holds = true;
+      for (const Guard* g : along) {
+        // The index's smallest and largest values over the reduce vars at this output.
+        int64_t lo = g->index.constant(), hi = lo;
+        for (const auto& [atom, coef] : g->index.terms()) {
+          if (atom->var == unroll_dim_) {
+            lo += coef * x, hi += coef * x;
+          } else {
+            const int64_t last = coef * (k_.reduce_extents[size_t(atom->var - rank)] - 1);
+            lo += std::min<int64_t>(0, last), hi += std::max<int64_t>(0, last);
+          }
+        }
+        holds = holds && lo >= g->lo && hi < g->hi;
+      }
+      inside += holds;
+    }
+    return inside;
   }
 
   // Along the unrolled dim the outputs whose windows lie inside every guard along it form
@@ -2670,8 +2904,18 @@ class Emitter {
   const TargetSpec::Int8Dot int8_dot_;  // and vpdpbusd / sdot / vpmaddwd (TargetSpec::int8_dot)
   const std::string int8_dot_feature_;
   const bool x86_gathers_;  // AVX2 / AVX-512 gather 32-bit lanes (vpgatherdd)
+  // Depthwise tiles sized by the outputs between a row's borders (tile_costs): x86_64 (AVX2).
+  const bool depthwise_border_model_;
   DotGroups dot_;
   DepthwiseHvx depthwise_;
+  // check_requant_params_once's results: a stack word, nonzero where a scale of arg
+  // requant_scale_arg_ is outside the integer form's range (null: not checked), and the zero
+  // point load's int32 and
+  // exactness (requant_zp_load_ null: not computed).
+  llvm::AllocaInst* requant_scales_bad_ = nullptr;
+  int requant_scale_arg_ = -1;
+  const Value* requant_zp_load_ = nullptr;
+  std::pair<LV*, LV*> requant_zp_{nullptr, nullptr};
   const std::string target_features_;    // TargetSpec::llvm_features
   std::set<std::string> used_features_;  // CPU features of the instructions emitted (runtime names)  // edgec --tune's choice, or null
   bool half_;                        // F16 values computed in half (kHalfBlock)

@@ -193,6 +193,7 @@ CompileResult compile_onnx_file(const std::string& model_path, const CompileOpti
   import_options.dots.int8_columns = target.int8_dot_columns;
   import_options.dots.int8_depthwise_columns = target.int8_depthwise_columns;
   import_options.padded_grouped_convs = options.padded_grouped_convs.value_or(target.backend == BackendKind::LlvmCpu);
+  import_options.byte_pair_tables = target.int8_dot == TargetSpec::Int8Dot::HvxU8S8;
   std::unique_ptr<Graph> graph = import_onnx_file(model_path, import_options);
   progress("imported " + model_path + ": " + std::to_string(graph->live_nodes().size()) + " primitive ops");
 

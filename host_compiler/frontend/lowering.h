@@ -32,6 +32,7 @@ class OpContext {
   Winograd winograd = Winograd::Off;  // ImportOptions::winograd
   DotLayout dots;                       // ImportOptions::dots
   bool padded_grouped_convs = false;    // ImportOptions::padded_grouped_convs
+  bool byte_pair_tables = false;        // ImportOptions::byte_pair_tables
 
   // Throws CompileError(message); the importer prefixes the node name and op type.
   [[noreturn]] void fail(const std::string& message) const;
@@ -115,7 +116,10 @@ Node* unsqueeze_axes(Graph& g, Node* x, std::vector<int64_t> axes);
 // raw quantized values pads with the input's zero point). With int8 / uint8 x and w the
 // result is int32: the operands are widened at the multiply (the weights stay 8-bit).
 // x_shift: as matmul's a_shift (8-bit x read as x - *x_shift; the padding too).
-Node* conv_node(OpContext& ctx, Node* x, Node* w, Node* bias, double pad_value = 0.0, int64_t* x_shift = nullptr);
+// Kernel taps that read only padding for every output are left out (a dilated conv on a
+// small map); kept_weight: the weight with only the taps computed (w where none is dropped).
+Node* conv_node(OpContext& ctx, Node* x, Node* w, Node* bias, double pad_value = 0.0, int64_t* x_shift = nullptr,
+                Node** kept_weight = nullptr);
 // The Winograd tile (2 or 4) that `mode` gives a stride-1 3x3 conv with c input and k output
 // channels in `groups` groups and an oh x ow output; 0 for the direct convolution
 // (conv_winograd.cc). operands BF16 (bf16 products): auto never picks F(4x4); grouped (groups

@@ -154,6 +154,7 @@ struct NodeImporter {
   Winograd winograd = Winograd::Off;  // ImportOptions::winograd
   DotLayout dots;                       // ImportOptions::dots
   bool padded_grouped_convs = false;    // ImportOptions::padded_grouped_convs
+  bool byte_pair_tables = false;        // ImportOptions::byte_pair_tables
 
   void run(const onnx::GraphProto& graph, Scope& scope) {
     const auto& table = onnx_frontend::op_table();
@@ -190,6 +191,7 @@ struct NodeImporter {
         ctx.winograd = winograd;
         ctx.dots = dots;
         ctx.padded_grouped_convs = padded_grouped_convs;
+        ctx.byte_pair_tables = byte_pair_tables;
         if (!control) outputs = fn->second(ctx);
         else if (node.op_type() == "If") outputs = lower_if(ctx, scope);
         else if (node.op_type() == "Loop") outputs = lower_loop(ctx, scope);
@@ -432,7 +434,8 @@ std::unique_ptr<Graph> import_graph(const onnx::ModelProto& model, const ImportO
 
   Scope top;
   top.values = std::move(values);
-  NodeImporter importer{*g, opset, ml_opset, options.winograd, options.dots, options.padded_grouped_convs};
+  NodeImporter importer{*g, opset, ml_opset, options.winograd, options.dots, options.padded_grouped_convs,
+                        options.byte_pair_tables};
   importer.run(graph, top);
   values = std::move(top.values);
 

@@ -55,6 +55,10 @@ struct ImportOptions {
   // channels-last copy of their input made by a kernel of its own, and run unpadded over
   // it: every tile takes the reduction without bounds tests (CPU targets; ops_nn.cc).
   bool padded_grouped_convs = false;
+  // QLinearAdd (and QDQ Adds) of two same-shape 8-bit operands as one 65,536-entry table of
+  // both bytes (ops_quant.cc lower_qlinear_add): where the target's elementwise 8-bit code
+  // is scalar (Hexagon), three byte loads and a store per output instead of float arithmetic.
+  bool byte_pair_tables = false;
 };
 
 // Throw CompileError naming the ONNX node and op type for anything they cannot import.

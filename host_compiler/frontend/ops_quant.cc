@@ -231,12 +231,14 @@ Node* integer_conv(OpContext& ctx, Node* x, Node* x_zp, Node* w, Node* w_zp, Nod
   }
   // A signed dot reads x as x - 128 (DotLayout::int8_signed; the padding zx as zx - 128):
   // sum_k((x - zx) * w) = sum_k((x - 128) * w) - (zx - 128) * sum_k(w). sum_k runs over the
-  // ONNX weights; the zero weights the frontend pads a group with add nothing.
+  // ONNX weights; the zero weights the frontend pads a group with add nothing. sum_k runs
+  // over the taps the conv computes (a tap reading only padding is left out: kept_weight).
   int64_t shift = 0;
-  Node* acc = conv_node(ctx, x, w, nullptr, double(*zx), &shift);
+  Node* kept = w;
+  Node* acc = conv_node(ctx, x, w, nullptr, double(*zx), &shift, &kept);
   *zx -= shift;
   // bias - zx * sum_k(w) per output channel, one int32 constant.
-  HostTensor wt = g.evaluate(w);
+  HostTensor wt = g.evaluate(kept);
   const int64_t per = m ? wt.numel() / m : 0;
   std::vector<int64_t> fix(size_t(m), 0);
   bool const_bias = !bias || g.is_constant(bias);
@@ -409,12 +411,36 @@ Outs lower_qlinear_add(OpContext& ctx) {
   // a is the operand that covers the output; b the broadcast one, if any.
   if (a->shape != out && b->shape == out) std::swap(a, b);
   const float ra2 = a == ctx.input(0) ? ra : rb, rb2 = a == ctx.input(0) ? rb : ra;
+  const int64_t lo = int64_t(lowest_value(t));
+  // The byte-pair table (ImportOptions::byte_pair_tables): entry 256 * (a - lo) + (b - lo)
+  // holds the output for that pair, computed as below (fma(a, ra2, fma(b, rb2, k)) in
+  // float32, rounded half to even, saturated). Each operand's flattening follows its
+  // NHWC order (that of its producer's stores), as the one-operand table's gather does.
+  if (ctx.byte_pair_tables && a->shape == out && b->shape == out) {
+    std::vector<double> pair_table(65536);
+    for (int64_t i = 0; i < 256; ++i)
+      for (int64_t j = 0; j < 256; ++j) {
+        const float v = std::fma(float(lo + i), ra2, std::fma(float(lo + j), rb2, k));
+        const double r = std::nearbyint(double(v));  // half to even (the default rounding)
+        pair_table[size_t(i * 256 + j)] = std::min(std::max(r, lowest_value(t)), highest_value(t));
+      }
+    const bool nchw = out.size() == 4;
+    auto index_of = [&](Node* v) {
+      Node* i = g.cast(v, DType::I32);
+      if (lo != 0) i = g.binary(Op::Sub, i, g.constant(double(lo), DType::I32));
+      return nchw ? g.permute(i, {0, 2, 3, 1}) : i;
+    };
+    Node* idx = g.binary(Op::Add, g.binary(Op::Mul, index_of(a), g.constant(256, DType::I32)), index_of(b));
+    const Shape ishape = idx->shape;
+    Node* y = g.reshape(g.gather(g.weight(HostTensor::from_doubles(t, {65536}, pair_table)), g.reshape(idx, {numel(ishape)}), 0),
+                        ishape);
+    return {nchw ? g.permute(y, {0, 3, 1, 2}) : y};
+  }
   auto f64 = [&](Node* v) { return g.cast(v, DType::F64); };
   auto c64 = [&](double v) { return g.constant(v, DType::F64); };
   // inner = fma(b, rb, k) is a function of one byte: a 256-entry float32 table (gathered
   // where b is read), so the producer of b stays an 8-bit requantizing kernel instead of
   // storing float32 (on Hexagon its epilogue would be scalar float, 3x the whole conv).
-  const int64_t lo = int64_t(lowest_value(t));
   std::vector<double> table(256);
   for (int64_t i = 0; i < 256; ++i) table[size_t(i)] = double(std::fma(float(lo + i), rb2, k));
   // Gathered at b flattened; a 4-D b (NCHW) flattened in NHWC order, the order its producer

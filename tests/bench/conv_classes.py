@@ -72,14 +72,20 @@ def profile(bench, bundle, threads, iters):
     return json.loads(res.stdout)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def profile_arguments(doc):
+    """The options this script and mbconv_classes.py share: models, target, threads, repeats."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("models", nargs="+")
     ap.add_argument("--target", default="x86_64")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--iters", type=int, default=10)
     ap.add_argument("--edgec-args", default="", help="extra edgec compile options")
+    return ap
+
+
+def main():
+    ap = profile_arguments(__doc__)
     ap.add_argument("--baseline-args", default=None, help="also profile a bundle compiled with these options")
     args = ap.parse_args()
     edgec, bench = lib.find_tool("edgec"), lib.find_tool("edgert-bench")

@@ -32,7 +32,9 @@ suite = lib.Suite("test_ops_vs_onnxruntime", costs={
     "resize_modes_and_types": 9, "float16_long_sums_convs_and_math": 9, "gather_nd_and_grid_sample_3d": 8,
     "windows_after_channel_shuffle": 6, "grouped_convs": 6, "padded_grouped_convs": 4,
     "float16_versions_of_new_ops": 3, "inverted_residual_depthwise_rows": 3, "attention_opset23": 2,
-    "integer_division_edges": 2})
+    "integer_division_edges": 2,
+    # estimated: 21 s beside other work at load average 10 (63 kernels)
+    "dilated_convs_reading_padding": 7})
 WORK = None
 _count = [0]
 
@@ -208,6 +210,8 @@ def rotary_embedding_and_rms_norm():
 
 @suite.case
 def cast_matrix():
+    """Every cast between 9 types, exact: one model per source type with a Cast to each
+    destination (input x_<to>, output y_<to>), so an OpenCL run builds 9 programs, not 81."""
     types = [np.float32, np.float16, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8, np.bool_]
     vals = np.array([0, 1, -1, 2.5, -2.5, 3.75, -3.75, 100.4, 127, -128, 0.49, 65, 7, 1e-3, 200], np.float64)
     for a in types:
@@ -217,15 +221,20 @@ def cast_matrix():
             x = np.clip(np.trunc(vals), np.iinfo(a).min, np.iinfo(a).max).astype(a)
         else:
             x = vals.astype(a)
+        nodes, feeds, outputs = [], {}, []
         for b in types:
             if np.issubdtype(b, np.integer) and not (np.issubdtype(a, np.integer) or a == np.bool_):
                 info = np.iinfo(b)  # float -> int outside the range is undefined: leave it out
                 x_in = x[(x.astype(np.float64) > info.min - 1) & (x.astype(np.float64) < info.max + 1)]
             else:
                 x_in = x
-            node = h.make_node("Cast", ["x"], ["y"], to=h.np_dtype_to_tensor_dtype(np.dtype(b)))
-            m = model([node], {"x": x_in}, [("y", h.np_dtype_to_tensor_dtype(np.dtype(b)))], opset=19)
-            check(m, {"x": x_in}, rtol=0, atol=0)
+            to = h.np_dtype_to_tensor_dtype(np.dtype(b))
+            name = np.dtype(b).name
+            nodes.append(h.make_node("Cast", [f"x_{name}"], [f"y_{name}"], to=to))
+            feeds[f"x_{name}"] = x_in
+            outputs.append((f"y_{name}", to))
+        m = model(nodes, feeds, outputs, opset=19)
+        check(m, feeds, rtol=0, atol=0)
 
 
 @suite.case
@@ -469,6 +478,32 @@ def conv_chains_with_padding_at_every_width():
 
 
 @suite.case
+def inverted_residual_depthwise_rows():
+    """Inverted-residual blocks (1x1 expand, SiLU, depthwise, SiLU, 1x1 project, residual add)
+    on the row widths of EfficientNet / MNASNet: the register tiles of a depthwise conv run
+    between the padded borders of each row and the cost model sizes them by the outputs
+    there (llvm_emit.cc outputs_between_borders): 10 of 14 for a 5x5 conv, 3 of 7, 12 of 14
+    at stride 2, 54 of 56 for a 3x3 conv; a tile wider than what lies between the borders
+    (2-wide rows); 40 channels (not a multiple of the vector width of AVX-512)."""
+    c, e = 16, 40
+    for width, k, stride in ((14, 5, 1), (7, 5, 1), (7, 3, 1), (28, 5, 2), (56, 3, 1), (2, 5, 1), (15, 3, 2)):
+        nodes = [h.make_node("Conv", ["x", "we"], ["a"]),
+                 h.make_node("Sigmoid", ["a"], ["as"]), h.make_node("Mul", ["a", "as"], ["r"]),
+                 h.make_node("Conv", ["r", "wd", "bd"], ["d"], group=e, kernel_shape=[k, k], strides=[stride] * 2,
+                             pads=[k // 2] * 4),
+                 h.make_node("Sigmoid", ["d"], ["ds"]), h.make_node("Mul", ["d", "ds"], ["q"]),
+                 h.make_node("Conv", ["q", "wp"], ["p"])]
+        outputs = ["p"]
+        if stride == 1:
+            nodes.append(h.make_node("Add", ["p", "x"], ["y"]))
+            outputs = ["y"]
+        inits = [("we", randn(e, c, 1, 1, scale=0.4)), ("wd", randn(e, 1, k, k, scale=0.3)), ("bd", randn(e)),
+                 ("wp", randn(c, e, 1, 1, scale=0.3))]
+        feeds = {"x": randn(1, c, width, width)}
+        check(model(nodes, feeds, outputs, inits), feeds, rtol=1e-4, atol=1e-4)
+
+
+@suite.case
 def winograd_convs():
     """Stride-1 3x3 convs as Winograd F(2x2, 3x3) and F(4x4, 3x3) (edgec --winograd 2 / 4; auto is
     the CPU default): output sizes that are and are not multiples of the tile (one tile, a
@@ -596,6 +631,63 @@ def padded_grouped_convs():
                       "--dump-kernels", dump, *flag])
         copies = [line for line in dump.read_text().splitlines() if line.startswith("kernel ") and "_Pad_" in line]
         assert len(copies) == want, f"{flag}: expected {want} padded copies, the dump has {len(copies)}: {copies}"
+
+
+@suite.case
+def dilated_convs_reading_padding():
+    """Dilated convs on maps about their dilation's size, where some kernel taps read only
+    padding (edgec drops them: rate 36 on 16x16 is a 1x1 conv) and others read it for part of
+    the outputs (rate 12 on 16x16: the conv is summed per region of outputs over the taps that
+    read the input there): dilations 2 to 36, maps 5x5 to 33x33, strides 1, 2 and 4, dense,
+    grouped and depthwise, asymmetric pads, a first kept tap that starts inside the input (the
+    input is cropped), bias + ReLU fused; all read a channels-last intermediate. Then the same
+    taps dropped from a QLinearConv with a nonzero input zero point (the padding reads it)."""
+    #          c_in, c_out, groups, kernel, stride, dilation, map, pads
+    configs = ((16, 16, 1, 3, 1, 36, 16, [36, 36, 36, 36]),     # ASPP rate 36: only the centre tap
+               (16, 24, 1, 3, 1, 12, 16, [12, 12, 12, 12]),     # ASPP rate 12: every tap partly
+               (8, 8, 1, 3, 1, 24, 33, [24, 24, 24, 24]),       # rate 24 on 33x33
+               (16, 16, 16, 3, 1, 3, 5, [3, 3, 3, 3]),          # depthwise, 5x5 map
+               (16, 16, 4, 3, 2, 6, 9, [6, 6, 6, 6]),           # grouped, stride 2
+               (16, 16, 16, 3, 2, 8, 7, [8, 8, 8, 8]),          # depthwise stride 2: centre tap only
+               (8, 8, 1, 3, 1, 2, 33, [2, 2, 2, 2]),            # fcn-like: all taps read inside
+               (8, 16, 1, 3, 1, (2, 20), (6, 10), [2, 20, 0, 20]),  # per-dim dilations, asymmetric
+               (8, 8, 2, 3, 4, 6, 12, [5, 5, 0, 0]))            # tap 0 dropped, first kept inside: crop
+    nodes, inits, outs, feeds = [], [], [], {}
+    for i, (c, m, g, k, s, d, hw, pads) in enumerate(configs):
+        d = d if isinstance(d, tuple) else (d, d)
+        hw = hw if isinstance(hw, tuple) else (hw, hw)
+        feeds[f"x{i}"] = randn(1, 8, *hw)
+        nodes += [h.make_node("Conv", [f"x{i}", f"ws{i}"], [f"s{i}"]),
+                  h.make_node("Relu", [f"s{i}"], [f"r{i}"]),
+                  h.make_node("Conv", [f"r{i}", f"wd{i}", f"bd{i}"], [f"d{i}"], group=g, kernel_shape=[k, k],
+                              strides=[s, s], dilations=list(d), pads=pads),
+                  h.make_node("Relu", [f"d{i}"], [f"q{i}"]),
+                  h.make_node("Conv", [f"q{i}", f"wo{i}"], [f"y{i}"])]
+        inits += [(f"ws{i}", randn(c, 8, 1, 1, scale=0.5)), (f"wd{i}", randn(m, c // g, k, k, scale=(2 / (k * k * c // g)) ** 0.5)),
+                  (f"bd{i}", randn(m, scale=0.1)), (f"wo{i}", randn(4, m, 1, 1, scale=(1 / m) ** 0.5))]
+        outs.append(f"y{i}")
+    outs.append("d1")  # the region sum also as a model output (NCHW)
+    check(model(nodes, feeds, outs, inits), feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
+    if lib.opencl_target():
+        return  # the integer conv: the CPU targets' int8 paths
+    # uint8 x with zero point 100 (the padding reads 100): rate 12 and 36 on 16x16, stride 2.
+    x = RNG.integers(0, 256, (1, 16, 16, 16), dtype=np.uint8)
+    qnodes, qinits, qouts = [], [], []
+    for i, (d, s) in enumerate(((12, 1), (36, 1), (12, 2))):
+        qnodes.append(h.make_node("QLinearConv", ["x", "xs", "xz", f"w{i}", "ws", "wz", "ys", "yz", f"b{i}"], [f"y{i}"],
+                                  kernel_shape=[3, 3], strides=[s, s], dilations=[d, d], pads=[d] * 4))
+        qinits += [(f"w{i}", RNG.integers(-60, 60, (8, 16, 3, 3), dtype=np.int8)),
+                   (f"b{i}", RNG.integers(-2000, 2000, (8,), dtype=np.int32))]
+        qouts.append((f"y{i}", TP.UINT8))
+    qinits += [("xs", np.array(0.02, np.float32)), ("xz", np.array(100, np.uint8)), ("ws", np.array(0.01, np.float32)),
+               ("wz", np.array(0, np.int8)), ("ys", np.array(0.05, np.float32)), ("yz", np.array(128, np.uint8))]
+    m = model(qnodes, {"x": x}, qouts, qinits)
+    expected = lib.ort_run(m, {"x": x})
+    _count[0] += 1
+    actual = lib.compile_and_run(m, {"x": x}, WORK, name=f"m{_count[0]}")
+    for name, want in expected.items():
+        diff = np.abs(actual[name].astype(np.int32) - want.astype(np.int32)).max()
+        assert diff <= 1, f"{name}: max abs err {diff} (requantized uint8)"
 
 
 def _kernels(onnx_path, name):

@@ -2,6 +2,8 @@
 // feed reduces get their own kernel.
 #include <doctest/doctest.h>
 
+#include <tuple>
+
 #include "codegen/kernel_ir.h"
 #include "graph/graph.h"
 #include "schedule/schedule.h"
@@ -193,4 +195,30 @@ TEST_CASE("lane_stride: affine indices and blocks of 16 read by aligned vectors"
   CHECK_FALSE(lane_stride(shifted, 0, 16).has_value());
   // m / 2 repeats each element twice: no constant stride either.
   CHECK_FALSE(lane_stride(m.floordiv(2), 0, 16).has_value());
+}
+
+TEST_CASE("flops count only the products of a padded window that read the input") {
+  // conv (1, 2, 5, 5) -> (1, 4, 5, 5), 3x3 window with `pad` on every side and `dilation`:
+  // per dim the taps read the input for 4 + 5 + 4 outputs (pad 1) or 3 + 5 + 3 (pad 2,
+  // dilation 2) of 15, all 15 unpadded; 2 FLOPs (multiply, add) per product, the padding's
+  // select none.
+  for (auto [pad, dilation, per_dim] : {std::tuple{1, 1, 13}, std::tuple{2, 2, 11}, std::tuple{0, 1, 0}}) {
+    Graph g;
+    const int64_t size = 5 + 2 * (dilation - pad);  // a 5x5 output
+    Node* x = g.input("x", DType::F32, {1, 2, size, size});
+    std::vector<uint8_t> wbytes(4 * 2 * 3 * 3 * sizeof(float), 0);
+    Node* w = g.weight(DType::F32, {4, 2, 3, 3}, wbytes, "w");
+    Node* xp = g.pad(x, {0, 0, pad, pad}, {0, 0, pad, pad});
+    Node* win = g.window(xp, {3, 3}, {1, 1}, {dilation, dilation});
+    Node* xv = g.expand(g.reshape(win, {1, 1, 2, 5, 5, 3, 3}), {1, 4, 2, 5, 5, 3, 3});
+    Node* wv = g.expand(g.reshape(w, {1, 4, 2, 1, 1, 3, 3}), {1, 4, 2, 5, 5, 3, 3});
+    g.add_output("y", g.reshape(g.reduce(Op::ReduceSum, g.binary(Op::Mul, xv, wv), {2, 5, 6}), {1, 4, 5, 5}));
+    Schedule s = schedule_graph(g);
+    REQUIRE(s.kernels.size() == 1);
+    KernelIR ir = build_kernel_ir(s, s.kernels[0]);
+    // 100 outputs x 2 channels x (inside (output, tap) pairs per output position)
+    const int64_t pairs = pad == 0 ? 25 * 9 : int64_t(per_dim) * per_dim;
+    INFO("pad " << pad << " dilation " << dilation);
+    CHECK(ir.flops() == 2 * 4 * 2 * pairs);
+  }
 }
