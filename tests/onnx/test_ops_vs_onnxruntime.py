@@ -841,6 +841,42 @@ def convnext_blocks_channels_last():
     assert not pows, f"Pow(x, 2) left as a general power in {pows}"
 
 
+@suite.case
+def swin_patch_merging():
+    """Swin's patch merging as torchvision exports it: four strided slices (Slice, steps 2) of
+    an (N, H, W, C) value concatenated along C, LayerNorm spelled out, Linear 4C -> 2C; 8x10
+    pixels, 6 channels. The CPU targets store the Concat once (a kernel named after it): the
+    LayerNorm's three kernels would otherwise each redo the slices' div/mod index math."""
+    n, hh, ww, c = 1, 8, 10, 6
+    feeds = {"x": randn(n, hh, ww, c)}
+    nodes = [h.make_node("Relu", ["x"], ["r"])]
+    inits = [("two", np.array(2.0, np.float32)), ("eps", np.array(1e-5, np.float32)),
+             ("last", np.array([-1], np.int64)), ("axes", np.array([1, 2], np.int64)),
+             ("steps", np.array([2, 2], np.int64)), ("ends", np.array([hh, ww], np.int64)),
+             ("gamma", 1 + randn(4 * c, scale=0.1)), ("beta", randn(4 * c, scale=0.1)),
+             ("w", randn(4 * c, 2 * c, scale=(4 * c) ** -0.5))]
+    for i, (y0, x0) in enumerate(((0, 0), (1, 0), (0, 1), (1, 1))):
+        inits.append((f"starts{i}", np.array([y0, x0], np.int64)))
+        nodes.append(h.make_node("Slice", ["r", f"starts{i}", "ends", "axes", "steps"], [f"s{i}"]))
+    nodes += [h.make_node("Concat", ["s0", "s1", "s2", "s3"], ["cat"], axis=-1),
+              h.make_node("ReduceMean", ["cat", "last"], ["mean"]),
+              h.make_node("Sub", ["cat", "mean"], ["cen"]),
+              h.make_node("Pow", ["cen", "two"], ["sq"]),
+              h.make_node("ReduceMean", ["sq", "last"], ["var"]),
+              h.make_node("Add", ["var", "eps"], ["vareps"]),
+              h.make_node("Sqrt", ["vareps"], ["std"]),
+              h.make_node("Div", ["cen", "std"], ["norm"]),
+              h.make_node("Mul", ["norm", "gamma"], ["scaled"]),
+              h.make_node("Add", ["scaled", "beta"], ["ln"]),
+              h.make_node("MatMul", ["ln", "w"], ["y"])]
+    m = model(nodes, feeds, ["y"], inits)
+    check(m, feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
+    if lib.opencl_target():
+        return
+    names = list(_kernels(WORK / f"m{_count[0]}.onnx", "patch_merging"))
+    assert any(name.endswith("_cat") for name in names), f"the Concat is not stored once: {names}"
+
+
 if __name__ == "__main__":
     WORK = lib.work_dir("ops_vs_onnxruntime")
     sys.exit(suite.main())
