@@ -179,6 +179,10 @@ class Scheduler {
         if (!is_leaf(src)) realize(src);
       }
     }
+    // Producers first: once the first value over a scrambled view is stored, its consumers
+    // read it plainly.
+    for (const Node* n : live_)
+      if (uses_[n->id] > 1 && !is_leaf(n) && !is_movement(n->op) && reads_scrambled_views(n)) realize(n);
     for (auto it = live_.rbegin(); it != live_.rend(); ++it) {
       const Node* n = *it;
       if (uses_[n->id] > 1 && !is_leaf(n) && !is_movement(n->op)) {
@@ -233,6 +237,32 @@ class Scheduler {
       x = x->srcs[0];
     }
     return permutes && reshapes;
+  }
+
+  // Whether computing n reads, through its fused elementwise ops (and a Concat's pads), a
+  // chain of views whose index math takes div/mod: a permutation and a reshape that splits or
+  // merges dims, or two such reshapes (a strided slice between them). A value with several
+  // consumers is then stored once: Swin's patch merging (a Concat of four strided slices)
+  // read by its LayerNorm's mean, variance and normalization redid the div/mod in each, at
+  // 0.3-0.5 GFLOP/s (8% of the model).
+  bool reads_scrambled_views(const Node* n) const {
+    std::set<const Node*> seen;
+    std::function<bool(const Node*)> walk = [&](const Node* x) {
+      if (is_leaf(x) || (x != n && realized_[x->id]) || !seen.insert(x).second) return false;
+      if (is_movement(x->op)) {
+        int permutes = 0, reshapes = 0;
+        for (const Node* v = x; is_movement(v->op) && !realized_[v->id] && !v->srcs.empty(); v = v->srcs[0]) {
+          permutes += v->op == Op::Permute;
+          reshapes += v->op == Op::Reshape && !only_unit_dims_change(v->srcs[0], v);
+        }
+        return (permutes > 0 && reshapes > 0) || reshapes > 1;
+      }
+      if (!is_elementwise(x->op)) return false;
+      for (const Node* s : x->srcs)
+        if (walk(s)) return true;
+      return false;
+    };
+    return walk(n);
   }
 
   // A reduce that must have its own buffer is stored as the reshape that alone consumes it
@@ -407,6 +437,22 @@ class Scheduler {
   std::vector<std::vector<const Node*>> consumers_;  // every live consumer, once
 };
 
+// Whether the kernel's result is, through elementwise ops only, a permutation of
+// (N, H, W, C) values back to (N, C, H, W): the end of a ConvNeXt block, its second Linear
+// layer's result (and the residual) seen through torchvision's permute.
+bool permuted_to_nchw(const Schedule& s, const ScheduledKernel& k) {
+  std::set<const Node*> seen;
+  std::function<bool(const Node*)> walk = [&](const Node* n) {
+    if (!seen.insert(n).second || (n != k.root && s.buffer_of(n) >= 0)) return false;
+    if (n->op == Op::Permute) return n->axes == std::vector<int64_t>{0, 3, 1, 2};
+    if (!is_elementwise(n->op)) return false;
+    for (const Node* src : n->srcs)
+      if (walk(src)) return true;
+    return false;
+  };
+  return walk(k.root);
+}
+
 // Marks 4-D intermediates channels-last: those a kernel with a window (conv, pooling) or a
 // conv result (Winograd's output transform) computes, and those computed from channels-last
 // data that a window reads (an elementwise op between two convs) or that are computed
@@ -436,6 +482,24 @@ void choose_channels_last(Schedule& s) {
     if (has_window) computed_by_window[k.output] = true;
     if (!has_window && !has_reduce) computed_elementwise[k.output] = true;
   }
+  // A window result that the kernel stores through a permutation (ConvNeXt's and Swin's
+  // (N, C, H, W) -> (N, H, W, C) before a LayerNorm) gets the layout that stores the
+  // window's own dims channels-last, (N, H, W, C) of the window: for that permutation the
+  // plain layout. (0, 2, 3, 1) on top of it would store (N, H, C, W): the LayerNorm and the
+  // matrix product after it would then read the channels 56 floats apart (15-30 GFLOP/s
+  // Linear layers instead of dense speed).
+  auto permuted_window_layout = [&](const ScheduledKernel& k, std::vector<int64_t>& layout) {
+    const Node* root = k.root;
+    if (root->op != Op::Permute || root->axes.size() != 4 || root->srcs.empty() ||
+        root->srcs[0]->shape.size() != 4)
+      return false;
+    layout.clear();
+    for (int64_t window_dim : {0, 2, 3, 1})
+      for (size_t j = 0; j < root->axes.size(); ++j)
+        if (root->axes[j] == window_dim) layout.push_back(static_cast<int64_t>(j));
+    if (layout == std::vector<int64_t>{0, 1, 2, 3}) layout.clear();  // already channels-last
+    return true;
+  };
   auto eligible = [&](int b) {
     const ScheduledBuffer& buf = s.buffers[b];
     return buf.role == BufferRole::Intermediate && buf.shape.size() == 4 && buf.shape[1] > 1 && !buf.node->realize;
@@ -444,7 +508,16 @@ void choose_channels_last(Schedule& s) {
     if (!eligible(k.output)) continue;
     bool from_channels_last = false;
     for (int in : k.inputs) from_channels_last = from_channels_last || !s.buffers[in].layout.empty();
-    if (computed_by_window[k.output] || ((read_by_window[k.output] || computed_elementwise[k.output]) && from_channels_last))
+    std::vector<int64_t> permuted;
+    if (computed_by_window[k.output] && permuted_window_layout(k, permuted)) {
+      s.buffers[k.output].layout = permuted;
+      continue;
+    }
+    // A value computed through a permutation of (N, H, W, C) data back to (N, C, H, W)
+    // (the end of a ConvNeXt block: its Linear layers' result plus the residual) is stored
+    // channels-last too: the kernel then reads and writes in the same order.
+    if (computed_by_window[k.output] || permuted_to_nchw(s, k) ||
+        ((read_by_window[k.output] || computed_elementwise[k.output]) && from_channels_last))
       s.buffers[k.output].layout = {0, 2, 3, 1};
   }
 }

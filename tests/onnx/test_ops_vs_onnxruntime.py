@@ -784,6 +784,99 @@ def conv_heads_reshaped_and_transposed():
         assert " reduce " not in text or text.split("\n")[0].count(",") != 2, f"a conv runs over a head's view:\n{text}"
 
 
+@suite.case
+def convnext_blocks_channels_last():
+    """Two ConvNeXt blocks as torchvision exports them: a 7x7 depthwise conv, a transpose to
+    (N, H, W, C), LayerNorm spelled out (ReduceMean, Sub, Pow, Sqrt, Div), Linear C -> 4C,
+    GELU (Erf), Linear 4C -> C, a transpose back, the layer scale and the residual; the second
+    block's depthwise conv reads the first one's result. Odd sizes (20 channels, 9x11). The CPU
+    targets store the transposed conv result as (N, H, W, C), so that the LayerNorm and the
+    Linear layers read the channels consecutively (they were stored (N, H, C, W): channels
+    11 floats apart), and the variance's Pow(x - mean, 2) is a product (no exp and log)."""
+    c, hh, ww = 20, 9, 11
+    feeds = {"x": randn(1, c, hh, ww)}
+    nodes, src = [], "x"
+    inits = [("two", np.array(2.0, np.float32)), ("eps", np.array(1e-6, np.float32)),
+             ("sqrt2", np.array(2.0 ** 0.5, np.float32)), ("one", np.array(1.0, np.float32)),
+             ("half", np.array(0.5, np.float32)), ("last", np.array([-1], np.int64))]
+    for i in range(2):
+        nodes += [h.make_node("Conv", [src, f"wd{i}", f"bd{i}"], [f"d{i}"], group=c, kernel_shape=[7, 7], pads=[3] * 4),
+                  h.make_node("Transpose", [f"d{i}"], [f"t{i}"], perm=[0, 2, 3, 1]),
+                  h.make_node("ReduceMean", [f"t{i}", "last"], [f"mean{i}"]),
+                  h.make_node("Sub", [f"t{i}", f"mean{i}"], [f"cen{i}"]),
+                  h.make_node("Pow", [f"cen{i}", "two"], [f"sq{i}"]),
+                  h.make_node("ReduceMean", [f"sq{i}", "last"], [f"var{i}"]),
+                  h.make_node("Add", [f"var{i}", "eps"], [f"vareps{i}"]),
+                  h.make_node("Sqrt", [f"vareps{i}"], [f"std{i}"]),
+                  h.make_node("Div", [f"cen{i}", f"std{i}"], [f"norm{i}"]),
+                  h.make_node("Mul", [f"norm{i}", f"gamma{i}"], [f"scaled{i}"]),
+                  h.make_node("Add", [f"scaled{i}", f"beta{i}"], [f"ln{i}"]),
+                  h.make_node("MatMul", [f"ln{i}", f"w1{i}"], [f"m1{i}"]),
+                  h.make_node("Add", [f"b1{i}", f"m1{i}"], [f"a1{i}"]),
+                  h.make_node("Div", [f"a1{i}", "sqrt2"], [f"e0{i}"]),
+                  h.make_node("Erf", [f"e0{i}"], [f"e1{i}"]),
+                  h.make_node("Add", [f"e1{i}", "one"], [f"e2{i}"]),
+                  h.make_node("Mul", [f"a1{i}", f"e2{i}"], [f"e3{i}"]),
+                  h.make_node("Mul", [f"e3{i}", "half"], [f"gelu{i}"]),
+                  h.make_node("MatMul", [f"gelu{i}", f"w2{i}"], [f"m2{i}"]),
+                  h.make_node("Add", [f"b2{i}", f"m2{i}"], [f"a2{i}"]),
+                  h.make_node("Transpose", [f"a2{i}"], [f"back{i}"], perm=[0, 3, 1, 2]),
+                  h.make_node("Mul", [f"ls{i}", f"back{i}"], [f"lsc{i}"]),
+                  h.make_node("Add", [f"lsc{i}", src], [f"y{i}"])]
+        inits += [(f"wd{i}", randn(c, 1, 7, 7, scale=0.15)), (f"bd{i}", randn(c, scale=0.1)),
+                  (f"gamma{i}", 1 + randn(c, scale=0.1)), (f"beta{i}", randn(c, scale=0.1)),
+                  (f"w1{i}", randn(c, 4 * c, scale=c ** -0.5)), (f"b1{i}", randn(4 * c, scale=0.1)),
+                  (f"w2{i}", randn(4 * c, c, scale=(4 * c) ** -0.5)), (f"b2{i}", randn(c, scale=0.1)),
+                  (f"ls{i}", randn(c, 1, 1, scale=0.5))]
+        src = f"y{i}"
+    m = model(nodes, feeds, ["y1"], inits)
+    check(m, feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
+    if lib.opencl_target():
+        return
+    kernels = _kernels(WORK / f"m{_count[0]}.onnx", "convnext")
+    for i in range(2):
+        stored = [text.split("\n")[0] for name, text in kernels.items() if name.endswith(f"_t{i}")]
+        assert stored and f"out[1,{hh},{ww},{c}]" in stored[0], f"t{i} is not stored (N, H, W, C): {stored}"
+    pows = [name for name, text in kernels.items() if "Pow(" in text]
+    assert not pows, f"Pow(x, 2) left as a general power in {pows}"
+
+
+@suite.case
+def swin_patch_merging():
+    """Swin's patch merging as torchvision exports it: four strided slices (Slice, steps 2) of
+    an (N, H, W, C) value concatenated along C, LayerNorm spelled out, Linear 4C -> 2C; 8x10
+    pixels, 6 channels. The CPU targets store the Concat once (a kernel named after it): the
+    LayerNorm's three kernels would otherwise each redo the slices' div/mod index math."""
+    n, hh, ww, c = 1, 8, 10, 6
+    feeds = {"x": randn(n, hh, ww, c)}
+    nodes = [h.make_node("Relu", ["x"], ["r"])]
+    inits = [("two", np.array(2.0, np.float32)), ("eps", np.array(1e-5, np.float32)),
+             ("last", np.array([-1], np.int64)), ("axes", np.array([1, 2], np.int64)),
+             ("steps", np.array([2, 2], np.int64)), ("ends", np.array([hh, ww], np.int64)),
+             ("gamma", 1 + randn(4 * c, scale=0.1)), ("beta", randn(4 * c, scale=0.1)),
+             ("w", randn(4 * c, 2 * c, scale=(4 * c) ** -0.5))]
+    for i, (y0, x0) in enumerate(((0, 0), (1, 0), (0, 1), (1, 1))):
+        inits.append((f"starts{i}", np.array([y0, x0], np.int64)))
+        nodes.append(h.make_node("Slice", ["r", f"starts{i}", "ends", "axes", "steps"], [f"s{i}"]))
+    nodes += [h.make_node("Concat", ["s0", "s1", "s2", "s3"], ["cat"], axis=-1),
+              h.make_node("ReduceMean", ["cat", "last"], ["mean"]),
+              h.make_node("Sub", ["cat", "mean"], ["cen"]),
+              h.make_node("Pow", ["cen", "two"], ["sq"]),
+              h.make_node("ReduceMean", ["sq", "last"], ["var"]),
+              h.make_node("Add", ["var", "eps"], ["vareps"]),
+              h.make_node("Sqrt", ["vareps"], ["std"]),
+              h.make_node("Div", ["cen", "std"], ["norm"]),
+              h.make_node("Mul", ["norm", "gamma"], ["scaled"]),
+              h.make_node("Add", ["scaled", "beta"], ["ln"]),
+              h.make_node("MatMul", ["ln", "w"], ["y"])]
+    m = model(nodes, feeds, ["y"], inits)
+    check(m, feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
+    if lib.opencl_target():
+        return
+    names = list(_kernels(WORK / f"m{_count[0]}.onnx", "patch_merging"))
+    assert any(name.endswith("_cat") for name in names), f"the Concat is not stored once: {names}"
+
+
 if __name__ == "__main__":
     WORK = lib.work_dir("ops_vs_onnxruntime")
     sys.exit(suite.main())
