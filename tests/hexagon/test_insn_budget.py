@@ -16,7 +16,9 @@ inverted residual blocks t,c,n,s = 1,16,1,1 6,24,2,2 6,32,3,2 6,64,4,2 6,96,3,1 
 batch norm folded into the convs as the torch export does), built here with onnx.helper from
 seeded numpy weights so that it needs no torch, on a 1x3x224x224 input, quantized by
 onnxruntime's quantize_static as the int8 suite does (tests/models/quantize_models.py:
-per-channel int8 weights, uint8 activations, 4 seeded calibration inputs). The torchvision
+per-channel int8 weights, uint8 activations, 4 seeded calibration inputs). The 1-thread
+outputs must equal onnxruntime's with u8u8 weights (check_outputs) and lie within
+MAX_REFERENCE_STEPS of the ONNX reference evaluator's. The torchvision
 export (BENCHMARKS.md's hexagon table) has the same layers; its counts differ by the
 data-dependent paths only.
 
@@ -44,6 +46,10 @@ KEY = "mobilenet_v2_int8_qdq"
 KEY_2T = "mobilenet_v2_int8_qdq_2_threads"
 GROWTH = 1.10  # fail above the committed packets per run times this
 TWO_THREAD_SHARE = 0.60  # the longest of 2 threads, at most this share of 1 thread's packets
+# The outputs against the ONNX reference evaluator's, in output quantization steps: ours differ
+# by 5 (ties decided by float32 rounding early on move later tensors; README "Quantized (int8)
+# models"), onnxruntime's default u8s8 session on a CPU without VNNI by 11 (saturated sums).
+MAX_REFERENCE_STEPS = 8
 
 
 def mobilenet_v2(seed=0):
@@ -105,6 +111,39 @@ def mobilenet_v2(seed=0):
     return m
 
 
+def check_outputs(qdq, x, got):
+    """The bundle's outputs against onnxruntime with u8u8 weights (its exact integer kernels,
+    quantize_models.ort_session: must be equal) and the ONNX reference evaluator (same top
+    class, within MAX_REFERENCE_STEPS); onnxruntime's default session printed alongside (its
+    u8s8 kernels saturate on x86 without VNNI). Returns True when a check fails."""
+    import onnx
+    import onnxruntime as ort
+    import quantize_models as qm
+    model, feeds = onnx.load(str(qdq)), {"input": x}
+    scale = qm.output_quant(model, "output")[0]
+    u8u8 = qm.ort_session(model).run(["output"], feeds)[0]
+    default = ort.InferenceSession(str(qdq), providers=["CPUExecutionProvider"]).run(["output"], feeds)[0]
+    reference = qm.onnx_reference_run(model, feeds)["output"]
+
+    def versus(what, other):
+        diff = int((got != other).sum())
+        steps = float(np.abs(got.astype(np.float64) - other).max() / scale)
+        print(f"outputs vs {what}: {diff} of {got.size} differ, max {steps:.1f} steps, "
+              f"top class {'equal' if got.argmax() == other.argmax() else 'DIFFERENT'}")
+        return diff, steps
+
+    failed = False
+    if versus("onnxruntime (u8u8 weights)", u8u8)[0]:
+        print("FAIL: the outputs differ from onnxruntime's exact integer kernels (u8u8 weights)")
+        failed = True
+    versus("onnxruntime's default session (u8s8; saturates without VNNI)", default)
+    steps = versus("the ONNX reference evaluator", reference)[1]
+    if steps > MAX_REFERENCE_STEPS or got.argmax() != reference.argmax():
+        print(f"FAIL: more than {MAX_REFERENCE_STEPS} steps from the ONNX reference, or another top class")
+        failed = True
+    return failed
+
+
 def run(cmd):
     res = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
     if res.returncode != 0:
@@ -157,7 +196,7 @@ def main():
           f"({now_2t['packets']:,} in all); the longest is {100.0 * longest / now['packets']:.1f}% of 1 thread's")
     print(f"time: model + quantization {t1 - t0:.0f} s, compile {t2 - t1:.0f} s, count {t3 - t2:.0f} s, "
           f"count on 2 threads {t4 - t3:.0f} s")
-    failed = False
+    failed = check_outputs(qdq, x, np.load(work / "count_1t" / "out_1" / "output.npy"))
     if not outputs_1t or outputs_2t != outputs_1t:
         print(f"FAIL: the 2-thread outputs ({sorted(outputs_2t)}) are not bit-identical to 1 thread's ({sorted(outputs_1t)})")
         failed = True

@@ -88,6 +88,24 @@ def ort_session(model, optimized_path=None):
     return ort.InferenceSession(lib.exact_weights(model).SerializeToString(), so, providers=["CPUExecutionProvider"])
 
 
+def onnx_reference_run(model, inputs):
+    """The ONNX reference evaluator (onnx.reference) on model, {output name: ndarray}. onnx
+    1.17's evaluator implements DequantizeLinear from opset 19 only; QuantizeLinear /
+    DequantizeLinear 19 differ from 13 in the float8 types alone, so the opset is raised to 19
+    (the other ops of these tests, Conv, Gemm, Add, GlobalAveragePool, Flatten, kept their
+    semantics from 13 to 19)."""
+    import onnx
+    from onnx.reference import ReferenceEvaluator
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    for o in m.opset_import:
+        if o.domain in ("", "ai.onnx"):
+            o.version = max(o.version, 19)
+    m.ir_version = max(m.ir_version, 9)
+    names = [o.name for o in m.graph.output]
+    return dict(zip(names, ReferenceEvaluator(m).run(names, inputs)))
+
+
 def output_quant(model, output_name):
     """(scale, zero point) of the DequantizeLinear that produces output_name, or None."""
     import onnx.numpy_helper as nh
