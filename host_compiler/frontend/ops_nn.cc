@@ -21,6 +21,10 @@ struct WindowSpec {
   std::vector<int64_t> kernel, stride, dilation;
   std::vector<int64_t> pad_lo, pad_hi;  // the node's padding (explicit or auto_pad)
   std::vector<int64_t> extra_hi;        // more padding so ceil_mode's last window exists
+
+  int64_t span(size_t i) const { return dilation[i] * (kernel[i] - 1) + 1; }  // input elements a window covers
+  // The windows along spatial dim i of an input `size` long.
+  int64_t outputs(size_t i, int64_t size) const { return (size + pad_lo[i] + pad_hi[i] + extra_hi[i] - span(i)) / stride[i] + 1; }
 };
 
 WindowSpec window_spec(const OpContext& ctx, const Shape& x_shape, std::vector<int64_t> kernel, bool ceil_mode) {
@@ -318,8 +322,7 @@ bool drop_padding_taps(Graph& g, Node*& x, Node*& w, WindowSpec& spec) {
   bool any = false;
   for (size_t i = 0; i < k; ++i) {
     const int64_t size = xs[2 + i], d = spec.dilation[i], s = spec.stride[i];
-    const int64_t span = d * (spec.kernel[i] - 1) + 1;
-    const int64_t outputs = (size + spec.pad_lo[i] + spec.pad_hi[i] + spec.extra_hi[i] - span) / s + 1;
+    const int64_t outputs = spec.outputs(i, size);
     std::vector<TapOutputs> taps = tap_outputs(spec, i, size, outputs);
     int64_t first = 0, last = spec.kernel[i] - 1;
     while (first <= last && taps[size_t(first)].empty()) ++first;
@@ -334,8 +337,7 @@ bool drop_padding_taps(Graph& g, Node*& x, Node*& w, WindowSpec& spec) {
     // The kept window starts first * d later: the padding before it shrinks by that much,
     // and where it goes negative the input loses that many leading elements (never read).
     int64_t lo = spec.pad_lo[i] - first * d;
-    const int64_t kept_span = kept.dilation[i] * (kept.kernel[i] - 1) + 1;
-    int64_t hi = (outputs - 1) * s + kept_span - size - lo;  // exactly `outputs` windows
+    int64_t hi = (outputs - 1) * s + kept.span(i) - size - lo;  // exactly `outputs` windows
     crop_begin[2 + i] = std::max<int64_t>(0, -lo);
     crop_end[2 + i] = size - std::max<int64_t>(0, -hi);
     kept.pad_lo[i] = std::max<int64_t>(0, lo);
@@ -372,8 +374,8 @@ Node* conv_by_regions(OpContext& ctx, Node* x, Node* w, int64_t groups, const Wi
   double inside_share = 1.0;
   size_t regions = 1;
   for (size_t i = 0; i < k; ++i) {
-    const int64_t size = x->shape[2 + i], span = spec.dilation[i] * (spec.kernel[i] - 1) + 1;
-    outputs[i] = (size + spec.pad_lo[i] + spec.pad_hi[i] + spec.extra_hi[i] - span) / spec.stride[i] + 1;
+    const int64_t size = x->shape[2 + i];
+    outputs[i] = spec.outputs(i, size);
     taps[i] = tap_outputs(spec, i, size, outputs[i]);
     std::set<int64_t> cuts{0, outputs[i]};
     int64_t inside = 0;
