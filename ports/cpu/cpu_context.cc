@@ -2,6 +2,7 @@
 // command queue resolved into a flat array of ops whose argument pointers are final, except
 // the input/output entries that bind() patches. Everything is allocated in create(); run()
 // only reads the ops and calls kernels (edge::abi::CpuKernelFn).
+#include <cerrno>
 #include <cinttypes>
 #include <cstdlib>
 #include <cstring>
@@ -305,9 +306,9 @@ edgert_status create(const edgert_bundle* bundle, const edgert_context_options* 
     st = set_error(EDGERT_ERROR_INVALID_ARGUMENT, "the %s port runs on at most %d threads (asked for %d)",
                    EDGERT_CPU_PORT_NAME, kMaxPoolThreads, c->num_threads);
   else if (st == EDGERT_OK && c->num_threads > 1) {
-    if (int err = fixed_pool_create(c->num_threads, &c->pool))
-      st = set_error(EDGERT_ERROR_OUT_OF_MEMORY, "cannot start %d worker threads: %s", c->num_threads - 1,
-                     std::strerror(err));
+    if (int err = fixed_pool_create(c->num_threads, &c->pool))  // ENOSYS: a build without threads
+      st = set_error(err == ENOMEM ? EDGERT_ERROR_OUT_OF_MEMORY : EDGERT_ERROR_UNSUPPORTED,
+                     "cannot start %d worker threads: %s", c->num_threads - 1, std::strerror(err));
   }
 #else
   if (st == EDGERT_OK && c->num_threads > 1) {
