@@ -26,6 +26,7 @@ import re
 import subprocess
 import sys
 import time
+from statistics import median
 
 import numpy as np
 
@@ -128,7 +129,6 @@ def check_interface(bundle):
     fdt = ins["features_buffer"].dtype
     if fdt not in (np.float32, np.float16):
         sys.exit("drive.py: features_buffer must be float32 or float16")
-    return ins, outs["outputs"]
 
 
 def percentile_nearest_rank(sorted_ms, q):
@@ -138,12 +138,6 @@ def percentile_nearest_rank(sorted_ms, q):
 
 def ratio(a, b):
     return a / b if b > 0 else math.nan  # the C demo prints 0.01 ms steps: a tiny model reads 0
-
-
-def median(values):
-    s = sorted(values)
-    n = len(s)
-    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
 
 
 class DrivingLoop:
