@@ -90,6 +90,14 @@ def build_dir() -> Path:
     return REPO_ROOT / "build"
 
 
+def env_path(name: str) -> Path:
+    """The path in environment variable `name`, which ctest sets (tests/CMakeLists.txt)."""
+    value = os.environ.get(name)
+    if not value:
+        raise AssertionError(f"{name} is not set (run through ctest, see tests/CMakeLists.txt)")
+    return Path(value)
+
+
 def find_tool(name: str, required: bool = True) -> Path | None:
     env_var, candidates = _TOOL_ENV[name]
     if os.environ.get(env_var):

@@ -38,16 +38,9 @@ suite = lib.Suite("aarch64")
 RTOL, ATOL = 1e-4, 1e-5
 
 
-def env_path(name):
-    value = os.environ.get(name)
-    if not value:
-        raise AssertionError(f"{name} is not set (run through ctest, see tests/CMakeLists.txt)")
-    return Path(value)
-
-
-HOST_EDGEC = env_path("EDGE_HOST_EDGEC")
-HOST_RUN = env_path("EDGE_HOST_EDGERT_RUN")
-XDIR = env_path("EDGE_AARCH64_BUILD_DIR")
+HOST_EDGEC = lib.env_path("EDGE_HOST_EDGEC")
+HOST_RUN = lib.env_path("EDGE_HOST_EDGERT_RUN")
+XDIR = lib.env_path("EDGE_AARCH64_BUILD_DIR")
 QEMU = os.environ.get("EDGE_QEMU") or shutil.which("qemu-aarch64") or "qemu-aarch64"
 SYSROOT = os.environ.get("EDGE_AARCH64_SYSROOT", "/usr/aarch64-linux-gnu")
 RUN = XDIR / "device_runtime" / "edgert-run"

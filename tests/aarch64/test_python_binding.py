@@ -64,18 +64,11 @@ for name, result in (("plain", plain), ("out", out), ("copy", copied)):
 '''
 
 
-def env_path(name):
-    value = os.environ.get(name)
-    if not value:
-        raise AssertionError(f"{name} is not set (run through ctest, see tests/CMakeLists.txt)")
-    return Path(value)
-
-
 @suite.case
 def binding_runs_a_model_under_qemu():
-    edgec = env_path("EDGE_HOST_EDGEC")
-    pkg = env_path("EDGE_AARCH64_BUILD_DIR") / "python"
-    root = env_path("EDGE_AARCH64_PYTHON_ROOT")
+    edgec = lib.env_path("EDGE_HOST_EDGEC")
+    pkg = lib.env_path("EDGE_AARCH64_BUILD_DIR") / "python"
+    root = lib.env_path("EDGE_AARCH64_PYTHON_ROOT")
     qemu = os.environ.get("EDGE_QEMU") or shutil.which("qemu-aarch64") or "qemu-aarch64"
     module = pkg / "edgert" / "_edgert.so"
     python = root / "usr" / "bin" / "python3.11"

@@ -83,6 +83,16 @@ def import_edgert():
     return edgert
 
 
+def timed_median_ms(run, iters):
+    """The median of iters timed calls of run(), in ms (perf_counter around each call)."""
+    times = []
+    for _ in range(iters):
+        t0 = time.perf_counter()
+        run()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
 def binding_runner(edgert, bundle, threads, feeds, iters):
     """A function that times `iters` runs of the bundle through the binding and returns their
     median in ms (the inputs bound in place, the outputs written into arrays made once)."""
@@ -94,14 +104,7 @@ def binding_runner(edgert, bundle, threads, feeds, iters):
     for _ in range(2):
         ctx.run(inputs, out=out)
 
-    def median_ms():
-        times = []
-        for _ in range(iters):
-            t0 = time.perf_counter()
-            ctx.run(inputs, out=out)
-            times.append((time.perf_counter() - t0) * 1e3)
-        return statistics.median(times)
-    return median_ms
+    return lambda: timed_median_ms(lambda: ctx.run(inputs, out=out), iters)
 
 
 def zoo_models(zoo_dir, only=None):
@@ -218,12 +221,7 @@ def main():
                         ov_request.infer(feeds)
 
                 def timed(run):
-                    times = []
-                    for _ in range(args.iters):
-                        t0 = time.perf_counter()
-                        run()
-                        times.append((time.perf_counter() - t0) * 1e3)
-                    return statistics.median(times)
+                    return timed_median_ms(run, args.iters)
                 def bench_median(tool, b):
                     out = subprocess.run([str(tool), str(b), "--json", "--threads", str(threads),
                                           "--warmup", "2", "--iters", str(args.iters), *in_args],

@@ -34,11 +34,9 @@ import onnx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import edge_testlib as lib  # noqa: E402
-from conv_classes import profile_arguments, sanitize  # noqa: E402
+from conv_classes import EPILOGUE_OPS, profile, profile_arguments, sanitize  # noqa: E402
 
 CLASSES = ["expand", "depthwise", "project", "se", "other"]
-# Ops that may end up in a conv's kernel (its epilogue) in either engine.
-EPILOGUE_OPS = {"Relu", "Clip", "BatchNormalization", "Add", "Sigmoid", "Mul", "HardSigmoid", "HardSwish"}
 
 
 def node_classes(model):
@@ -108,10 +106,8 @@ def coarse(kind):
 
 
 def edgert_profile(bench, bundle, threads, iters, by_value):
-    res = subprocess.run([str(bench), str(bundle), "--profile", "--json", "--threads", str(threads), "--iters",
-                          str(iters)], check=True, capture_output=True, text=True)
     ms, flops = {}, {}
-    for cmd in json.loads(res.stdout)["profile"]:
+    for cmd in profile(bench, bundle, threads, iters)["profile"]:
         name = re.sub(r"^k\d+_", "", cmd["name"])
         kind = by_value.get(name, "other")
         ms[kind] = ms.get(kind, 0.0) + cmd["median_ms"]

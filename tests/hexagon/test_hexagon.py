@@ -50,16 +50,9 @@ suite = lib.Suite("hexagon")
 RTOL, ATOL = 1e-3, 1e-4
 
 
-def env_path(name):
-    value = os.environ.get(name)
-    if not value:
-        raise AssertionError(f"{name} is not set (run through ctest, see tests/CMakeLists.txt)")
-    return Path(value)
-
-
-HOST_EDGEC = env_path("EDGE_HOST_EDGEC")
-HOST_RUN = env_path("EDGE_HOST_EDGERT_RUN")
-XDIR = env_path("EDGE_HEXAGON_BUILD_DIR")
+HOST_EDGEC = lib.env_path("EDGE_HOST_EDGEC")
+HOST_RUN = lib.env_path("EDGE_HOST_EDGERT_RUN")
+XDIR = lib.env_path("EDGE_HEXAGON_BUILD_DIR")
 QEMU = os.environ.get("EDGE_QEMU_HEXAGON") or shutil.which("qemu-hexagon") or "qemu-hexagon"
 RUN = XDIR / "device_runtime" / "edgert-run"
 LIB = XDIR / "device_runtime" / "libedgert.a"
