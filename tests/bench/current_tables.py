@@ -385,6 +385,57 @@ quantized to QDQ, both engines on the same QDQ file. Load average (1 min): {', '
     return section(target, date, commit, body)
 
 
+# Why a zoo model's kernels are SLOW where the reason is known: (model, regular expression
+# on the kernel name, reason). The SLOW column prints the reason after the kernels it
+# explains; a flagged kernel that matches none is listed as "not yet explained".
+SLOW_REASONS = [
+    ("deeplabv3_mobilenet", r"_Concat_",
+     "the ASPP's Concat of its 5 branches as a masked sum over the inputs per output (Concat lowering: "
+     "branch densenet)"),
+    ("deeplabv3_mobilenet", r"_backbone_1[3-6]_block_block_1_",
+     "a 5x5 depthwise conv with dilation 2 on a 16x16 map: every tap tests the padding bounds, and most "
+     "windows overlap the padding"),
+    ("efficientnet_b3", r"_features_2_0_block_block_0_",
+     "seen on a loaded machine only: the 1x1 expand conv + SiLU writing 150x150x144 (13 MB) at 14 "
+     "GFLOP/s there"),
+    ("efficientnet_b3", r"_features_2_0_block_block_1_",
+     "the stride-2 3x3 depthwise conv + SiLU over 150x150x144 (13 MB in, beyond the caches), every tap "
+     "testing the padding bounds: 7-9 GB/s, near the memory-speed cut-off"),
+    *((m, r"^k0_", "seen on a loaded machine only: the 7x7 stride-2 stem conv on the 3-channel NCHW input "
+       "ran at 21 GFLOP/s in most profiles there, at 75 in another")
+      for m in ("resnet18", "resnet50", "googlenet", "densenet121")),
+    ("inception_v3", r"_branch7x7",
+     "seen on a loaded machine only: the 1x7 / 7x1 convs on 17x17 maps at 9-13 GFLOP/s there"),
+    ("densenet121", r"_denselayer\d+_relu1_|_transition\d+_relu_",
+     "BN + ReLU over the Concat of the earlier layers' features, as a masked sum over the Concat's "
+     "inputs, most of them read across a layout other than channels-last (gathers) (Concat consumers: "
+     "branch densenet)"),
+    ("swin_t", r"_Concat_",
+     "patch merging's stored Concat of four strided slices of the rolled windows: div/mod index math "
+     "and a masked sum over the 4 inputs per output (Concat lowering: branch densenet)"),
+    ("ssdlite_head", r"^k\d+_output$",
+     "the 12 heads' Concat written into the output as a masked sum: every output tests every input's "
+     "bounds (Concat lowering: branch densenet)"),
+    ("lstm", r"_LSTM_",
+     "each LSTM's Y, the Concat of its 16 steps' hidden states (64 floats each), as a masked sum "
+     "over the 16 inputs per output: 6 us of an 85 us run (Concat lowering: branch densenet)"),
+]
+
+
+def slow_cell(model, slow):
+    """The SLOW column of one model: [(threads, kernel)] grouped by their reason."""
+    if not slow:
+        return "none"
+    groups = {}
+    for t, k in slow:
+        why = next((r for m, pattern, r in SLOW_REASONS if m == model and re.search(pattern, k["name"])),
+                   "not yet explained")
+        groups.setdefault(why, []).append(
+            f"{t}T `{k['name'][:60]}` {k['gflops']:.1f} GFLOP/s, {k.get('gbytes', 0.0):.1f} GB/s, "
+            f"{100 * k['share']:.0f}%")
+    return "; ".join(", ".join(kernels) + f": {why}" for why, kernels in groups.items())
+
+
 def zoo_section(threads, rounds, iters, date, commit):
     """The model zoo (benchmark.py --zoo) for the widest x86 target: ratio per model, geometric
     mean and worst per thread count, the SLOW kernels of --profile."""
@@ -414,9 +465,8 @@ def zoo_section(threads, rounds, iters, date, commit):
                 cells += ["-", "-", "-"]
                 continue
             cells += [f"{r['edgert_ms']:.2f}", f"{r['onnxruntime_ms']:.2f}", f"**{r['edgert_ms'] / r['onnxruntime_ms']:.2f}**"]
-            for k in (r.get("profile") or {}).get("slow", []):
-                slow.append(f"{t}T `{k['name'][:60]}` {k['gflops']:.1f} GFLOP/s, {100 * k['share']:.0f}%")
-        cells.append("; ".join(slow) or "none")
+            slow += [(t, k) for k in (r.get("profile") or {}).get("slow", [])]
+        cells.append(slow_cell(name, slow))
         lines.append("| " + " | ".join(cells) + " |")
     for name, why in res.get("failed", {}).items():
         lines.append(f"| {name} | edgec failed: {why} |" + " |" * (len(head) - 2))
@@ -431,8 +481,11 @@ The 25 architectures of `tests/models/export_torchvision.py --models zoo` (torch
 random weights and gathered batch-norm statistics; a GRU, an LSTM, a transformer encoder), full
 size, measured {date} at `{commit}` on {cpu_model()}, {os.cpu_count()} logical CPUs: each figure is the median over {rounds} rounds of each round's
 median of {iters} runs, edgert-bench and onnxruntime alternating. SLOW: the kernels `edgert-bench
---profile` flags (over 3% of the time and below 1/4 of the other kernels' FLOP-weighted mean
-GFLOP/s, with 0.1% of the FLOPs, 20% of the time or under 1/100 of that mean, or, with 5% of the FLOPs, below 1/4 of the fastest kernel's; README, CPU kernels). Load average (1 min): {ld[0]} before, {ld[1]} after{' (above the CPU count: other work shared the machine)' if busy else ''}.
+--profile` flags, slow both per FLOP and per byte (over 3% of the time and below 1/4 of the other
+kernels' FLOP-weighted mean GFLOP/s, with 0.1% of the FLOPs, 20% of the time or under 1/100 of
+that mean, or, with 5% of the FLOPs, below 1/4 of the fastest kernel's; and below 1/4 of the
+other streaming kernels' byte-weighted mean GB/s; README, CPU kernels), with the reason where it
+is known (`SLOW_REASONS` in tests/bench/current_tables.py). Load average (1 min): {ld[0]} before, {ld[1]} after{' (above the CPU count: other work shared the machine)' if busy else ''}.
 
 {chr(10).join(lines)}
 
