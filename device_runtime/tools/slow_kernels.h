@@ -59,8 +59,8 @@ class SlowKernelRule {
   // elementwise kernel barely counts): what the model's compute runs at.
   double mean_gflops() const { return total_flops_ > 0 ? flop_weighted_ / total_flops_ : 0; }
   // The byte-weighted mean GB/s of the streaming kernels: what the model's memory-bound
-  // kernels reach on this machine (20-70 GB/s over the zoo on one EPYC core, depending on
-  // how much of the traffic stays in cache).
+  // kernels reach on this machine (11-60 GB/s over the zoo on one loaded EPYC core,
+  // depending on how much of the traffic stays in cache).
   double streaming_gbs() const { return streaming_bytes_ > 0 ? byte_weighted_ / streaming_bytes_ : 0; }
 
   // Whether kernel i is SLOW: slow per FLOP (1) and not explained by memory (2).
@@ -79,7 +79,8 @@ class SlowKernelRule {
   //     of weights runs at 11 GFLOP/s beside convs at 70, and at 12-25 GB/s, as fast as the
   //     model's elementwise kernels: memory speed, not a cliff. A bilinear upsample at 0.6
   //     GFLOP/s and 0.6 GB/s is one. Where the model has no other streaming kernel to
-  //     compare with, (1) decides.
+  //     compare with (no byte counts; an int8 bundle, whose elementwise kernels do about 3
+  //     FLOPs per byte), (1) decides.
   bool slow(size_t i) const {
     const KernelCost& c = k_[i];
     if (c.flops == 0 || c.ms <= 0 || total_ms_ <= 0) return false;
