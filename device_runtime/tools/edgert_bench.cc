@@ -9,6 +9,7 @@
 
 #include "edgert.h"
 #include "npy.h"
+#include "slow_kernels.h"
 #include "tool_common.h"
 
 using namespace edgert_tools;
@@ -37,14 +38,17 @@ const char* kUsage =
     "                         report the median open time (0 to 10000000, default 0)\n"
     "  --json                 print one JSON object instead of text\n"
     "  --profile              then time every command of the queue over K more runs and\n"
-    "                         list the kernels by time, with their GFLOP/s; SLOW marks a\n"
-    "                         kernel below 1/4 of the FLOP-weighted mean GFLOP/s of the\n"
-    "                         other kernels that takes over 3% of the time and does at\n"
-    "                         least 0.1% of the FLOPs (a conv or product that misses its\n"
-    "                         fast code path), over 20% of the time or below 1/100 of the\n"
-    "                         mean; also a kernel with\n"
-    "                         5% of the FLOPs below 1/4 of the fastest kernel with 1%;\n"
-    "                         times are each command's median over the K runs\n"
+    "                         list the kernels by time, with their GFLOP/s and GB/s (the\n"
+    "                         bytes of the buffers each reads and writes over its time);\n"
+    "                         SLOW marks a cliff, slow both per FLOP and per byte: below\n"
+    "                         1/4 of the FLOP-weighted mean GFLOP/s of the other kernels,\n"
+    "                         over 3% of the time and with at least 0.1% of the FLOPs,\n"
+    "                         over 20% of the time or below 1/100 of that mean (or with\n"
+    "                         5% of the FLOPs below 1/4 of the fastest kernel with 1%),\n"
+    "                         and below 1/4 of the byte-weighted mean GB/s of the other\n"
+    "                         streaming kernels (at most 1 FLOP per byte), so a kernel\n"
+    "                         that runs at memory speed is not one; times are each\n"
+    "                         command's median over the K runs\n"
     "  --help                 this text\n";
 
 struct Options : CommonOptions {
@@ -257,54 +261,15 @@ int bench(const Options& o) {
   std::stable_sort(by_time.begin(), by_time.end(), [&](int32_t a, int32_t b) { return command_ms[a] > command_ms[b]; });
   double profiled_total = 0;
   for (double v : command_ms) profiled_total += v;
-  // Kernels far below the model's own speed (--profile): the FLOP-weighted mean GFLOP/s over
-  // the kernels with FLOPs (sum f_i * r_i / sum f_i: the big convs and products set it; an
-  // elementwise kernel barely counts) is what the model's compute runs at. A kernel is SLOW
-  // where it runs below kSlowFraction of that, takes more than kSlowTimeShare of the time
-  // (worth a look) and does at least kSlowFlopShare of the FLOPs (a compute kernel, not a
-  // memory-bound elementwise one whose GFLOP/s says nothing). The mean a kernel is held
-  // against leaves the kernel out, so one slow kernel that does most of the FLOPs still
-  // stands out from the rest of the model. A grouped conv that missed its
-  // register tiles ran at 3 GFLOP/s in a model whose convs averaged 50. A kernel that takes
-  // over kSlowDominantShare of the time is held to the rule whatever its share of the FLOPs:
-  // a GRU's fused step kernel (under 0.1% of the counted FLOPs) took 86% of the time unflagged.
-  constexpr double kSlowFraction = 0.25, kSlowTimeShare = 0.03, kSlowFlopShare = 0.001, kSlowDominantShare = 0.2;
-  std::vector<uint64_t> command_flops(static_cast<size_t>(num_commands), 0);
-  double total_flops = 0, weighted_rate = 0;
+  // The SLOW rule (slow_kernels.h): slow per FLOP and per byte against the model's own kernels.
+  std::vector<KernelCost> costs(static_cast<size_t>(num_commands));
   for (int32_t c = 0; c < num_commands; ++c) {
     edgert_command_info info;
-    if (edgert_bundle_command_info(h.bundle, c, &info) == EDGERT_OK) command_flops[c] = info.flops;
-    if (command_flops[c] == 0 || command_ms[c] <= 0) continue;
-    const double f = static_cast<double>(command_flops[c]);
-    total_flops += f;
-    weighted_rate += f * f / (command_ms[c] * 1e6);
+    costs[c].ms = command_ms[c];
+    if (edgert_bundle_command_info(h.bundle, c, &info) == EDGERT_OK) costs[c].flops = info.flops, costs[c].bytes = info.bytes;
   }
-  const double mean_gflops = total_flops > 0 ? weighted_rate / total_flops : 0.0;
-  // Where slow kernels hold most of the FLOPs they set the mean themselves and hide one another
-  // (DeepLabV3's three dilated ASPP convs: 85% of the time at 13-15 GFLOP/s, the model's 1x1
-  // convs at 70-80, none flagged). So a big kernel (kSlowBigFlopShare of the FLOPs or more) is
-  // also held to the fastest kernel that does at least kSlowPeerFlopShare of them: what this
-  // model's compute reaches here.
-  constexpr double kSlowBigFlopShare = 0.05, kSlowPeerFlopShare = 0.01, kSlowFarFraction = 0.01;
-  double fastest_peer = 0;
-  for (int32_t c = 0; c < num_commands; ++c)
-    if (command_ms[c] > 0 && static_cast<double>(command_flops[c]) >= kSlowPeerFlopShare * total_flops)
-      fastest_peer = std::max(fastest_peer, static_cast<double>(command_flops[c]) / (command_ms[c] * 1e6));
-  auto slow = [&](int32_t c) {
-    if (command_flops[c] == 0 || command_ms[c] <= 0 || profiled_total <= 0) return false;
-    const double f = static_cast<double>(command_flops[c]), rate = f / (command_ms[c] * 1e6);
-    if (total_flops - f <= 0) return false;  // nothing else to compare with
-    if (command_ms[c] <= kSlowTimeShare * profiled_total) return false;
-    const double others = (weighted_rate - f * rate) / (total_flops - f);
-    // Two orders of magnitude below the mean is a scalar fallback, not a memory-bound kernel,
-    // however few FLOPs it has (ShuffleNetV2's stride-2 depthwise conv on 232 channels: 0.07%
-    // of the FLOPs at 0.5 GFLOP/s, 7% of the time).
-    if (rate < kSlowFraction * others &&
-        (f >= kSlowFlopShare * total_flops || command_ms[c] > kSlowDominantShare * profiled_total ||
-         rate < kSlowFarFraction * others))
-      return true;
-    return f >= kSlowBigFlopShare * total_flops && rate < kSlowFraction * fastest_peer;
-  };
+  const SlowKernelRule rule(costs);
+  auto slow = [&](int32_t c) { return o.profile && rule.slow(static_cast<size_t>(c)); };
 
   if (o.json) {
     std::string profile;
@@ -313,15 +278,17 @@ int bench(const Options& o) {
       for (int32_t c = 0; c < num_commands; ++c) {
         edgert_command_info info;
         edgert_bundle_command_info(h.bundle, c, &info);
-        char item[200];
+        char item[240];
         std::snprintf(item, sizeof item,
-                      "%s{\"command\": %d, \"median_ms\": %.6f, \"mean_ms\": %.6f, \"flops\": %llu, \"slow\": %s, \"name\": \"",
+                      "%s{\"command\": %d, \"median_ms\": %.6f, \"mean_ms\": %.6f, \"flops\": %llu, \"bytes\": %llu, "
+                      "\"slow\": %s, \"name\": \"",
                       c ? ", " : "", c, command_ms[c], command_mean_ms[c], static_cast<unsigned long long>(info.flops),
-                      slow(c) ? "true" : "false");
+                      static_cast<unsigned long long>(info.bytes), slow(c) ? "true" : "false");
         profile += item + json_escape(info.name) + "\"}";
       }
       char mean[96];
-      std::snprintf(mean, sizeof mean, "], \"flop_weighted_gflops\": %.3f", mean_gflops);
+      std::snprintf(mean, sizeof mean, "], \"flop_weighted_gflops\": %.3f, \"streaming_gbs\": %.3f", rule.mean_gflops(),
+                    rule.streaming_gbs());
       profile += mean;
     }
     std::printf(
@@ -348,22 +315,22 @@ int bench(const Options& o) {
     if (o.profile) {
       std::printf("\nprofile (each command's median over %ld runs, %.3f ms in all), slowest first:\n", o.iters,
                   profiled_total);
-      std::printf("  %4s %9s %6s %9s  %s\n", "#", "ms", "%", "GFLOP/s", "command");
+      std::printf("  %4s %9s %6s %9s %8s  %s\n", "#", "ms", "%", "GFLOP/s", "GB/s", "command");
       for (int32_t c : by_time) {
         edgert_command_info info;
         edgert_bundle_command_info(h.bundle, c, &info);
-        double gflops = command_ms[c] > 0 ? static_cast<double>(info.flops) / (command_ms[c] * 1e6) : 0.0;
-        std::printf("  %4d %9.4f %6.2f %9.2f  %s%s\n", c, command_ms[c],
-                    profiled_total > 0 ? 100.0 * command_ms[c] / profiled_total : 0.0, gflops, info.name,
-                    slow(c) ? "  SLOW" : "");
+        std::printf("  %4d %9.4f %6.2f %9.2f %8.2f  %s%s\n", c, command_ms[c],
+                    profiled_total > 0 ? 100.0 * command_ms[c] / profiled_total : 0.0,
+                    SlowKernelRule::gflops(costs[c]), SlowKernelRule::gbytes(costs[c]), info.name, slow(c) ? "  SLOW" : "");
       }
       int slow_count = 0;
       double slow_ms = 0;
       for (int32_t c = 0; c < num_commands; ++c)
         if (slow(c)) ++slow_count, slow_ms += command_ms[c];
-      std::printf("FLOP-weighted mean %.2f GFLOP/s; %d SLOW kernel(s) (< 1/4 of the others' mean, > 3%% of the time, >= 0.1%% of the"
-                  " FLOPs, > 20%% of the time or < 1/100 of the mean; or >= 5%% of the FLOPs at < 1/4 of the fastest kernel with >= 1%%): %.1f%% of the time\n",
-                  mean_gflops, slow_count, profiled_total > 0 ? 100.0 * slow_ms / profiled_total : 0.0);
+      std::printf("FLOP-weighted mean %.2f GFLOP/s, streaming kernels' mean %.2f GB/s; %d SLOW kernel(s) (below 1/4 of"
+                  " the others' mean per FLOP and per byte; see --help): %.1f%% of the time\n",
+                  rule.mean_gflops(), rule.streaming_gbs(), slow_count,
+                  profiled_total > 0 ? 100.0 * slow_ms / profiled_total : 0.0);
     }
   }
   return 0;

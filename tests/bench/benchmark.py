@@ -24,9 +24,12 @@ options to the baseline's compile (with this build when no --baseline-build is g
 e.g. --baseline-args "--winograd 0" measures what Winograd gains). --edgec-args "ARGS" adds
 edgec options to this build's compile (e.g. --edgec-args "--precision bf16" --baseline-args
 "--precision fp32": what bf16 gains). --profile also runs `edgert-bench --profile` once per model and thread count after the rounds
-and lists the kernels it marks SLOW (the rule is the tool's, edgert_bench.cc: below 1/4 of the
-FLOP-weighted mean GFLOP/s of the other kernels, over 3% of the time, at least 0.1% of the
-FLOPs, over 20% of the time or below 1/100 of that mean, or 5% of the FLOPs below 1/4 of the fastest kernel with 1%; each command's median time), with the model's FLOP-weighted mean; --json then carries them per model.
+and lists the kernels it marks SLOW (the rule is the tool's, device_runtime/tools/slow_kernels.h:
+slow per FLOP, below 1/4 of the FLOP-weighted mean GFLOP/s of the other kernels, over 3% of the
+time, at least 0.1% of the FLOPs, over 20% of the time or below 1/100 of that mean, or 5% of the
+FLOPs below 1/4 of the fastest kernel with 1%; and per byte, below 1/4 of the other streaming
+kernels' GB/s; each command's median time), with the model's FLOP-weighted mean and streaming
+GB/s; --json then carries them per model.
 --zoo adds the model zoo (tests/models/export_torchvision.py --models zoo: 25 architectures,
 full size, random weights), exported on first use into --zoo-dir with Debian's torch
 (/usr/bin/python3, or EDGE_TORCH_PYTHON; scripts/setup.sh --torchvision); --zoo-models picks some
@@ -157,7 +160,7 @@ def main():
     ap.add_argument("--cli", action="store_true",
                     help="time edgert with edgert-bench subprocesses instead of the Python binding")
     ap.add_argument("--profile", action="store_true",
-                    help="also list the kernels edgert-bench --profile marks SLOW (far below the model's mean GFLOP/s)")
+                    help="also list the kernels edgert-bench --profile marks SLOW (far below the model's mean GFLOP/s and GB/s)")
     ap.add_argument("--zoo", action="store_true", help="also the full-size model zoo (exported on first use)")
     ap.add_argument("--zoo-dir", default=str(lib.REPO_ROOT / "tests" / "generated" / "zoo"))
     ap.add_argument("--zoo-models", help="only these zoo models (comma-separated; export_torchvision.py --list)")
@@ -253,12 +256,15 @@ def main():
                     # each command's median over the runs (mean_ms: an edgert-bench before the medians)
                     ms = lambda c: c.get("median_ms", c["mean_ms"])  # noqa: E731
                     total = sum(ms(c) for c in prof["profile"]) or 1.0
-                    slow = [dict(c, share=ms(c) / total, gflops=c["flops"] / (ms(c) * 1e6))
+                    slow = [dict(c, share=ms(c) / total, gflops=c["flops"] / (ms(c) * 1e6),
+                                 gbytes=c.get("bytes", 0) / (ms(c) * 1e6))
                             for c in prof["profile"] if c.get("slow")]
-                    profiles[(name, threads)] = {"flop_weighted_gflops": prof["flop_weighted_gflops"], "slow": slow}
-                    print(f"  profile: FLOP-weighted mean {prof['flop_weighted_gflops']:.1f} GFLOP/s; "
-                          f"{len(slow)} SLOW kernel(s)" + "".join(
-                              f"\n    SLOW {c['name']}: {c['gflops']:.1f} GFLOP/s, {100 * c['share']:.1f}% of the time"
+                    profiles[(name, threads)] = {"flop_weighted_gflops": prof["flop_weighted_gflops"],
+                                                 "streaming_gbs": prof.get("streaming_gbs", 0.0), "slow": slow}
+                    print(f"  profile: FLOP-weighted mean {prof['flop_weighted_gflops']:.1f} GFLOP/s, streaming kernels "
+                          f"{prof.get('streaming_gbs', 0.0):.1f} GB/s; {len(slow)} SLOW kernel(s)" + "".join(
+                              f"\n    SLOW {c['name']}: {c['gflops']:.1f} GFLOP/s, {c['gbytes']:.1f} GB/s, "
+                              f"{100 * c['share']:.1f}% of the time"
                               for c in sorted(slow, key=lambda c: -c["mean_ms"])), flush=True)
                 rows.append((name, threads, e, o, b, v))
                 print(f"{name}, {threads} thread(s): edgert {e:.3f} ms, onnxruntime {o:.3f} ms, ratio {e / o:.2f}"
