@@ -853,6 +853,23 @@ TEST_CASE("trust: outputs are written, and arena buffers written before they are
   d = kernel_bundle();
   d.commands.insert(d.commands.begin(), command(CommandKind::Launch, {1, 2}, 0));
   expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"command 0", "arg 1 reads buffer 2 (tmp) before"});
+
+  // Launches of different kernels in a row may each write a part of one buffer (edgec's
+  // pieces of a kernel split along its output); the same kernel twice, or a Copy between
+  // them, is still an overwrite.
+  d = kernel_bundle();
+  d.kernels.push_back(d.kernels[0]);
+  d.kernels[1].name = "k_1";
+  d.commands.insert(d.commands.begin() + 1, command(CommandKind::Launch, {2, 0}, 1));  // tmp = k(x); tmp = k_1(x)
+  {
+    Opened o(d);
+    REQUIRE(o.status == EDGERT_OK);
+  }
+  d.commands[1].kernel = 0;
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"command 1: arg 0 overwrites buffer 2 (tmp), which command 0 wrote"});
+  d.commands[1].kernel = 1;
+  d.commands.insert(d.commands.begin() + 1, command(CommandKind::Copy, {0, 2}));
+  expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"command 1: arg 1 overwrites buffer 2 (tmp), which command 0 wrote"});
 }
 
 TEST_CASE("trust: arena buffers live at the same time do not share bytes") {
