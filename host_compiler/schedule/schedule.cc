@@ -482,6 +482,19 @@ void choose_channels_last(Schedule& s) {
     if (has_window) computed_by_window[k.output] = true;
     if (!has_window && !has_reduce) computed_elementwise[k.output] = true;
   }
+  // Buffers that only kernels writing a model output read (which is NCHW). An elementwise
+  // result among them stays NCHW, so that the transposition from channels-last happens where
+  // it is computed, not in its reader, which may write many more elements: DeepLabV3's final
+  // bilinear upsample (21 classes, 16x16 -> 256x256) runs as two passes, and with the first
+  // pass's 86 K results channels-last the second gathered each of its 1.4 M outputs 21
+  // floats apart (0.6 GFLOP/s and 0.6 GB/s, a quarter of the model's time).
+  std::vector<int> readers(s.buffers.size(), 0), output_readers(s.buffers.size(), 0);
+  for (const ScheduledKernel& k : s.kernels)
+    for (int in : std::set<int>(k.inputs.begin(), k.inputs.end())) {
+      ++readers[in];
+      if (s.buffers[k.output].role == BufferRole::Output) ++output_readers[in];
+    }
+  auto read_only_into_outputs = [&](int b) { return readers[b] > 0 && readers[b] == output_readers[b]; };
   // A window result that the kernel stores through a permutation (ConvNeXt's and Swin's
   // (N, C, H, W) -> (N, H, W, C) before a LayerNorm) gets the layout that stores the
   // window's own dims channels-last, (N, H, W, C) of the window: for that permutation the
@@ -527,7 +540,8 @@ void choose_channels_last(Schedule& s) {
     // (the end of a ConvNeXt block: its Linear layers' result plus the residual) is stored
     // channels-last too: the kernel then reads and writes in the same order.
     if (computed_by_window[k.output] || permuted_to_nchw(s, k) ||
-        ((read_by_window[k.output] || computed_elementwise[k.output]) && from_channels_last))
+        (from_channels_last && (read_by_window[k.output] ||
+                                (computed_elementwise[k.output] && !read_only_into_outputs(k.output)))))
       s.buffers[k.output].layout = {0, 2, 3, 1};
   }
 }

@@ -150,6 +150,45 @@ def resize_modes_and_types():
 
 
 @suite.case
+def upsample_after_conv_into_output():
+    """A segmentation head: a 1x1 conv (stored channels-last on CPU targets) upsampled by Resize
+    straight into the model output (NCHW), as DeepLabV3 and FCN end: bilinear by 8 with
+    pytorch_half_pixel sizes, by 16 on 21 classes, align_corners, cubic to sizes that are no
+    multiple, nearest. The CPU targets store the first (width) pass NCHW, so that the second pass
+    reads rows instead of gathering every output across the channels."""
+    c = 5
+    feeds = {"x": randn(1, 8, 9, 7)}
+    nodes = [h.make_node("Conv", ["x", "w", "b"], ["f"]), h.make_node("Conv", ["x", "w21"], ["f21"])]
+    inits = [("w", randn(c, 8, 1, 1, scale=0.4)), ("b", randn(c, scale=0.1)), ("w21", randn(21, 8, 1, 1, scale=0.4))]
+    #          input, attributes, scales or sizes
+    configs = (("f", dict(mode="linear", coordinate_transformation_mode="pytorch_half_pixel"), "sizes", [1, c, 72, 56]),
+               ("f21", dict(mode="linear", coordinate_transformation_mode="pytorch_half_pixel"), "scales", [1, 1, 16, 16]),
+               ("f", dict(mode="linear", coordinate_transformation_mode="align_corners"), "scales", [1, 1, 4, 4]),
+               ("f", dict(mode="cubic"), "sizes", [1, c, 20, 17]),
+               ("f", dict(mode="nearest"), "scales", [1, 1, 2, 2]))
+    outs = []
+    for i, (src, attrs, kind, value) in enumerate(configs):
+        if kind == "scales":
+            inits.append((f"s{i}", np.array(value, np.float32)))
+            names = [src, "", f"s{i}"]
+        else:
+            inits.append((f"s{i}", np.array(value, np.int64)))
+            names = [src, "", "", f"s{i}"]
+        nodes.append(h.make_node("Resize", names, [f"y{i}"], **attrs))
+        outs.append(f"y{i}")
+    m = model(nodes, feeds, outs, inits, opset=19)
+    check(m, feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
+    if lib.opencl_target():
+        return
+    # No kernel stores a width pass channels-last: (1, H, W', C) with W' an upsampled width.
+    widths = {56, 7 * 16, 7 * 4, 17}
+    for name, text in _kernels(WORK / f"m{_count[0]}.onnx", "upsample").items():
+        dims = [int(d) for d in text.split("out[", 1)[1].split("]", 1)[0].split(",")]
+        assert not (len(dims) == 4 and dims[3] in (c, 21) and dims[2] in widths), \
+            f"{name} stores a width pass channels-last: {text.splitlines()[0]}"
+
+
+@suite.case
 def einsum_forms():
     for eq, shapes in [("bhqd,bhkd->bhqk", [(2, 3, 4, 5), (2, 3, 6, 5)]), ("...ij,...jk", [(2, 3, 4), (2, 4, 5)]),
                        ("ij,ij->", [(3, 4), (3, 4)]), ("i,j->ij", [(3,), (4,)]), ("iij->ji", [(3, 3, 2)])]:
