@@ -1,10 +1,12 @@
 // The cpu port's worker pool: every launch runs each of its chunks exactly once (also
 // more chunks than threads), and the pool starts and stops cleanly however launches and
-// shutdown interleave.
+// shutdown interleave; and thread_pool.h over it (what the replay calls) splits a launch
+// into at most 4 parts per thread and never more than its extent.
 #include <doctest/doctest.h>
 
 #include <atomic>
 
+#include "thread_pool.h"
 #include "worker_pool.h"
 
 namespace {
@@ -54,4 +56,51 @@ TEST_CASE("worker pool: stop right after start, and with no launch, does not han
     }
     pool.stop();
   }
+}
+
+namespace {
+
+// Records which parts of a launch ran: num_cores is the same for every part of one launch.
+struct Parts {
+  std::atomic<int> hits[64];
+  std::atomic<int> cores{0};
+};
+
+void record_part(void* const* args, int32_t core, int32_t cores) {
+  auto* p = static_cast<Parts*>(args[0]);
+  p->cores = cores;
+  if (core >= 0 && core < 64) p->hits[core]++;
+}
+
+int parts_run(const Parts& p) {
+  int n = 0;
+  for (const auto& h : p.hits) n += h == 1 ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("thread pool (thread_pool.h over the worker pool): a launch runs whole or in parts, each once") {
+  edgert::cpu::ThreadPool* pool = nullptr;
+  REQUIRE(edgert::cpu::thread_pool_create(3, &pool) == 0);
+  REQUIRE(pool != nullptr);
+  for (uint64_t extent : {uint64_t{1}, uint64_t{2}, uint64_t{5}, uint64_t{12}, uint64_t{1000}}) {
+    Parts p;
+    for (auto& h : p.hits) h = 0;
+    void* args[1] = {&p};
+    edgert::cpu::thread_pool_launch(pool, record_part, args, extent);
+    // Never more parts than the extent, nor than 4 chunks per thread (3 threads: 12).
+    const int want = static_cast<int>(extent < 12 ? extent : 12);
+    CHECK(p.cores == want);
+    CHECK(parts_run(p) == want);
+  }
+  edgert::cpu::thread_pool_destroy(pool);
+
+  Parts p;  // no pool: the calling thread runs the launch whole
+  for (auto& h : p.hits) h = 0;
+  void* args[1] = {&p};
+  edgert::cpu::thread_pool_launch(nullptr, record_part, args, 1000);
+  CHECK(p.cores == 1);
+  CHECK(p.hits[0] == 1);
+  edgert::cpu::thread_pool_destroy(nullptr);
 }
