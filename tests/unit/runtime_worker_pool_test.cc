@@ -11,15 +11,24 @@
 
 namespace {
 
+// Which parts of launches ran, and the num_cores they were given.
 struct Tally {
-  std::atomic<int> hits[8];
+  std::atomic<int> hits[64];
   std::atomic<int> wrong_cores{0};
+  std::atomic<int> cores{0};
 };
 
 void count_core(void* const* args, int32_t core, int32_t cores) {
   auto* t = static_cast<Tally*>(args[0]);
-  if (core < 0 || core >= cores || cores > 8) t->wrong_cores++;
+  t->cores = cores;
+  if (core < 0 || core >= cores || cores > 64) t->wrong_cores++;
   else t->hits[core]++;
+}
+
+int parts_run_once(const Tally& t) {
+  int n = 0;
+  for (const auto& h : t.hits) n += h == 1 ? 1 : 0;
+  return n;
 }
 
 }  // namespace
@@ -58,49 +67,28 @@ TEST_CASE("worker pool: stop right after start, and with no launch, does not han
   }
 }
 
-namespace {
-
-// Records which parts of a launch ran: num_cores is the same for every part of one launch.
-struct Parts {
-  std::atomic<int> hits[64];
-  std::atomic<int> cores{0};
-};
-
-void record_part(void* const* args, int32_t core, int32_t cores) {
-  auto* p = static_cast<Parts*>(args[0]);
-  p->cores = cores;
-  if (core >= 0 && core < 64) p->hits[core]++;
-}
-
-int parts_run(const Parts& p) {
-  int n = 0;
-  for (const auto& h : p.hits) n += h == 1 ? 1 : 0;
-  return n;
-}
-
-}  // namespace
-
 TEST_CASE("thread pool (thread_pool.h over the worker pool): a launch runs whole or in parts, each once") {
   edgert::cpu::ThreadPool* pool = nullptr;
   REQUIRE(edgert::cpu::thread_pool_create(3, &pool) == 0);
   REQUIRE(pool != nullptr);
   for (uint64_t extent : {uint64_t{1}, uint64_t{2}, uint64_t{5}, uint64_t{12}, uint64_t{1000}}) {
-    Parts p;
-    for (auto& h : p.hits) h = 0;
-    void* args[1] = {&p};
-    edgert::cpu::thread_pool_launch(pool, record_part, args, extent);
+    Tally t;
+    for (auto& h : t.hits) h = 0;
+    void* args[1] = {&t};
+    edgert::cpu::thread_pool_launch(pool, count_core, args, extent);
     // Never more parts than the extent, nor than 4 chunks per thread (3 threads: 12).
     const int want = static_cast<int>(extent < 12 ? extent : 12);
-    CHECK(p.cores == want);
-    CHECK(parts_run(p) == want);
+    CHECK(t.wrong_cores == 0);
+    CHECK(t.cores == want);
+    CHECK(parts_run_once(t) == want);
   }
   edgert::cpu::thread_pool_destroy(pool);
 
-  Parts p;  // no pool: the calling thread runs the launch whole
-  for (auto& h : p.hits) h = 0;
-  void* args[1] = {&p};
-  edgert::cpu::thread_pool_launch(nullptr, record_part, args, 1000);
-  CHECK(p.cores == 1);
-  CHECK(p.hits[0] == 1);
+  Tally t;  // no pool: the calling thread runs the launch whole
+  for (auto& h : t.hits) h = 0;
+  void* args[1] = {&t};
+  edgert::cpu::thread_pool_launch(nullptr, count_core, args, 1000);
+  CHECK(t.cores == 1);
+  CHECK(parts_run_once(t) == 1);
   edgert::cpu::thread_pool_destroy(nullptr);
 }
