@@ -33,6 +33,12 @@ import numpy as np
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TIMEOUT = 300
 
+# The shared libraries every glibc Linux with a C++ runtime has: what a runtime binary
+# (e2e/test_runtime_links.py) and a Python package (python/check_self_contained.py) may need
+# without shipping it. One list for both, so they cannot drift apart.
+SYSTEM_LIBRARIES = re.compile(r"^(libc|libm|libpthread|libdl|librt|libstdc\+\+|libgcc_s)\.so\.\d+$"
+                              r"|^ld-linux-x86-64\.so\.2$|^ld-linux-aarch64\.so\.1$")
+
 _TOOL_ENV = {
     "edgec": ("EDGEC", ["host_compiler/edgec"]),
     "edgert-run": ("EDGERT_RUN", ["device_runtime/edgert-run", "device_runtime/tools/edgert-run"]),

@@ -758,6 +758,8 @@ edgert_status check_commands(const Bundle* b) {
   struct {
     uint32_t cmd, arg, id, by;  // cmd: 1 + the first command that overwrites an unread value
   } overwrite = {0, 0, 0, 0};
+  // 1 + the last command before this one that is no Timestamp, if it was a Launch.
+  uint32_t prev_launch = 0, prev_kernel = 0;
   for (uint32_t i = 0; i < count(b->commands()); ++i) {
     const Command* c = b->commands()->Get(i);
     const uint32_t num_args = count(c->args());
@@ -822,14 +824,21 @@ edgert_status check_commands(const Bundle* b) {
     // The compiler computes nothing it does not use: a value is read before it is written
     // again (else a command's output is thrown away: a queue edited to feed a kernel other
     // values than the model's). Reported after the overlap check.
+    // Launches of different kernels in a row may each write a part of one buffer (the
+    // pieces of a kernel split along its output: edgec's split_at_part_boundaries); the
+    // value is read after the last of them.
+    const bool next_piece = c->kind() == CommandKind::Launch && prev_launch != 0 && prev_kernel != c->kernel();
     for (uint32_t a = 0; a < num_args; ++a) {
       if (!writes_arg(b, c, a)) continue;
       const uint32_t id = c->args()->Get(a);
-      if (life[id].unread_write != 0 && !overwrite.cmd) overwrite = {i + 1, a, id, life[id].unread_write - 1};
+      const bool piece = next_piece && life[id].unread_write == prev_launch;
+      if (life[id].unread_write != 0 && !piece && !overwrite.cmd) overwrite = {i + 1, a, id, life[id].unread_write - 1};
       if (life[id].first_write == 0) life[id].first_write = write_time;
       life[id].last = write_time;
       life[id].unread_write = i + 1;
     }
+    prev_launch = c->kind() == CommandKind::Launch ? i + 1 : 0;
+    prev_kernel = c->kind() == CommandKind::Launch ? c->kernel() : 0;
   }
   for (uint32_t id = 0; id < num_buffers; ++id) {
     const Buffer* buf = b->buffers()->Get(id);

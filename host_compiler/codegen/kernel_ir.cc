@@ -388,7 +388,9 @@ std::string to_string(const KernelIR& k) {
     os << "  %" << id << " = " << body << " : " << dtype_name(v->dtype) << "\n";
     return "%" + std::to_string(id);
   };
-  os << "kernel " << k.name << " out" << shape_str(k.out_shape) << " " << dtype_name(k.out_dtype) << "\n";
+  os << "kernel " << k.name << " out" << shape_str(k.out_shape) << " " << dtype_name(k.out_dtype);
+  if (!k.out_full_shape.empty()) os << " at " << shape_str(k.out_origin) << " of " << shape_str(k.out_full_shape);
+  os << "\n";
   if (k.has_reduce()) {
     os << " reduce " << op_name(k.reduce_op) << " over " << shape_str(k.reduce_extents) << ":\n";
     std::string b = show(k.reduce_body);
@@ -400,11 +402,14 @@ std::string to_string(const KernelIR& k) {
 }
 
 Index output_index(const KernelIR& k) {
+  const bool piece = !k.out_full_shape.empty();
   Index flat(0);
   int64_t stride = 1;
   for (int d = static_cast<int>(k.out_shape.size()) - 1; d >= 0; --d) {
-    flat = flat + Index::var(d, k.out_shape[d]) * stride;
-    stride *= k.out_shape[d];
+    Index v = Index::var(d, k.out_shape[d]);
+    if (piece) v = v + Index(k.out_origin[size_t(d)]);
+    flat = flat + v * stride;
+    stride *= piece ? k.out_full_shape[size_t(d)] : k.out_shape[d];
   }
   return flat;
 }

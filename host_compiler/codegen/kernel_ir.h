@@ -74,6 +74,12 @@ struct KernelIR {
 
   LaunchPlan launch;                           // decided by the back end
 
+  // A piece of a kernel split along its output (split_at_part_boundaries): the loops run
+  // over out_shape and element (v0, v1, ...) is stored at (out_origin[0] + v0, ...) of an
+  // output buffer of stored shape out_full_shape. Both empty: the loops cover the buffer.
+  std::vector<int64_t> out_origin;
+  Shape out_full_shape;
+
   std::vector<std::unique_ptr<Value>> values;  // owns every Value above
   int num_vars() const { return static_cast<int>(out_shape.size() + reduce_extents.size()); }
   bool has_reduce() const { return reduce_op != Op::Const; }
@@ -84,6 +90,20 @@ KernelIR build_kernel_ir(const Schedule& schedule, const ScheduledKernel& kernel
 
 // The row-major element offset of the output element at loop vars 0..rank-1.
 Index output_index(const KernelIR& k);
+
+// A kernel without a reduction whose value is assembled from parts that each cover an
+// interval of an output dim (a Concat: each source padded with zeros to the full extent and
+// the parts summed; a conv summed by regions) reads every part at every element, through
+// guarded loads and selects. Split at the ends of those intervals, each piece is a kernel of
+// its own over a box of the output in which every such bounds test is decided at compile
+// time: it reads the one part that lies there with plain loads. Returns the pieces in
+// output order (at most max_pieces), or k alone where no dim has two or more such
+// intervals. Every back end renders the pieces as it renders any kernel.
+std::vector<KernelIR> split_at_part_boundaries(KernelIR&& k, size_t max_pieces);
+// split_at_part_boundaries over a whole schedule: kernels[i] is schedule.kernels[i]'s IR
+// before and after; a kernel split in n pieces becomes n kernels (and queue steps) in a row,
+// all writing its buffer.
+void split_kernels_at_part_boundaries(Schedule& schedule, std::vector<KernelIR>& kernels, size_t max_pieces);
 
 // Index analysis the back ends share.
 // Whether `var` occurs in ix (also inside a div/mod).

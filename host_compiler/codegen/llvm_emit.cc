@@ -99,6 +99,38 @@ bool uses_int_vectors(const KernelIR& k, const TargetSpec& t) {
   return t.int_vector_bytes > 0 && k.has_reduce() && k.acc_dtype == DType::I32;
 }
 
+// QuantizeLinear's roundeven(fl32(x / s)) for a constant s > 0 without the division
+// (Hexagon has none: a float divide is ~10 packets of reciprocal and Newton steps). The
+// result is monotone in x, so code k is reached exactly from the float threshold t_k = the
+// smallest float32 x with roundeven(fl32(x / s)) >= k, found here with the host's IEEE
+// division (the ONNX definition itself). Returns t_k for k = lo .. hi + 1 with t_lo = -inf (any x
+// clamps to at least lo) and t_{hi+1} = NaN (no x compares >= it); nullopt where s is outside
+// the range the run-time estimate is proved for (threshold_quantize) or a search does not end.
+std::optional<std::vector<float>> quantize_thresholds(float s, int lo, int hi) {
+  if (!(s >= 0x1p-100f && s <= 0x1p100f) || hi < lo || hi - lo > 1024) return std::nullopt;
+  auto reaches = [s](float x, int k) {
+    volatile float q = x / s;  // float32 division, correctly rounded
+    return std::nearbyint(q) >= float(k);  // half to even in the default rounding mode
+  };
+  const float inf = std::numeric_limits<float>::infinity(), big = std::numeric_limits<float>::max();
+  std::vector<float> t{-inf};
+  for (int k = lo + 1; k <= hi; ++k) {
+    if (reaches(-big, k)) return std::nullopt;  // every finite x reaches k: not a case s allows
+    if (!reaches(big, k)) {  // only +inf does
+      t.push_back(inf);
+      continue;
+    }
+    float x = float(std::clamp((double(k) - 0.5) * double(s), -double(big), double(big)));
+    int steps = 0;
+    while (!reaches(x, k) && ++steps < 64) x = std::nextafter(x, inf);
+    while (reaches(std::nextafter(x, -inf), k) && ++steps < 64) x = std::nextafter(x, -inf);
+    if (steps >= 64 || !reaches(x, k)) return std::nullopt;
+    t.push_back(x);
+  }
+  t.push_back(std::numeric_limits<float>::quiet_NaN());
+  return t;
+}
+
 class Emitter {
  public:
   // forced: the register tile to use when the cost model allows it (edgec --tune).
@@ -1253,21 +1285,23 @@ class Emitter {
     LV* rem = b_.CreateAnd(lo, b_.CreateSub(pow_sh, k(1)));
     LV* n = b_.CreateLShr(q, k(24));
     LV* f = b_.CreateAnd(q, k(0xFFFFFF));
-    // The window in units of 2^-25, as 0 / 1 words (Hexagon selects no predicate vectors, and
-    // LLVM would fold and / or of compares into such selects): |2F - 2^24| <= w2 with
-    // F = f + rem / 2^sh, w2 = 2^(32 - clz(n)) (1 for n = 0: half a unit of 2^-24; below
-    // 0.5 both roundings give 0, so the window may reach that far down).
+    // The window in units of 2^-25: |2F - 2^24| <= w2 with F = f + rem / 2^sh,
+    // w2 = 2^(32 - clz(n)) (1 for n = 0: half a unit of 2^-24; below 0.5 both roundings give
+    // 0, so the window may reach that far down). With g = floor(2F) and ceil(2F) = g + frac_nz
+    // that is 0 <= g - (2^24 - w2) <= 2 w2 - frac_nz: one unsigned compare (a g below the
+    // window wraps to over 2^31; w2 <= 2^9 below saturation), one predicate for one select
+    // (Hexagon lowers a compare feeding a select as vcmp + vmux; and / or of predicates it
+    // would not: 8 instructions fewer per vector than two compares as 0 / 1 words).
     LV* w2 = b_.CreateShl(k(1), b_.CreateSub(k(32), b_.CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, n, b_.getFalse())));
     LV* rem2 = b_.CreateShl(rem, k(1));
     LV* bit = b_.CreateLShr(rem2, sh);                                          // floor(2 rem / 2^sh)
     LV* frac_nz = b_.CreateLShr(b_.CreateSub(k(0), b_.CreateAnd(rem2, b_.CreateSub(pow_sh, k(1)))), k(31));
     LV* g_floor = b_.CreateAdd(b_.CreateShl(f, k(1)), bit);                     // floor(2F)
-    LV* g_ceil = b_.CreateAdd(g_floor, frac_nz);                                // ceil(2F)
-    LV* ge = b_.CreateXor(b_.CreateLShr(b_.CreateSub(g_floor, b_.CreateSub(k(1u << 24), w2)), k(31)), k(1));
-    LV* le = b_.CreateXor(b_.CreateLShr(b_.CreateSub(b_.CreateAdd(k(1u << 24), w2), g_ceil), k(31)), k(1));
-    LV* in_window = b_.CreateAnd(ge, le);
+    LV* from_window_start = b_.CreateAdd(g_floor, b_.CreateSub(w2, k(1u << 24)));
+    LV* window_width = b_.CreateSub(b_.CreateShl(w2, k(1)), frac_nz);
+    LV* in_window = b_.CreateICmpULE(from_window_start, window_width);
     // In the window the even one of n, n + 1; elsewhere n + (F > 2^23), F never 2^23 there.
-    LV* up = b_.CreateAnd(b_.CreateOr(b_.CreateAnd(in_window, n), b_.CreateAnd(b_.CreateXor(in_window, k(1)), b_.CreateLShr(f, k(23)))), k(1));
+    LV* up = b_.CreateAnd(b_.CreateSelect(in_window, n, b_.CreateLShr(f, k(23))), k(1));
     LV* r = b_.CreateSelect(sat, k(256), b_.CreateAdd(n, up));
     r = b_.CreateSelect(neg, b_.CreateNeg(r), r);
     for (const RequantChain::Step& st : c->ops) {
@@ -2394,8 +2428,10 @@ class Emitter {
     }
     if (!f64_arithmetic_)
       if (LV* r = float_fma_of_double_form(v)) return r;
-    if (!fp_rounding_)
+    if (!fp_rounding_) {
+      if (LV* r = threshold_quantize(v)) return r;
       if (LV* r = clamped_round(v)) return r;
+    }
     if (const Value* x = sigmoid_argument(v)) {
       LV* arg = value(x);
       if (arg->getType()->getScalarType()->isFloatTy())
@@ -2550,29 +2586,93 @@ class Emitter {
   // and the clamped |w| <= 2^21 rounds half to even as (w + 1.5 * 2^23) - 1.5 * 2^23: two
   // additions instead of soft_round's sign and range handling. Null for anything else.
   LV* clamped_round(const Value* v) {
+    std::optional<RoundClamp> m = round_clamp(v);
+    if (!m) return nullptr;
+    // Round(-0.3) is -0, which a negative lo would let through; the form here gives +0.
+    if (m->z == 0.0 && m->lo < 0.0) return nullptr;
+    LV* w = value(m->w);
+    if (!w->getType()->getScalarType()->isFloatTy()) return nullptr;
+    LV* wc = min(max(w, fc(w, m->lo - m->z), DType::F32), fc(w, m->hi - m->z), DType::F32);
+    const double magic = 12582912.0;  // 1.5 * 2^23: the sum's ulp is 1 for |wc| <= 2^22
+    LV* q = b_.CreateFSub(b_.CreateFAdd(wc, fc(w, magic)), fc(w, magic));
+    return m->z != 0.0 ? b_.CreateFAdd(q, fc(w, m->z)) : q;
+  }
+
+  // Min(Max(Round(w) [+ z], lo), hi) in float32 with integer constants lo <= hi and z.
+  struct RoundClamp {
+    const Value* w;
+    double lo, hi, z;
+  };
+  static std::optional<RoundClamp> round_clamp(const Value* v) {
     auto int_const = [](const Value* x) {
       return x->kind == Value::Kind::Const && x->constant == std::floor(x->constant) && std::fabs(x->constant) <= double(1 << 20);
     };
-    if (v->kind != Value::Kind::Alu || v->op != Op::Min || v->dtype != DType::F32 || !int_const(v->srcs[1])) return nullptr;
+    if (v->kind != Value::Kind::Alu || v->op != Op::Min || v->dtype != DType::F32 || !int_const(v->srcs[1])) return std::nullopt;
     const Value* mx = v->srcs[0];
-    if (mx->kind != Value::Kind::Alu || mx->op != Op::Max || !int_const(mx->srcs[1])) return nullptr;
+    if (mx->kind != Value::Kind::Alu || mx->op != Op::Max || !int_const(mx->srcs[1])) return std::nullopt;
     const double lo = mx->srcs[1]->constant, hi = v->srcs[1]->constant;
-    if (lo > hi) return nullptr;
+    if (lo > hi) return std::nullopt;
     const Value* r = mx->srcs[0];
     double z = 0.0;
     if (r->kind == Value::Kind::Alu && r->op == Op::Add && int_const(r->srcs[1])) {
       z = r->srcs[1]->constant;
       r = r->srcs[0];
     }
-    if (r->kind != Value::Kind::Alu || r->op != Op::Round || r->dtype != DType::F32) return nullptr;
-    // Round(-0.3) is -0, which a negative lo would let through; the form here gives +0.
-    if (z == 0.0 && lo < 0.0) return nullptr;
-    LV* w = value(r->srcs[0]);
-    if (!w->getType()->getScalarType()->isFloatTy()) return nullptr;
-    LV* wc = min(max(w, fc(w, lo - z), DType::F32), fc(w, hi - z), DType::F32);
-    const double magic = 12582912.0;  // 1.5 * 2^23: the sum's ulp is 1 for |wc| <= 2^22
-    LV* q = b_.CreateFSub(b_.CreateFAdd(wc, fc(w, magic)), fc(w, magic));
-    return z != 0.0 ? b_.CreateFAdd(q, fc(w, z)) : q;
+    if (r->kind != Value::Kind::Alu || r->op != Op::Round || r->dtype != DType::F32) return std::nullopt;
+    return RoundClamp{r->srcs[0], lo, hi, z};
+  }
+
+  // Cast(Min(Max(Round(x / s) [+ z], lo), hi)) to an 8- or 16-bit integer type whose range
+  // holds [lo, hi], s a constant > 0 (QuantizeLinear with constant parameters), on a target
+  // without a float divide: the code from the thresholds of quantize_thresholds, exact. With
+  // L = lo - z, H = hi - z, C = clamp(roundeven(fl32(x / s)), L, H) the wanted code less z and
+  // T[i] = t_{L+i}: the estimate j = clamp(floor(fma(x, 1/s, 0.25 - L)), 0, H - L) is C - L or
+  // C - L - 1, and one compare with T[j + 1] decides which. Why: where no clamp applies
+  // (|x / s| < 2^11, as L and H are within +-1024) the fma is within 2^-10 of x / s + 0.25 - L
+  // and fl32(x / s) within 2^-13 of x / s, and roundeven(f) is floor(f + 0.5) or, at a tie to
+  // even, floor(f + 0.5) - 1: the bias 0.25 below the 0.5 keeps j at or under C - L (ties
+  // included) and within one of it; the clamps move both the same way. NaN gives j = 0 and no
+  // correction: lo, as the division's form gives on Hexagon (tests/hexagon/
+  // test_quantize_exact.py). Null for anything else.
+  LV* threshold_quantize(const Value* v) {
+    if (v->kind != Value::Kind::Alu || v->op != Op::Cast || v->srcs[0]->dtype != DType::F32) return nullptr;
+    const DType to = v->dtype;
+    if (!(is_signed_int(to) || is_unsigned(to)) || to == DType::Bool || dtype_size(to) > 2) return nullptr;
+    std::optional<RoundClamp> m = round_clamp(v->srcs[0]);
+    const double type_lo = is_unsigned(to) ? 0.0 : -std::ldexp(1.0, 8 * int(dtype_size(to)) - 1);
+    const double type_hi = is_unsigned(to) ? std::ldexp(1.0, 8 * int(dtype_size(to))) - 1 : -type_lo - 1;
+    if (!m || m->lo < type_lo || m->hi > type_hi) return nullptr;
+    const Value* div = m->w;
+    if (div->kind != Value::Kind::Alu || div->op != Op::Div || div->dtype != DType::F32 ||
+        div->srcs[1]->kind != Value::Kind::Const || div->srcs[0]->dtype != DType::F32)
+      return nullptr;
+    const double sd = div->srcs[1]->constant;
+    const float s = float(sd);
+    if (double(s) != sd) return nullptr;
+    const double L = m->lo - m->z, H = m->hi - m->z;
+    if (L > 0.0 || H < 0.0) return nullptr;  // 0 inside: the proof's and the tables' case
+    std::optional<std::vector<float>> t = quantize_thresholds(s, int(L), int(H));
+    if (!t) return nullptr;
+    LV* x = value(div->srcs[0]);
+    if (!x->getType()->getScalarType()->isFloatTy()) return nullptr;
+    llvm::Type* f32t = b_.getFloatTy();
+    auto* table_ty = llvm::ArrayType::get(f32t, t->size());
+    std::vector<llvm::Constant*> elems;
+    for (float e : *t) elems.push_back(llvm::ConstantFP::get(f32t, double(e)));
+    auto* table = new llvm::GlobalVariable(m_, table_ty, /*isConstant=*/true, llvm::GlobalValue::PrivateLinkage,
+                                           llvm::ConstantArray::get(table_ty, elems), k_.name + ".thresholds");
+    table->setAlignment(llvm::Align(64));
+    LV* est = b_.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()},
+                                 {x, fc(x, double(float(1.0 / sd))), fc(x, 0.25 - L)});
+    est = b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, est, fc(x, 0.0));  // NaN -> 0
+    est = b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, est, fc(x, H - L));
+    LV* j = b_.CreateFPToSI(est, same_lanes(x, b_.getInt32Ty()));
+    LV* next = b_.CreateInBoundsGEP(f32t, table, b_.CreateAdd(j, intc(j, 1)));
+    LV* t_next = next->getType()->isVectorTy() ? static_cast<LV*>(b_.CreateMaskedGather(x->getType(), next, llvm::Align(4)))
+                                               : b_.CreateAlignedLoad(f32t, next, llvm::Align(4));
+    LV* up = b_.CreateZExt(b_.CreateFCmpOGE(x, t_next), j->getType());
+    LV* q = b_.CreateAdd(b_.CreateAdd(j, up), intc(j, int64_t(m->lo)));
+    return b_.CreateTrunc(q, vtype(to));
   }
 
   // float32(double(a) * c + b) with a, c and b floats (a an 8- or 16-bit integer or a float,

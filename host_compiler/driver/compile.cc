@@ -204,6 +204,9 @@ CompileResult compile_onnx_file(const std::string& model_path, const CompileOpti
   check_io_limits(schedule, target);
   std::vector<KernelIR> kernels;
   for (const ScheduledKernel& k : schedule.kernels) kernels.push_back(build_kernel_ir(schedule, k));
+  // A Concat's consumer in one kernel per source (kernel_ir.h): at most this many pieces.
+  constexpr size_t kMaxKernelPieces = 64;
+  split_kernels_at_part_boundaries(schedule, kernels, kMaxKernelPieces);
   progress("scheduled " + std::to_string(kernels.size()) + " kernels");
   if (!options.dump_kernels.empty()) {
     std::ofstream f(options.dump_kernels);

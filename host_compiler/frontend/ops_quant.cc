@@ -75,6 +75,10 @@ Outs lower_quantize_linear(OpContext& ctx) {
   // Hexagon the saturation then clamps before the rounding, llvm_emit.cc clamped_round).
   if (zp && numel(zp->shape) == 1 && (zp->shape.size() <= 1 || block == 0) && g.is_constant(zp))
     z = g.constant(double(g.evaluate(zp).get_int(0)), DType::F32);
+  // Likewise a constant scalar scale (its float32 value, exact in the double): Hexagon then
+  // replaces the division by a table of thresholds (llvm_emit.cc threshold_quantize).
+  if (numel(scale->shape) == 1 && (scale->shape.size() <= 1 || block == 0) && g.is_constant(scale))
+    s = g.constant(g.evaluate(to_f32(g, scale)).get(0), DType::F32);
   return {round_saturate(g, g.binary(Op::Div, to_f32(g, x), s), z, t)};
 }
 

@@ -101,8 +101,9 @@ struct Node {
   // A constant in the order its consumers stream it (a packed conv weight), read through a
   // view: constant folding materializes this node and never folds the view above it.
   bool packed = false;
-  // A (N, C, H, W) conv result computed without a Window (Winograd's output transform): the
-  // scheduler stores it channels-last like the result of a conv.
+  // A conv result computed without a Window, its dims in (N, H, W, C) order (Winograd's
+  // output transform, permuted to (N, C, H, W) after it): the scheduler stores it
+  // channels-last like the result of a conv.
   bool conv_result = false;
   // Gets a buffer of its own, in this shape, row-major: the frontend chose the layout that
   // its consumers read best (Winograd's transformed tiles and products), so no kernel may

@@ -501,13 +501,23 @@ void choose_channels_last(Schedule& s) {
   // plain layout. (0, 2, 3, 1) on top of it would store (N, H, C, W): the LayerNorm and the
   // matrix product after it would then read the channels 56 floats apart (15-30 GFLOP/s
   // Linear layers instead of dense speed).
+  //
+  // Winograd's output transform computes its result as (N, H, W, C) already (Node::
+  // conv_result) and permutes it to (N, C, H, W): there the permutation's source dims are
+  // the window's (N, H, W, C) in order. (Read as (N, C, H, W), DenseNet's 3x3 conv results,
+  // stored as they leave the transform because several Concats read them, were stored
+  // (N, H, C, W): the Concats gathered channels 56 floats apart, 2 GFLOP/s.)
   auto permuted_window_layout = [&](const ScheduledKernel& k, std::vector<int64_t>& layout) {
     const Node* root = k.root;
     if (root->op != Op::Permute || root->axes.size() != 4 || root->srcs.empty() ||
         root->srcs[0]->shape.size() != 4)
       return false;
+    const Node* below = root->srcs[0];
+    while (is_movement(below->op) && !below->srcs.empty() && s.buffer_of(below) < 0) below = below->srcs[0];
+    const std::vector<int64_t> window_nhwc =
+        below->conv_result ? std::vector<int64_t>{0, 1, 2, 3} : std::vector<int64_t>{0, 2, 3, 1};
     layout.clear();
-    for (int64_t window_dim : {0, 2, 3, 1})
+    for (int64_t window_dim : window_nhwc)
       for (size_t j = 0; j < root->axes.size(); ++j)
         if (root->axes[j] == window_dim) layout.push_back(static_cast<int64_t>(j));
     if (layout == std::vector<int64_t>{0, 1, 2, 3}) layout.clear();  // already channels-last

@@ -16,15 +16,11 @@
 #include "internal.h"
 #include "kernel_abi.h"
 #include "port.h"
-#ifdef EDGERT_CPU_FIXED_POOL
-#include "fixed_pool.h"
-#else
-#include "worker_pool.h"
-#endif
+#include "thread_pool.h"
 
-// The same replay serves the Hexagon DSP (ports/hexagon/port.cmake compiles this file with
-// EDGERT_CPU_FIXED_POOL, its worker threads taking one fixed share of a launch each:
-// ports/hexagon/fixed_pool.h, and registers it as port "hexagon").
+// The same replay serves the Hexagon DSP: ports/hexagon/port.cmake compiles this file under
+// the names below and registers it as port "hexagon"; its build links its own worker threads
+// (thread_pool.h: ports/hexagon/fixed_pool.cc, each thread one fixed share of a launch).
 #ifndef EDGERT_CPU_PORT_NAME
 #define EDGERT_CPU_PORT_NAME "cpu"
 #define EDGERT_CPU_PORT_SYMBOL port_cpu
@@ -62,11 +58,6 @@ struct GuardedBuffer {  // see guard_buffers
 };
 #endif
 
-// Chunks per thread a parallel launch is cut into (see WorkerPool).
-#ifndef EDGERT_CPU_FIXED_POOL
-constexpr uint64_t kChunksPerThread = 4;
-#endif
-
 template <typename T>
 uint32_t count(const flatbuffers::Vector<T>* v) {
   return v ? v->size() : 0;
@@ -79,11 +70,7 @@ namespace edgert {
 struct PortContext {
   const edgert_bundle* bundle = nullptr;
   int32_t num_threads = 1;
-#ifdef EDGERT_CPU_FIXED_POOL
-  cpu::FixedPool* pool = nullptr;  // only when num_threads > 1
-#else
-  cpu::WorkerPool* pool = nullptr;  // only when num_threads > 1
-#endif
+  cpu::ThreadPool* pool = nullptr;  // only when num_threads > 1
   void* arena = nullptr;
   cpu::CodeMapping* code = nullptr;  // one per section; empty for non-Code sections
   uint32_t num_sections = 0;
@@ -118,14 +105,7 @@ edgert_status out_of_memory(const char* what) {
 
 void destroy(PortContext* c) {
   if (!c) return;
-#ifdef EDGERT_CPU_FIXED_POOL
-  fixed_pool_destroy(c->pool);
-#else
-  if (c->pool) {
-    c->pool->~WorkerPool();
-    std::free(c->pool);
-  }
-#endif
+  thread_pool_destroy(c->pool);
   for (uint32_t i = 0; c->code && i < c->num_sections; ++i) unmap_code(&c->code[i]);
   std::free(c->code);
   std::free(c->arena);
@@ -301,28 +281,14 @@ edgert_status create(const edgert_bundle* bundle, const edgert_context_options* 
     // Zeroed once, so even a kernel that reads before writing sees the same bytes every run.
     std::memset(c->arena, 0, arena_size ? static_cast<size_t>(arena_size) : alignment);
   }
-#ifdef EDGERT_CPU_FIXED_POOL
-  if (st == EDGERT_OK && c->num_threads > kMaxPoolThreads)
+  if (st == EDGERT_OK && c->num_threads > thread_pool_max_threads()) {
     st = set_error(EDGERT_ERROR_INVALID_ARGUMENT, "the %s port runs on at most %d threads (asked for %d)",
-                   EDGERT_CPU_PORT_NAME, kMaxPoolThreads, c->num_threads);
-  else if (st == EDGERT_OK && c->num_threads > 1) {
-    if (int err = fixed_pool_create(c->num_threads, &c->pool))  // ENOSYS: a build without threads
-      st = set_error(err == ENOMEM ? EDGERT_ERROR_OUT_OF_MEMORY : EDGERT_ERROR_UNSUPPORTED,
+                   EDGERT_CPU_PORT_NAME, thread_pool_max_threads(), c->num_threads);
+  } else if (st == EDGERT_OK && c->num_threads > 1) {
+    if (int err = thread_pool_create(c->num_threads, &c->pool))
+      st = set_error(err == ENOSYS ? EDGERT_ERROR_UNSUPPORTED : EDGERT_ERROR_OUT_OF_MEMORY,
                      "cannot start %d worker threads: %s", c->num_threads - 1, std::strerror(err));
   }
-#else
-  if (st == EDGERT_OK && c->num_threads > 1) {
-    void* pool_mem = std::calloc(1, sizeof(WorkerPool));
-    if (!pool_mem) {
-      st = out_of_memory("the worker pool");
-    } else {
-      c->pool = new (pool_mem) WorkerPool;
-      if (int err = c->pool->start(c->num_threads))
-        st = set_error(EDGERT_ERROR_OUT_OF_MEMORY, "cannot start %d worker threads: %s",
-                       c->num_threads - 1, std::strerror(err));
-    }
-  }
-#endif
   if (st == EDGERT_OK) st = map_code_sections(c);
 #ifdef EDGERT_CPU_GUARD_PAGES
   if (st == EDGERT_OK) st = guard_buffers(c);
@@ -369,26 +335,7 @@ edgert_status run(PortContext* c, uint64_t* command_ns) {
     }
     const Op& op = c->ops[i];
     switch (op.kind) {
-      case OpKind::Launch: {
-#ifdef EDGERT_CPU_FIXED_POOL
-        if (c->pool)
-          fixed_pool_run(c->pool, op.fn, op.args, op.parallel_extent);
-        else
-          op.fn(op.args, 0, 1);
-        break;
-#else
-        if (!c->pool || op.parallel_extent < 2) {
-          op.fn(op.args, 0, 1);
-          break;
-        }
-        // A few chunks per thread: whoever is free takes the next one, so a thread the
-        // OS preempted holds up a small part of the launch, not its whole share.
-        const uint64_t want = static_cast<uint64_t>(c->num_threads) * kChunksPerThread;
-        const uint64_t chunks = op.parallel_extent < want ? op.parallel_extent : want;
-        c->pool->run(op.fn, op.args, static_cast<int32_t>(chunks));
-        break;
-#endif
-      }
+      case OpKind::Launch: thread_pool_launch(c->pool, op.fn, op.args, op.parallel_extent); break;
       case OpKind::Copy:
         // memmove: the memory planner may let source and destination overlap.
         if (op.copy_bytes) std::memmove(op.args[1], op.args[0], op.copy_bytes);

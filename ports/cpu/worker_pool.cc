@@ -1,6 +1,10 @@
 #include "worker_pool.h"
 
 #include <cerrno>
+#include <cstdlib>
+#include <new>
+
+#include "thread_pool.h"
 
 namespace edgert::cpu {
 
@@ -109,6 +113,52 @@ void WorkerPool::run(KernelFn fn, void* const* args, int32_t chunks) {
   }
   work_on(gen);
   while (done_.load(std::memory_order_acquire) != chunks) cpu_relax();
+}
+
+// thread_pool.h over WorkerPool.
+
+namespace {
+// Chunks per thread a parallel launch is cut into: whoever is free takes the next one, so a
+// thread the OS preempted holds up a small part of the launch, not its whole share.
+constexpr uint64_t kChunksPerThread = 4;
+}  // namespace
+
+struct ThreadPool {
+  WorkerPool workers;
+  int32_t threads;  // as asked for (the workers stop at WorkerPool's limit; chunks follow this)
+};
+
+// Any count: past WorkerPool's limit the extra threads are not started.
+int32_t thread_pool_max_threads() { return INT32_MAX; }
+
+int thread_pool_create(int32_t num_threads, ThreadPool** out) {
+  *out = nullptr;
+  // calloc + placement new rather than operator new: the runtime needs only libc.
+  void* mem = std::calloc(1, sizeof(ThreadPool));
+  if (!mem) return ENOMEM;
+  auto* pool = new (mem) ThreadPool;
+  pool->threads = num_threads;
+  if (int err = pool->workers.start(num_threads)) {  // start stopped what it had started
+    std::free(pool);
+    return err;
+  }
+  *out = pool;
+  return 0;
+}
+
+void thread_pool_launch(ThreadPool* pool, KernelFn fn, void* const* args, uint64_t parallel_extent) {
+  if (!pool || parallel_extent < 2) {
+    fn(args, 0, 1);
+    return;
+  }
+  const uint64_t want = static_cast<uint64_t>(pool->threads) * kChunksPerThread;
+  pool->workers.run(fn, args, static_cast<int32_t>(parallel_extent < want ? parallel_extent : want));
+}
+
+void thread_pool_destroy(ThreadPool* pool) {
+  if (!pool) return;
+  pool->~ThreadPool();
+  std::free(pool);
 }
 
 }  // namespace edgert::cpu

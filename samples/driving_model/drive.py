@@ -353,7 +353,9 @@ def compare(args, loop):
     return {"c": all_c, "python": all_py, "blocks": rows, "ratio": ratios, "c_command": cmd, "calibrate": args.calibrate}
 
 
-def main():
+def arguments():
+    """The command line's parser; also what tests and tests/bench/drive_in_process.py build a
+    DrivingLoop's options from (parse_args([BUNDLE, ...]): these defaults, not copies of them)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("bundle")
     ap.add_argument("--frames", type=int, default=10, help="timed frames (default 10)")
@@ -376,6 +378,11 @@ def main():
     ap.add_argument("--json", metavar="FILE", help="write the latency figures as JSON")
     ap.add_argument("--dump", metavar="DIR", help="write every frame's inputs and output as DIR/frameNNN_<name>.npy "
                     "(a test hook, outside the timed region)")
+    return ap
+
+
+def main():
+    ap = arguments()
     args = ap.parse_args()
     if args.frames < 1 or args.warmup < 0 or args.threads < 1 or args.blocks < 1:
         ap.error("--frames >= 1, --warmup >= 0, --threads >= 1, --blocks >= 1")

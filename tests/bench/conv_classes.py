@@ -88,7 +88,7 @@ def main():
     ap = profile_arguments(__doc__)
     ap.add_argument("--baseline-args", default=None, help="also profile a bundle compiled with these options")
     args = ap.parse_args()
-    edgec, bench = lib.find_tool("edgec"), lib.find_tool("edgert-bench")
+    bench = lib.find_tool("edgert-bench")
     variants = [("", args.edgec_args)] + ([("baseline ", args.baseline_args)] if args.baseline_args is not None else [])
     with tempfile.TemporaryDirectory() as tmp:
         for model in args.models:
@@ -96,8 +96,7 @@ def main():
             bundles = []
             for i, (_, extra) in enumerate(variants):
                 bundle = Path(tmp) / f"{Path(model).stem}.{i}.bundle"
-                subprocess.run([str(edgec), "compile", model, "-o", str(bundle), "-q", "--target", args.target,
-                                *extra.split()], check=True, stdout=subprocess.DEVNULL)
+                lib.compile_model(model, bundle, ["-q", "--target", args.target, *extra.split()])
                 bundles.append(bundle)
             figures = [{} for _ in variants]
             for _ in range(args.repeats):

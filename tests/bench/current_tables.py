@@ -29,9 +29,11 @@ writes their figures out):
   `edgert-bench --profile` marks SLOW. It comes first in the block.
 - opencl (PoCL, on this CPU): benchmark.py with --target opencl / opencl-image on the fp16
   driving model, a sanity figure (the port works end to end, at a plausible cost), not a GPU's.
-- hexagon (--hexagon, several minutes): tests/hexagon/qemu_insn_count/count.py, executed
-  instructions of one run of the QDQ MobileNetV2 under qemu-hexagon (no timing exists there);
-  needs scripts/build_hexagon.sh's build/hexagon.
+- hexagon (--hexagon, long: tens of minutes on 2 busy cores, most of it edgec's compile of
+  EfficientNet-B0): tests/hexagon/qemu_insn_count/count.py, executed instructions and packets
+  of one run of the QDQ MobileNetV2, ResNet-18 and EfficientNet-B0 under qemu-hexagon (no
+  timing exists there) on 1 and 2 threads, each output checked against onnxruntime (u8u8) and
+  the ONNX reference evaluator; needs scripts/build_hexagon.sh's build/hexagon.
 - adreno630 (--adreno630, several minutes, pip-installs tinygrad into build/bench-a630):
   tests/bench/a630_vs_tinygrad.py, static a630 counts of edgec's kernels and tinygrad's.
 aarch64 has no section: qemu gives no timing and no script counts its code.
@@ -521,48 +523,107 @@ fast an Adreno is. Measured {date} at `{commit}`, {rounds} rounds of {iters} run
     return section("opencl", date, commit, body)
 
 
-def hexagon_section(date, commit):
-    runner = ROOT / "build/hexagon/device_runtime/edgert-run"
-    if not runner.exists():
-        raise SystemExit("current_tables: --hexagon needs build/hexagon (EDGE_SKIP_SETUP=1 scripts/build_hexagon.sh)")
-    qdq_src = f"{MODELS}/mobilenet_v2.onnx"
-    qdq = f"{QDQ}/mobilenet_v2.qdq.onnx"
-    if not (ROOT / qdq_src).exists():  # --only hexagon: the x86 sections have not exported it
-        sh(NICE + ["/usr/bin/python3", "tests/models/export_torchvision.py", "--out-dir", MODELS,
-                   "--models", "mobilenet_v2"])
+# The int8 QDQ models of the hexagon table (torchvision exports quantized by quantize_models.py,
+# as the x86 sections' int8 rows): MobileNetV2 is issue 24's target, ResNet-18 (3x3 convs,
+# residual Adds, MaxPool) and EfficientNet-B0 (SiLU as Sigmoid * x, squeeze-excite Muls, 5x5
+# depthwise convs) its other figures.
+HEXAGON_MODELS = ["mobilenet_v2", "resnet18", "efficientnet_b0"]
+
+
+def int8_output_check(qdq, x, got):
+    """The hexagon bundle's output against onnxruntime with u8u8 weights (its exact integer
+    kernels: must be equal, README "Quantized (int8) models") and the ONNX reference evaluator
+    (a few steps: ties decided by float32 rounding early on move later tensors):
+    (elements differing from onnxruntime u8u8, elements, max steps from the reference)."""
+    import numpy as np
+    import onnx
+    sys.path.insert(0, str(ROOT / "tests" / "models"))
+    import quantize_models as qm
+    model, feeds = onnx.load(str(ROOT / qdq)), {"input": x}
+    scale = qm.output_quant(model, "output")[0]
+    u8u8 = qm.ort_session(model).run(["output"], feeds)[0]
+    reference = qm.onnx_reference_run(model, feeds)["output"]
+    steps = float(np.abs(got.astype(np.float64) - reference).max() / scale)
+    return int((got != u8u8).sum()), got.size, steps
+
+
+def hexagon_model(name):
+    """Exports and quantizes one model of HEXAGON_MODELS where missing, compiles it for
+    hexagon-v65 (timed), counts one run on 1 and on 2 threads and checks the 1-thread output.
+    Returns (table row, hottest kernels line, commands)."""
+    import numpy as np
+    src, qdq = f"{MODELS}/{name}.onnx", f"{QDQ}/{name}.qdq.onnx"
+    if not (ROOT / src).exists():  # --only hexagon: the x86 sections have not exported it
+        sh(NICE + ["/usr/bin/python3", "tests/models/export_torchvision.py", "--out-dir", MODELS, "--models", name])
     if not (ROOT / qdq).exists():
-        sh(NICE + [sys.executable, "tests/models/quantize_models.py", qdq_src, "--out-dir", QDQ])
-    WORK.mkdir(parents=True, exist_ok=True)
-    bundle = (WORK / "mobilenet_v2.qdq.hexagon-v65.bundle").relative_to(ROOT)
-    out = (WORK / "hexagon.json").relative_to(ROOT)
+        sh(NICE + [sys.executable, "tests/models/quantize_models.py", src, "--out-dir", QDQ])
+    bundle = (WORK / f"{name}.qdq.hexagon-v65.bundle").relative_to(ROOT)
     compile_cmd = NICE + ["build/host_compiler/edgec", "compile", qdq, "-o", str(bundle), "--target", "hexagon-v65", "-q"]
     t0 = time.time()
     sh(compile_cmd)
     compile_s = time.time() - t0
-    count_cmd = NICE + ["python3", "tests/hexagon/qemu_insn_count/count.py", str(bundle), "--input",
-                        f"input={MODELS}/mobilenet_v2.input.npy", "--runner", "build/hexagon/device_runtime/edgert-run",
-                        "--edgec", "build/host_compiler/edgec", "--json", str(out)]
-    sh(count_cmd, stream=True)
-    d = json.loads((ROOT / out).read_text())
-    one = d["one_run"]
+    counts, cmds = {}, [compile_cmd]
+    for threads in (1, 2):
+        out = (WORK / f"hexagon.{name}.{threads}t.json").relative_to(ROOT)
+        count_work = (WORK / f"count.{name}.{threads}t").relative_to(ROOT)
+        count_cmd = NICE + ["python3", "tests/hexagon/qemu_insn_count/count.py", str(bundle), "--input",
+                            f"input={MODELS}/{name}.input.npy", "--runner", "build/hexagon/device_runtime/edgert-run",
+                            "--edgec", "build/host_compiler/edgec", "--threads", str(threads), "--json", str(out),
+                            "--work", str(count_work)]
+        sh(count_cmd, stream=True)
+        counts[threads] = json.loads((ROOT / out).read_text())
+        cmds.append(count_cmd)
+    # count.py's --repeat 1 run leaves the outputs in out_1/
+    got = np.load(ROOT / WORK / f"count.{name}.1t" / "out_1" / "output.npy")
+    differ, elements, steps = int8_output_check(qdq, np.load(ROOT / MODELS / f"{name}.input.npy"), got)
+    one, d = counts[1]["one_run"], counts[1]
+    longest = counts[2]["longest_thread"]["packets"]
     code = sum(k["end"] - k["start"] for k in d["kernels"])
-    hot = max(d["kernels"], key=lambda k: k["instructions"])
+    total = max(1, one["instructions"])
+    hot = sorted(d["kernels"], key=lambda k: -k["instructions"])[:3]
+    row = (f"| {name} (int8 QDQ) | {one['instructions'] / 1e6:,.1f} M | **{one['packets'] / 1e6:,.1f} M** | "
+           f"{100 * one['hvx'] / total:.1f} % | {longest / 1e6:,.1f} M ({100 * longest / max(1, one['packets']):.0f} %) | "
+           f"{code / 1024:,.0f} KB | {compile_s:.0f} s | {elements - differ} of {elements} | {steps:.0f} |")
+    hottest = f"{name}: " + ", ".join(
+        f"`{k['name']}` {100 * k['instructions'] / total:.1f} % (HVX {100 * k['hvx'] / max(1, k['instructions']):.0f} %)"
+        for k in hot)
+    return row, hottest, cmds
+
+
+def hexagon_section(date, commit):
+    runner = ROOT / "build/hexagon/device_runtime/edgert-run"
+    if not runner.exists():
+        raise SystemExit("current_tables: --hexagon needs build/hexagon (EDGE_SKIP_SETUP=1 scripts/build_hexagon.sh)")
+    WORK.mkdir(parents=True, exist_ok=True)
+    rows, hottest, cmds = [], [], []
+    started, load_before = time.time(), load()
+    for name in HEXAGON_MODELS:
+        row, hot, model_cmds = hexagon_model(name)
+        rows.append(row)
+        hottest.append(f"- {hot}")
+        cmds += [wrap(shlex.join(c)) for c in model_cmds]
     body = f"""### `hexagon-v65` (HVX): executed instructions under qemu, not time
 
-qemu-hexagon has no cycle model, so this counts the instructions of one run (`count.py`: the
-counts of `--repeat 2` minus `--repeat 1`) of the int8 QDQ MobileNetV2 (seeded input
-`{MODELS}/mobilenet_v2.input.npy`). Measured {date} at `{commit}`; no peer runs on this
-target.
+qemu-hexagon has no cycle model, so this counts the instructions and packets (a v65 thread
+issues at most one packet per cycle) of one run (`count.py`: the counts of `--repeat 2` minus
+`--repeat 1`) of each int8 QDQ model on its seeded input (`{MODELS}/NAME.input.npy`), on one
+thread and, for the longest of 2 threads, with `--threads 2`. Outputs: the 1-thread run's 1000
+against onnxruntime's with u8u8 weights (its exact integer kernels: equal means bit-exact) and
+the largest distance from the ONNX reference evaluator in output quantization steps. Compile:
+edgec's wall time under `nice -n 10` on this shared machine (load {load_before} before the
+section; it took {time.time() - started:.0f} s in all). Measured {date} at `{commit}`; no peer
+runs on this target.
 
-| model | instructions / run | packets / run | HVX share | kernels' code | compile |
-| --- | ---: | ---: | ---: | ---: | ---: |
-| mobilenet_v2 (int8 QDQ) | {one['instructions'] / 1e6:,.1f} M | {one['packets'] / 1e6:,.1f} M | {100 * one['hvx'] / max(1, one['instructions']):.1f} % | {code / 1024:,.0f} KB | {compile_s:.0f} s |
+| model | instructions / run | packets / run | HVX share | longest of 2 threads: packets | kernels' code | compile | equal to onnxruntime (u8u8) | steps from the ONNX reference |
+| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
+{chr(10).join(rows)}
 
-Hottest kernel: `{hot['name']}`, {100 * hot['instructions'] / max(1, one['instructions']):.1f} % of the instructions.
+Hottest kernels (share of the instructions of one run, the kernel's own HVX share):
+
+{chr(10).join(hottest)}
 
 ```sh
-{wrap(shlex.join(compile_cmd))}
-{wrap(shlex.join(count_cmd))}
+{chr(10).join(cmds)}
 ```"""
     return section("hexagon", date, commit, body)
 

@@ -11,6 +11,9 @@ either side, and the CPU-time minima of the kind and of its neighbouring C block
     PYTHONPATH=build/python python3 tests/bench/drive_in_process.py BUNDLE [--frames 10] [--rounds 10]
     PYTHONPATH=build/python python3 tests/bench/drive_in_process.py BUNDLE --per-command [--rounds 8]
 
+The build (its static runtime, edgert-bench, driving_demo) is --build, else EDGE_BUILD_DIR, else
+build/; --demo (else DRIVING_DEMO) names another driving_demo; CXX the compiler (default g++).
+
 --per-command: where the time goes instead. One frame of the C demo's (its --dump, frame 5)
 runs in edgert-bench --profile (a C process) and through ctx.profiling in this process,
 alternating, 10 runs each per round; each command's minimum over the rounds of its median, the
@@ -30,18 +33,23 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "samples" / "driving_model"))
+sys.path.insert(0, str(ROOT / "tests"))
 import drive  # noqa: E402
+import edge_testlib as lib  # noqa: E402
 
 
 def build_library(build, out):
     """driving_demo.cc as a shared library exporting demo_main; -Bsymbolic keeps its runtime
     apart from the one inside the edgert module this process has loaded."""
     rt = Path(build) / "device_runtime"
-    cmd = ["g++", "-O3", "-DNDEBUG", "-std=c++17", "-fPIC", "-shared", "-fno-exceptions", "-fno-rtti",
+    # The build's libedgert.a verifies signatures with libsodium where it was built with them.
+    cache = Path(build) / "CMakeCache.txt"
+    sodium = ["-lsodium"] if cache.is_file() and "EDGE_SIGNATURES:BOOL=ON" in cache.read_text() else []
+    cmd = [os.environ.get("CXX", "g++"), "-O3", "-DNDEBUG", "-std=c++17", "-fPIC", "-shared", "-fno-exceptions", "-fno-rtti",
            "-Dmain=demo_main", f"-I{ROOT / 'device_runtime' / 'include'}",
            str(ROOT / "samples" / "driving_model" / "driving_demo.cc"), "-o", out, "-Wl,-Bsymbolic",
            "-Wl,--undefined=edgert_opencl_register", str(rt / "libedgert_opencl.a"), "-ldl",
-           str(rt / "libedgert.a"), "-lsodium"]
+           str(rt / "libedgert.a"), *sodium]
     subprocess.run(cmd, check=True)
     lib = ctypes.CDLL(out)
     # -Dmain=demo_main makes it an ordinary C++ function: its mangled name
@@ -96,16 +104,20 @@ def main():
     ap.add_argument("bundle")
     ap.add_argument("--frames", type=int, default=10, help="timed frames per block (default 10)")
     ap.add_argument("--rounds", type=int, default=10, help="rounds of the three kinds (default 10)")
-    ap.add_argument("--build", default=str(ROOT / "build"), help="the build with driving_demo (default build/)")
+    ap.add_argument("--build", default=str(lib.build_dir()), help="the build with the runtime and edgert-bench "
+                    "(default $EDGE_BUILD_DIR or build/)")
+    ap.add_argument("--demo", help="the driving_demo to compare with (default $DRIVING_DEMO or the build's)")
     ap.add_argument("--per-command", action="store_true", help="per-command times against edgert-bench instead")
     ap.add_argument("--reopen", action="store_true", help="with --per-command: open the bundle and create the "
                     "context again every round here too")
     a = ap.parse_args()
-    demo = str(Path(a.build) / "samples" / "driving_demo")
+    demo = a.demo or os.environ.get("DRIVING_DEMO") or str(Path(a.build) / "samples" / "driving_demo")
     if a.per_command:
         return per_command(a, demo)
-    args = argparse.Namespace(bundle=a.bundle, threads=1, allow_source_build=False, device=0, seed=1, dump=None,
-                              quiet=True, sleep=False, budget_ms=20.0, warmup=1, frames=a.frames, compare_with=demo)
+    # drive.py's own options (its defaults: 1 thread, seed 1, one warm-up frame), as its
+    # --compare-with --no-sleep --quiet would set them.
+    args = drive.arguments().parse_args([a.bundle, "--frames", str(a.frames), "--no-sleep", "--quiet",
+                                         "--compare-with", demo])
     libc = ctypes.CDLL(None)
     with tempfile.TemporaryDirectory() as tmp:
         demo_main = build_library(a.build, os.path.join(tmp, "libdriving_demo.so"))

@@ -24,7 +24,6 @@ import json
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -160,7 +159,7 @@ def main():
     ap = profile_arguments(__doc__)
     ap.add_argument("--fine", action="store_true", help="split depthwise convs by kernel size and stride")
     args = ap.parse_args()
-    edgec, bench = lib.find_tool("edgec"), lib.find_tool("edgert-bench")
+    bench = lib.find_tool("edgert-bench")
     with tempfile.TemporaryDirectory() as tmp:
         for model in args.models:
             by_node, by_value = node_classes(onnx.load(str(model)))
@@ -168,8 +167,7 @@ def main():
                 by_node = {k: coarse(v) for k, v in by_node.items()}
                 by_value = {k: coarse(v) for k, v in by_value.items()}
             bundle = Path(tmp) / f"{Path(model).stem}.bundle"
-            subprocess.run([str(edgec), "compile", model, "-o", str(bundle), "-q", "--target", args.target,
-                            *args.edgec_args.split()], check=True, stdout=subprocess.DEVNULL)
+            lib.compile_model(model, bundle, ["-q", "--target", args.target, *args.edgec_args.split()])
             e_ms, o_ms, e_flops = {}, {}, {}
             for _ in range(args.repeats):  # alternating, so both see the same machine load
                 ms, flops = edgert_profile(bench, bundle, args.threads, args.iters, by_value)

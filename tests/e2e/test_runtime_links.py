@@ -5,8 +5,9 @@ Checks edgert-run, edgert-bench, the sample app driving_demo (when built) and ev
 library in the build (lib*.a / lib*.so under device_runtime/ and ports/):
   - shared objects / executables: DT_NEEDED (readelf -d) and the resolved closure (ldd)
   - all files: symbol names (nm; nm -D for dynamic symbols) containing "llvm" or "protobuf"
-  - DT_NEEDED stays within libc, libm, libpthread, libdl, librt, libstdc++, libgcc_s,
-    ld-linux and (optional) libmimalloc, and libsodium only in a build with EDGE_SIGNATURES=ON
+  - DT_NEEDED stays within edge_testlib.SYSTEM_LIBRARIES (libc, libm, libpthread, libdl, librt,
+    libstdc++, libgcc_s, ld-linux; the list python/check_self_contained.py holds a Python
+    package to), and libsodium only in a build with EDGE_SIGNATURES=ON
     (bundle signatures; a build without them must not need it); a port library
     (libedgert_<port>.so) also needs the core, libedgert.so
 The same detector must flag edgec and libedgec_core.a, which do use LLVM and protobuf;
@@ -22,10 +23,6 @@ import edge_testlib as lib  # noqa: E402
 
 suite = lib.Suite("test_runtime_links")
 FORBIDDEN = re.compile(r"llvm|protobuf", re.IGNORECASE)
-ALLOWED_NEEDED = re.compile(
-    r"^(libc|libm|libpthread|libdl|librt|libstdc\+\+|libgcc_s|libmimalloc|ld-linux[-\w]*|libatomic)\.so[.\d]*$")
-
-
 SODIUM_NEEDED = re.compile(r"^libsodium\.so[.\d]*$")
 CORE_NEEDED = re.compile(r"^libedgert\.so[.\d]*$")
 
@@ -126,13 +123,13 @@ def runtime_needed_libraries_minimal():
             continue
         libs = needed(f)
         print(f"    {f.name}: NEEDED {libs}")
-        extra = [n for n in libs if not ALLOWED_NEEDED.match(n)
+        extra = [n for n in libs if not lib.SYSTEM_LIBRARIES.match(n)
                  and not (signatures_enabled() and SODIUM_NEEDED.match(n))
                  and not (f.name.startswith("libedgert_") and CORE_NEEDED.match(n))]
         if extra:
             bad[f.name] = extra
     print(f"    EDGE_SIGNATURES: {'ON (libsodium allowed)' if signatures_enabled() else 'OFF'}")
-    assert not bad, f"runtime binaries need libraries beyond libc/pthreads/libstdc++/mimalloc: {bad}"
+    assert not bad, f"runtime binaries need libraries beyond libc/pthreads/libstdc++: {bad}"
 
 
 @suite.case

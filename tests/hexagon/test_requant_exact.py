@@ -67,14 +67,11 @@ def integer_form(x, s, zp, lo, hi):
     t = (rem << u(1)) & (pow_sh - u(1))  # what is left below it
     frac_nz = ((u(0) - t) & M32) >> u(31)
     g_floor = u(2) * f + bit
-    g_ceil = g_floor + frac_nz
-    lo_end = u(1 << 24) - w2
-    hi_end = u(1 << 24) + w2
-    ge = ((((g_floor - lo_end) & M32) >> u(31)) ^ u(1))  # g_floor >= lo_end (both below 2^26)
-    le = ((((hi_end - g_ceil) & M32) >> u(31)) ^ u(1))  # g_ceil <= hi_end
-    iw = ge & le
-    up = (iw & n) | ((iw ^ u(1)) & (f >> u(23)))
-    up &= u(1)
+    # In the window: 0 <= g_floor - (2^24 - w2) <= 2 w2 - frac_nz, one unsigned 32-bit compare
+    from_start = (g_floor + ((w2 - u(1 << 24)) & M32)) & M32
+    width = ((w2 << u(1)) - frac_nz) & M32
+    iw = from_start <= width
+    up = np.where(iw, n, f >> u(23)) & u(1)
     r = np.where(sat, 256, (n + up).astype(np.int64))
     r = np.where(neg, -r, r)
     return np.clip(r + zp, lo, hi)

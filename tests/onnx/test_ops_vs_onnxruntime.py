@@ -725,10 +725,11 @@ def dilated_convs_reading_padding():
     check(model(qnodes, {"x": x}, qouts, qinits), {"x": x}, rtol=0, atol=1)  # requantized uint8: within 1 step
 
 
-def _kernels(onnx_path, name):
+def _kernels(onnx_path, name, compile_args=()):
     """{kernel name: its --dump-kernels text} of the CPU bundle edgec compiles from onnx_path."""
     dump = WORK / f"{name}.kernels.txt"
-    lib.run_tool([lib.find_tool("edgec"), "compile", onnx_path, "-o", WORK / f"{name}.bundle", "--dump-kernels", dump])
+    lib.run_tool([lib.find_tool("edgec"), "compile", onnx_path, "-o", WORK / f"{name}.bundle", "--dump-kernels", dump,
+                  *compile_args])
     kernels, current = {}, None
     for line in dump.read_text().splitlines():
         if line.startswith("kernel "):
@@ -880,7 +881,7 @@ def convnext_blocks_channels_last():
 def swin_patch_merging():
     """Swin's patch merging as torchvision exports it: four strided slices (Slice, steps 2) of
     an (N, H, W, C) value concatenated along C, LayerNorm spelled out, Linear 4C -> 2C; 8x10
-    pixels, 6 channels. The CPU targets store the Concat once (a kernel named after it): the
+    pixels, 6 channels. The CPU targets store the Concat once (kernels named after it): the
     LayerNorm's three kernels would otherwise each redo the slices' div/mod index math."""
     n, hh, ww, c = 1, 8, 10, 6
     feeds = {"x": randn(n, hh, ww, c)}
@@ -909,8 +910,66 @@ def swin_patch_merging():
     if lib.opencl_target():
         return
     names = list(_kernels(WORK / f"m{_count[0]}.onnx", "patch_merging"))
-    assert any(name.endswith("_cat") for name in names), f"the Concat is not stored once: {names}"
+    # (Its kernel is cut per source: k0_cat_0 ... k0_cat_3.)
+    stored = [name for name in names if name.endswith("_cat") or name.rsplit("_", 1)[0].endswith("_cat")]
+    assert stored, f"the Concat is not stored once: {names}"
 
+
+@suite.case
+def dense_block_concats():
+    """A DenseNet dense block as torchvision exports it: each layer concatenates the block's
+    input and every earlier layer's output (a Concat per layer), then BatchNormalization,
+    ReLU, a 1x1 conv, BatchNormalization, ReLU and a padded 3x3 conv adds its own channels;
+    the block ends in a transition (BN, ReLU, 1x1 conv over the last Concat). Sources of 13,
+    8, 5, 24 and 3 channels (multiples of the vector width and not), 10x12 pixels; checked
+    again with --winograd 2, where the 24-channel layer's 3x3 conv is a Winograd one whose
+    result the Concats read: the CPU targets store it channels-last (it was stored (N, H, C,
+    W), 12 floats between channels). The CPU targets cut each Concat's BN + ReLU kernel at the sources' ends
+    (kernel_ir.h, split_at_part_boundaries): one kernel per source, no bounds tests left. A
+    piece cut one channel off would read the next source's channel with the wrong scale."""
+    c0, hh, ww, growths, mid = 13, 10, 12, (8, 5, 24, 3), 16
+    feeds = {"x": randn(1, c0, hh, ww)}
+    nodes, inits, sources = [], [], ["x"]
+
+    def bn_relu(src, ch, name):
+        inits.extend([(f"{name}_s", 1 + randn(ch, scale=0.3)), (f"{name}_b", randn(ch, scale=0.2)),
+                      (f"{name}_m", randn(ch, scale=0.2)), (f"{name}_v", 0.5 + RNG.random(ch).astype(np.float32))])
+        nodes.extend([h.make_node("BatchNormalization", [src, f"{name}_s", f"{name}_b", f"{name}_m", f"{name}_v"],
+                                  [f"{name}_bn"], epsilon=1e-5),
+                      h.make_node("Relu", [f"{name}_bn"], [f"{name}_r"])])
+        return f"{name}_r"
+
+    channels = c0
+    for i, g in enumerate(growths):
+        cat = "x" if i == 0 else f"cat{i}"
+        if i:
+            nodes.append(h.make_node("Concat", list(sources), [cat], axis=1))
+        r1 = bn_relu(cat, channels, f"n1_{i}")
+        nodes.append(h.make_node("Conv", [r1, f"w1_{i}"], [f"c1_{i}"], kernel_shape=[1, 1]))
+        r2 = bn_relu(f"c1_{i}", mid, f"n2_{i}")
+        nodes.append(h.make_node("Conv", [r2, f"w2_{i}"], [f"y{i}"], kernel_shape=[3, 3], pads=[1] * 4))
+        inits += [(f"w1_{i}", randn(mid, channels, 1, 1, scale=channels ** -0.5)),
+                  (f"w2_{i}", randn(g, mid, 3, 3, scale=(9 * mid) ** -0.5))]
+        sources.append(f"y{i}")
+        channels += g
+    nodes.append(h.make_node("Concat", list(sources), ["block"], axis=1))
+    rt = bn_relu("block", channels, "transition")
+    nodes.append(h.make_node("Conv", [rt, "wt"], ["y"], kernel_shape=[1, 1]))
+    inits.append(("wt", randn(channels // 2, channels, 1, 1, scale=channels ** -0.5)))
+    m = model(nodes, feeds, ["y"], inits)
+    check(m, feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
+    if lib.opencl_target():
+        return
+    winograd = ("--winograd", "2")
+    check(m, feeds, rtol=1e-4, atol=1e-4, scale_tol=True, compile_args=winograd)
+    kernels = _kernels(WORK / f"m{_count[0]}.onnx", "dense_block", winograd)
+    stored = [text.split("\n")[0] for name, text in kernels.items() if name.endswith("_y2")]
+    assert stored and f"out[1,{hh},{ww},24]" in stored[0], f"the Winograd result is not stored (N, H, W, C): {stored}"
+    # The transition's BN + ReLU over the block's 5 sources: 5 pieces, none with a bounds test.
+    pieces = {name: text for name, text in kernels.items() if "transition_r" in name}
+    assert len(pieces) == len(sources), f"the last Concat's consumer is not cut per source: {sorted(pieces)}"
+    tested = [name for name, text in pieces.items() if "inbounds" in text or " if " in text]
+    assert not tested, f"pieces still test bounds: {tested}"
 
 if __name__ == "__main__":
     WORK = lib.work_dir("ops_vs_onnxruntime")

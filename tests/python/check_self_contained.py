@@ -4,7 +4,8 @@
     python3 tests/python/check_self_contained.py PATH...   (a package folder, or a .whl)
 
 For every ELF file under PATH, each NEEDED entry of its dynamic section (readelf -d) must be
-one of ALLOWED (what every glibc Linux with a C++ runtime has), or a library shipped in the
+one of edge_testlib.SYSTEM_LIBRARIES (what every glibc Linux with a C++ runtime has; the list
+tests/e2e/test_runtime_links.py holds the runtime to), or a library shipped in the
 package itself that the file's RUNPATH/RPATH finds through $ORIGIN. Anything else (libsodium,
 LLVM, protobuf from the build machine) is printed and the exit status is 1. An absolute
 RPATH/RUNPATH is a failure too: the wheel would load the build machine's libraries where they
@@ -16,9 +17,10 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from pathlib import Path
 
-ALLOWED = re.compile(r"^(libc|libm|libpthread|libdl|librt|libstdc\+\+|libgcc_s)\.so\.\d+$"
-                     r"|^ld-linux-x86-64\.so\.2$|^ld-linux-aarch64\.so\.1$")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from edge_testlib import SYSTEM_LIBRARIES  # noqa: E402
 
 
 def is_elf(path):
@@ -60,7 +62,7 @@ def problems_in(root):
                     continue
                 shipped.append(os.path.realpath(rp.replace("$ORIGIN", os.path.dirname(path), 1)))
             for lib in needed:
-                if ALLOWED.match(lib):
+                if SYSTEM_LIBRARIES.match(lib):
                     continue
                 if any(os.path.isfile(os.path.join(d, lib)) for d in shipped):
                     continue

@@ -1,7 +1,6 @@
 """samples/driving_model/drive.py (the driving demo through edgert) on a small model with the
 driving model's interface: every frame's output against onnxruntime on that frame's inputs,
 the hidden_state fed back into the next frame's features_buffer, and --compare-with the C demo."""
-import argparse
 import json
 import os
 import subprocess
@@ -113,7 +112,7 @@ def test_drive_py_frames_allocate_no_arrays(tmp_path):
     sys.path.insert(0, str(ROOT / "samples" / "driving_model"))
     import drive
     bundle = edgec.compile(small_driving_model(128, 256), output=tmp_path / "drive.bundle")
-    args = argparse.Namespace(bundle=str(bundle), threads=1, allow_source_build=False, device=0, seed=1, dump=None)
+    args = drive.arguments().parse_args([str(bundle)])
     loop = drive.DrivingLoop(args)
     loop.frame()
     tracemalloc.start()

@@ -42,15 +42,11 @@ uint64_t edge_pf_realtime_ns(void);
 // Threads of this process, sharing its memory. A thread gets its own stack (mapped here with
 // an inaccessible guard region below it, unmapped by join) and runs fn(arg); when fn returns
 // the thread ends. Start and join happen at context creation and destruction, never during
-// a run. `tid` is nonzero while the thread exists and becomes 0 when it has ended (the
-// kernel clears it and wakes a futex waiter on it), which is what join waits for.
-typedef struct {
-  volatile uint32_t tid;
-  void* stack;        // the mapping: guard + stack
-  size_t stack_size;  // its length
-} edge_pf_thread;
-long edge_pf_thread_start(edge_pf_thread* t, void (*fn)(void*), void* arg, size_t stack_size);  // 0 or -errno
-long edge_pf_thread_join(edge_pf_thread* t);                                                    // 0 or -errno
+// a run. A started thread is a handle whose contents are the implementation's (it keeps
+// them in the thread's own stack mapping): join it exactly once, and it is gone.
+typedef struct edge_pf_thread edge_pf_thread;
+long edge_pf_thread_start(edge_pf_thread** out, void (*fn)(void*), void* arg, size_t stack_size);  // 0 or -errno
+long edge_pf_thread_join(edge_pf_thread* t);                                                       // 0 or -errno
 // Sleeps while *word == expected (returns at once if it differs; may return spuriously:
 // callers re-check). 0, -EAGAIN (it differed) or -EINTR.
 long edge_pf_futex_wait(volatile uint32_t* word, uint32_t expected);

@@ -125,34 +125,45 @@ static uint64_t clock_ns(long clock) {
 uint64_t edge_pf_monotonic_ns(void) { return clock_ns(1); }
 uint64_t edge_pf_realtime_ns(void) { return clock_ns(0); }
 
-long edge_pf_thread_start(edge_pf_thread* t, void (*fn)(void*), void* arg, size_t stack_size) {
+// A thread's handle, kept at the top of its stack mapping (the stack grows down below it).
+// `tid` is nonzero while the thread exists and becomes 0 when it has ended: the kernel clears
+// it and wakes a futex waiter on it, which is what join waits for.
+struct edge_pf_thread {
+  volatile uint32_t tid;
+  void* mapping;  // guard + stack + this handle
+  size_t mapping_size;
+};
+
+long edge_pf_thread_start(edge_pf_thread** out, void (*fn)(void*), void* arg, size_t stack_size) {
   // CLONE_VM | FS | FILES | SIGHAND | THREAD | SYSVSEM: a thread of this process (the set
   // qemu-user requires of a thread); PARENT_SETTID | CHILD_CLEARTID: tid is set before clone
   // returns and cleared, with a futex wake, when the thread ends (what join waits on).
   constexpr long kFlags = 0x100 | 0x200 | 0x400 | 0x800 | 0x10000 | 0x40000 | 0x100000 | 0x200000;
+  *out = nullptr;
   const size_t size = (stack_size + kStackPage - 1) / kStackPage * kStackPage + kStackPage;
   void* mem = edge_pf_map_anon(size, EDGE_PF_PROT_READ | EDGE_PF_PROT_WRITE);
   if (edge_pf_failed(mem)) return reinterpret_cast<long>(mem);
+  // The handle at the top (it takes 16 of the stack's bytes), 8-byte aligned, as the stack
+  // pointer below it must be.
+  const uintptr_t top = (reinterpret_cast<uintptr_t>(mem) + size - sizeof(edge_pf_thread)) & ~uintptr_t{7};
+  auto* t = reinterpret_cast<edge_pf_thread*>(top);
+  t->mapping = mem;
+  t->mapping_size = size;
   long r = edge_pf_protect(mem, kStackPage, 0);  // the guard: a stack overflow faults
-  if (r == 0) r = edge_pf_clone_thread(kFlags, static_cast<char*>(mem) + size, &t->tid, fn, arg);
+  if (r == 0) r = edge_pf_clone_thread(kFlags, t, &t->tid, fn, arg);
   if (r < 0) {
     edge_pf_unmap(mem, size);
-    t->tid = 0;
-    t->stack = nullptr;
     return r;
   }
-  t->stack = mem;
-  t->stack_size = size;
+  *out = t;
   return 0;
 }
 
 long edge_pf_thread_join(edge_pf_thread* t) {
-  if (!t->stack) return -22;  // EINVAL: not started
+  if (!t) return -22;  // EINVAL: not started
   // The kernel's wake at thread exit is a shared (not process-private) futex wake.
   for (uint32_t v; (v = t->tid) != 0;) sys(kFutex, reinterpret_cast<long>(&t->tid), kFutexWait, static_cast<long>(v), 0);
-  long r = edge_pf_unmap(t->stack, t->stack_size);
-  t->stack = nullptr;
-  return r;
+  return edge_pf_unmap(t->mapping, t->mapping_size);
 }
 
 long edge_pf_futex_wait(volatile uint32_t* word, uint32_t expected) {
