@@ -391,9 +391,6 @@ quantized to QDQ, both engines on the same QDQ file. Load average (1 min): {', '
 # on the kernel name, reason). The SLOW column prints the reason after the kernels it
 # explains; a flagged kernel that matches none is listed as "not yet explained".
 SLOW_REASONS = [
-    ("deeplabv3_mobilenet", r"_Concat_",
-     "the ASPP's Concat of its 5 branches as a masked sum over the inputs per output (Concat lowering: "
-     "branch densenet)"),
     ("deeplabv3_mobilenet", r"_backbone_1[3-6]_block_block_1_",
      "a 5x5 depthwise conv with dilation 2 on a 16x16 map: every tap tests the padding bounds, and most "
      "windows overlap the padding"),
@@ -408,19 +405,6 @@ SLOW_REASONS = [
       for m in ("resnet18", "resnet50", "googlenet", "densenet121")),
     ("inception_v3", r"_branch7x7",
      "seen on a loaded machine only: the 1x7 / 7x1 convs on 17x17 maps at 9-13 GFLOP/s there"),
-    ("densenet121", r"_denselayer\d+_relu1_|_transition\d+_relu_",
-     "BN + ReLU over the Concat of the earlier layers' features, as a masked sum over the Concat's "
-     "inputs, most of them read across a layout other than channels-last (gathers) (Concat consumers: "
-     "branch densenet)"),
-    ("swin_t", r"_Concat_",
-     "patch merging's stored Concat of four strided slices of the rolled windows: div/mod index math "
-     "and a masked sum over the 4 inputs per output (Concat lowering: branch densenet)"),
-    ("ssdlite_head", r"^k\d+_output$",
-     "the 12 heads' Concat written into the output as a masked sum: every output tests every input's "
-     "bounds (Concat lowering: branch densenet)"),
-    ("lstm", r"_LSTM_",
-     "each LSTM's Y, the Concat of its 16 steps' hidden states (64 floats each), as a masked sum "
-     "over the 16 inputs per output: 6 us of an 85 us run (Concat lowering: branch densenet)"),
 ]
 
 
