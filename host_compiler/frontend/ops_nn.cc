@@ -564,6 +564,75 @@ Outs lower_conv_transpose(OpContext& ctx) {
       phases[i].push_back(ph);
     }
   }
+  // The interleaved outputs (N, M, Qmax_i * s_i...) cropped to the output size, plus the bias.
+  auto crop_and_bias = [&](Node* y) {
+    Shape want{x->shape[0], m};
+    want.insert(want.end(), out.begin(), out.end());
+    y = g.shrink(y, std::vector<int64_t>(want.size(), 0), want);
+    if (bias) {
+      if (bias->shape != Shape{m}) ctx.fail("bias " + shape_str(bias->shape) + " should be [" + std::to_string(m) + "]");
+      Shape bs{m};
+      bs.insert(bs.end(), k, 1);
+      y = g.binary(Op::Add, y, g.reshape(bias, bs));
+    }
+    return y;
+  };
+  // Uniform phases (every phase of a dim has the same taps count, offset and spacing, and as
+  // many outputs: e.g. kernel == stride, the 2x2 stride-2 upsampling of detector heads): one
+  // conv computes all phases as extra output channels, and a permute interleaves them. The
+  // per-phase convs below would leave the interleave to a kernel that reads every phase's
+  // buffer through masked div/mod loads (1 GB/s, most of such a head's time).
+  bool uniform = true;
+  for (size_t i = 0; i < k && uniform; ++i)
+    for (const Phase& ph : phases[i])
+      uniform = uniform && !ph.taps.empty() && ph.taps.size() == phases[i][0].taps.size() && ph.e_min == phases[i][0].e_min &&
+                ph.step == phases[i][0].step && ph.count == phases[i][0].count;
+  if (uniform) {
+    // Sub-weights (M, C/G, taps...) of every phase (dim 0's phase slowest), stacked per group:
+    // (G, P, M/G, C/G, taps...) -> (G*P*M/G, C/G, taps...), the output channels group-major.
+    int64_t nphase = 1;
+    for (size_t i = 0; i < k; ++i) nphase *= stride[i];
+    std::vector<Node*> subs;
+    std::vector<int64_t> rs(k, 0);
+    for (int64_t p = 0; p < nphase; ++p) {
+      Node* sub = wt;
+      for (size_t i = 0; i < k; ++i) sub = gather_positions(g, sub, int64_t(2 + i), phases[i][size_t(rs[i])].taps);
+      Shape one{groups, 1, mg, cg};
+      one.insert(one.end(), sub->shape.begin() + 2, sub->shape.end());
+      subs.push_back(g.reshape(sub, one));
+      for (size_t i = k; i-- > 0;)
+        if (++rs[i] < stride[i]) break;
+        else rs[i] = 0;
+    }
+    Node* stacked = concat(g, subs, 1);
+    Shape ws2{groups * nphase * mg, cg};
+    ws2.insert(ws2.end(), stacked->shape.begin() + 4, stacked->shape.end());
+    WindowSpec spec;
+    std::vector<int64_t> plo(k), phi(k);
+    for (size_t i = 0; i < k; ++i) {
+      const Phase& ph = phases[i][0];
+      int64_t taps = int64_t(ph.taps.size());
+      spec.kernel.push_back(taps);
+      spec.stride.push_back(1);
+      spec.dilation.push_back(ph.step);
+      plo[i] = -ph.e_min;
+      phi[i] = ph.count + (taps - 1) * ph.step - x->shape[2 + i] - plo[i];
+    }
+    spec.pad_lo.assign(k, 0);
+    spec.pad_hi.assign(k, 0);
+    spec.extra_hi.assign(k, 0);
+    Node* y = conv_core(ctx, pad_or_crop(g, x, plo, phi), g.reshape(stacked, ws2), nullptr, groups, spec);
+    // (N, G, s_0..s_k-1, M/G, Q_0..Q_k-1) -> (N, G, M/G, Q_0, s_0, Q_1, s_1, ...) -> (N, M, Q_i*s_i...)
+    Shape split{x->shape[0], groups};
+    split.insert(split.end(), stride.begin(), stride.end());
+    split.push_back(mg);
+    for (size_t i = 0; i < k; ++i) split.push_back(phases[i][0].count);
+    std::vector<int64_t> perm{0, 1, int64_t(2 + k)};
+    for (size_t i = 0; i < k; ++i) perm.insert(perm.end(), {int64_t(3 + k + i), int64_t(2 + i)});
+    Shape full{x->shape[0], m};
+    for (size_t i = 0; i < k; ++i) full.push_back(phases[i][0].count * stride[i]);
+    return {crop_and_bias(g.reshape(g.permute(g.reshape(y, split), perm), full))};
+  }
   Node* sum = nullptr;
   std::vector<int64_t> rs(k, 0);
   for (bool more = true; more;) {
@@ -610,17 +679,7 @@ Outs lower_conv_transpose(OpContext& ctx) {
   }
   Shape full{x->shape[0], m};
   for (size_t i = 0; i < k; ++i) full.push_back(qmax[i] * stride[i]);
-  Node* y = sum ? g.reshape(sum, full) : g.constant(0, x->dtype, full);
-  Shape want{x->shape[0], m};
-  want.insert(want.end(), out.begin(), out.end());
-  y = g.shrink(y, std::vector<int64_t>(want.size(), 0), want);
-  if (bias) {
-    if (bias->shape != Shape{m}) ctx.fail("bias " + shape_str(bias->shape) + " should be [" + std::to_string(m) + "]");
-    Shape bs{m};
-    bs.insert(bs.end(), k, 1);
-    y = g.binary(Op::Add, y, g.reshape(bias, bs));
-  }
-  return {y};
+  return {crop_and_bias(sum ? g.reshape(sum, full) : g.constant(0, x->dtype, full))};
 }
 
 std::vector<int64_t> pool_kernel(const OpContext& ctx) {

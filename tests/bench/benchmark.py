@@ -35,6 +35,10 @@ full size, random weights), exported on first use into --zoo-dir with Debian's t
 (/usr/bin/python3, or EDGE_TORCH_PYTHON; scripts/setup.sh --torchvision); --zoo-models picks some
 of them. Every run ends with the geometric mean and the worst of edgert / onnxruntime per thread
 count; a model edgec cannot compile is reported as failed and the run goes on.
+--check-outputs first runs each compiled model once (edgert-run) on the inputs it is timed on and
+compares every output with onnxruntime's: a model whose largest difference exceeds --tolerance
+(default 1e-3) times the output's largest magnitude (at least 1) is reported as failed and not
+timed (tests/bench/real_models.py uses it).
 --openvino also times OpenVINO (pip openvino) in the
 same rounds with its default CPU settings (on a CPU with AVX512_BF16 that is bf16 inference)
 and the given thread count.
@@ -132,6 +136,30 @@ def zoo_models(zoo_dir, only=None):
     return [str(zoo_dir / f"{n}.onnx") for n in names]
 
 
+def output_mismatch(model, bundle, work, tolerance):
+    """None when edgert's outputs on random_inputs(seed 0) match onnxruntime's within tolerance
+    (relative to each output's largest magnitude, at least 1); else a line saying which differs."""
+    import onnxruntime as ort
+    sess = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+    feeds = random_inputs(sess, 0)
+    ref = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
+    try:
+        got = lib.run_bundle(bundle, feeds, Path(work) / (Path(bundle).stem + ".check"), output_names=list(ref))
+    except lib.ToolError as e:
+        return f"edgert-run failed: {str(e).strip().splitlines()[-1] if str(e).strip() else e}"
+    for name, want in ref.items():
+        have = got.get(name)
+        if have is None or have.shape != want.shape:
+            return f"output {name}: shape {None if have is None else have.shape}, onnxruntime {want.shape}"
+        if want.size == 0:
+            continue
+        err = float(np.max(np.abs(have.astype(np.float64) - want)))
+        scale = max(1.0, float(np.max(np.abs(want))))
+        if not err <= tolerance * scale:  # also catches NaN
+            return f"output {name}: max abs difference {err:.3g} from onnxruntime (largest magnitude {scale:.3g})"
+    return None
+
+
 def summarize(rows, thread_counts):
     """{threads: {"geomean": g, "worst": [model, ratio], "models": n}} of edgert / onnxruntime."""
     out = {}
@@ -161,6 +189,10 @@ def main():
                     help="time edgert with edgert-bench subprocesses instead of the Python binding")
     ap.add_argument("--profile", action="store_true",
                     help="also list the kernels edgert-bench --profile marks SLOW (far below the model's mean GFLOP/s and GB/s)")
+    ap.add_argument("--check-outputs", action="store_true",
+                    help="compare each model's outputs with onnxruntime's before timing it; a mismatch is a failure")
+    ap.add_argument("--tolerance", type=float, default=1e-3,
+                    help="--check-outputs: largest difference allowed, relative to the output's largest magnitude")
     ap.add_argument("--zoo", action="store_true", help="also the full-size model zoo (exported on first use)")
     ap.add_argument("--zoo-dir", default=str(lib.REPO_ROOT / "tests" / "generated" / "zoo"))
     ap.add_argument("--zoo-models", help="only these zoo models (comma-separated; export_torchvision.py --list)")
@@ -186,7 +218,7 @@ def main():
         base = (edgec, bench)
     rows = []
     profiles = {}
-    failed = {}  # model -> the first line of edgec's error
+    failed = {}  # model -> why it was not measured (edgec's first error line, or the outputs' mismatch)
     with tempfile.TemporaryDirectory() as tmp:
         for model in args.models:
             name = Path(model).stem
@@ -195,9 +227,16 @@ def main():
                                   *shlex.split(args.edgec_args)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                  text=True)
             if res.returncode != 0:
-                failed[name] = (res.stderr.strip().splitlines() or [f"exit {res.returncode}"])[0]
-                print(f"{name}: edgec failed: {failed[name]}", flush=True)
+                failed[name] = "edgec failed: " + (res.stderr.strip().splitlines() or [f"exit {res.returncode}"])[0]
+                print(f"{name}: {failed[name]}", flush=True)
                 continue
+            if args.check_outputs:
+                mismatch = output_mismatch(model, bundle, tmp, args.tolerance)
+                if mismatch:
+                    failed[name] = f"outputs differ: {mismatch}"
+                    print(f"{name}: {failed[name]}", flush=True)
+                    continue
+                print(f"{name}: outputs match onnxruntime (tolerance {args.tolerance:g})", flush=True)
             base_bundle = Path(tmp) / f"{name}.baseline.bundle"
             if base:
                 subprocess.run([str(base[0]), "compile", model, "-o", str(base_bundle), "-q", "--target", args.target,
@@ -294,7 +333,7 @@ def main():
         print(f"{t} thread(s): edgert / onnxruntime geometric mean {s['geomean']:.2f}x over {s['models']} models, "
               f"worst {s['worst'][0]} {s['worst'][1]:.2f}x")
     for n, why in failed.items():
-        print(f"{n}: not measured, edgec failed: {why}")
+        print(f"{n}: not measured: {why}")
     if args.markdown:
         with open(args.markdown, "a") as f:
             f.write(text + "\n")

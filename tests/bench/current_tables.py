@@ -2,7 +2,7 @@
 """Regenerates the current tables at the top of BENCHMARKS.md, or checks them (--check).
 
     python3 tests/bench/current_tables.py [--rounds 5] [--iters 10] [--threads 1,2]
-        [--no-int8] [--no-opencl] [--hexagon] [--adreno630] [--zoo] [--only SECTION,...]
+        [--no-int8] [--no-opencl] [--hexagon] [--adreno630] [--zoo] [--real] [--only SECTION,...]
     python3 tests/bench/current_tables.py --check [--max-age-days 30]
 
 Rewrites only what lies between `<!-- current-tables:begin -->` and `<!-- current-tables:end -->`
@@ -27,6 +27,9 @@ writes their figures out):
   the model zoo of tests/models/export_torchvision.py against onnxruntime for the widest x86
   target this CPU runs, the geometric mean and the worst ratio per thread count, and the kernels
   `edgert-bench --profile` marks SLOW. It comes first in the block.
+- real (--real or --only real): tests/bench/real_models.py --profile, trained models exported by
+  other tools (PyPI wheels: NudeNet, RapidOCR's PP-OCR, Silero VAD), outputs checked against
+  onnxruntime, then timed as the zoo, for the widest x86 target.
 - opencl (PoCL, on this CPU): benchmark.py with --target opencl / opencl-image on the fp16
   driving model, a sanity figure (the port works end to end, at a plausible cost), not a GPU's.
 - hexagon (--hexagon, long: tens of minutes on 2 busy cores, most of it edgec's compile of
@@ -63,7 +66,7 @@ WORK = ROOT / "build" / "bench-current"
 BEGIN, END = "<!-- current-tables:begin -->", "<!-- current-tables:end -->"
 OPEN_RE = re.compile(r"^<!-- table: (?P<name>[\w.-]+) date=(?P<date>\d{4}-\d{2}-\d{2}) "
                      r"commit=(?P<commit>[0-9a-f]{7,40})(?P<dirty>\+dirty)? -->$", re.M)
-SECTIONS = ["zoo", "machine", "x86_64", "x86_64-avx512", "opencl", "hexagon", "adreno630"]
+SECTIONS = ["zoo", "real", "machine", "x86_64", "x86_64-avx512", "opencl", "hexagon", "adreno630"]
 REQUIRED = ["machine", "x86_64"]
 NICE = ["nice", "-n", "10"]
 PEAK_RUNS = 3
@@ -422,19 +425,9 @@ def slow_cell(model, slow):
     return "; ".join(", ".join(kernels) + f": {why}" for why, kernels in groups.items())
 
 
-def zoo_section(threads, rounds, iters, date, commit):
-    """The model zoo (benchmark.py --zoo) for the widest x86 target: ratio per model, geometric
-    mean and worst per thread count, the SLOW kernels of --profile."""
-    target = "x86_64-avx512" if "avx512f" in cpu_flags() else "x86_64"
-    WORK.mkdir(parents=True, exist_ok=True)
-    out = WORK / "zoo.json"
-    cmd = NICE + ["python3", "tests/bench/benchmark.py", "--zoo", "--profile", "--target", target,
-                  "--threads", ",".join(map(str, threads)), "--rounds", str(rounds), "--iters", str(iters),
-                  "--json", str(out.relative_to(ROOT))]
-    l0 = load()
-    sh(cmd, stream=True)
-    ld = (l0, load())
-    res = json.loads(out.read_text())
+def ratio_table(res, threads):
+    """The markdown lines of a benchmark.py --profile JSON: per model and thread count edgert's
+    and onnxruntime's medians and their ratio, the SLOW kernels, then the models not measured."""
     by = {(m["model"], m["threads"]): m for m in res["models"]}
     names = list(dict.fromkeys(m["model"] for m in res["models"]))
     head = ["model"]
@@ -455,7 +448,24 @@ def zoo_section(threads, rounds, iters, date, commit):
         cells.append(slow_cell(name, slow))
         lines.append("| " + " | ".join(cells) + " |")
     for name, why in res.get("failed", {}).items():
-        lines.append(f"| {name} | edgec failed: {why} |" + " |" * (len(head) - 2))
+        lines.append(f"| {name} | {why} |" + " |" * (len(head) - 2))
+    return lines
+
+
+def zoo_section(threads, rounds, iters, date, commit):
+    """The model zoo (benchmark.py --zoo) for the widest x86 target: ratio per model, geometric
+    mean and worst per thread count, the SLOW kernels of --profile."""
+    target = "x86_64-avx512" if "avx512f" in cpu_flags() else "x86_64"
+    WORK.mkdir(parents=True, exist_ok=True)
+    out = WORK / "zoo.json"
+    cmd = NICE + ["python3", "tests/bench/benchmark.py", "--zoo", "--profile", "--target", target,
+                  "--threads", ",".join(map(str, threads)), "--rounds", str(rounds), "--iters", str(iters),
+                  "--json", str(out.relative_to(ROOT))]
+    l0 = load()
+    sh(cmd, stream=True)
+    ld = (l0, load())
+    res = json.loads(out.read_text())
+    lines = ratio_table(res, threads)
     summary = [f"at {t} thread{'s' if int(t) > 1 else ''}: geometric mean **{v['geomean']:.2f}x** over {v['models']} "
                f"models, worst {v['worst'][0]} **{v['worst'][1]:.2f}x**" for t, v in res["summary"].items()]
     busy = max(map(float, ld)) > (os.cpu_count() or 1)
@@ -479,6 +489,42 @@ is known (`SLOW_REASONS` in tests/bench/current_tables.py). Load average (1 min)
 {wrap(shlex.join(cmd))}
 ```"""
     return section("zoo", date, commit, body)
+
+
+def real_section(threads, rounds, iters, date, commit):
+    """Trained models from PyPI wheels (tests/bench/real_models.py), outputs checked against
+    onnxruntime before timing, for the widest x86 target: ratio per model, the SLOW kernels."""
+    target = "x86_64-avx512" if "avx512f" in cpu_flags() else "x86_64"
+    WORK.mkdir(parents=True, exist_ok=True)
+    out = WORK / "real.json"
+    cmd = NICE + ["python3", "tests/bench/real_models.py", "--profile", "--target", target,
+                  "--threads", ",".join(map(str, threads)), "--rounds", str(rounds), "--iters", str(iters),
+                  "--json", str(out.relative_to(ROOT))]
+    l0 = load()
+    sh(cmd, stream=True)
+    ld = (l0, load())
+    res = json.loads(out.read_text())
+    lines = ratio_table(res, threads)
+    summary = [f"at {t} thread{'s' if int(t) > 1 else ''}: geometric mean **{v['geomean']:.2f}x** over {v['models']} "
+               f"models, worst {v['worst'][0]} **{v['worst'][1]:.2f}x**" for t, v in res["summary"].items()]
+    busy = max(map(float, ld)) > (os.cpu_count() or 1)
+    body = f"""### Real trained models on `{target}` against onnxruntime
+
+{'; '.join(summary)} (edgert's time as a multiple of onnxruntime's; below 1: edgert is faster).
+
+Trained models other tools exported, from pinned PyPI wheels (`tests/bench/real_models.py`: NudeNet
+320n, an ultralytics YOLOv8n export; PP-OCRv4 det / rec and the mobile v2.0 direction classifier,
+paddle2onnx; Silero VAD's LSTM sequence model), input shapes fixed, each model's outputs checked
+against onnxruntime before it is timed. Measured {date} at `{commit}` on {cpu_model()}, {os.cpu_count()} logical CPUs:
+each figure is the median over {rounds} rounds of each round's median of {iters} runs, edgert and
+onnxruntime alternating; SLOW as in the zoo table. Load average (1 min): {ld[0]} before, {ld[1]} after{' (above the CPU count: other work shared the machine)' if busy else ''}.
+
+{chr(10).join(lines)}
+
+```sh
+{wrap(shlex.join(cmd))}
+```"""
+    return section("real", date, commit, body)
 
 
 def opencl_section(rounds, iters, date, commit):
@@ -658,6 +704,8 @@ def main():
     ap.add_argument("--hexagon", action="store_true", help="also count instructions under qemu-hexagon (minutes)")
     ap.add_argument("--adreno630", action="store_true", help="also the a630 static counts against tinygrad (minutes)")
     ap.add_argument("--zoo", action="store_true", help="also the model zoo table (long: 25 full-size models)")
+    ap.add_argument("--real", action="store_true",
+                    help="also the real trained models table (tests/bench/real_models.py; downloads ~37 MB of wheels once)")
     ap.add_argument("--only", help="regenerate exactly these sections, comma-separated (of " + ", ".join(SECTIONS) + ")")
     args = ap.parse_args()
     if args.check:
@@ -669,7 +717,7 @@ def main():
     else:
         want = set(SECTIONS)
         for name, on in (("hexagon", args.hexagon), ("adreno630", args.adreno630), ("opencl", not args.no_opencl),
-                         ("zoo", args.zoo)):
+                         ("zoo", args.zoo), ("real", args.real)):
             if not on:
                 want.discard(name)
     if "avx512f" not in cpu_flags() and "x86_64-avx512" in want:
@@ -685,6 +733,9 @@ def main():
     new = {}
     if "zoo" in want:
         new["zoo"] = zoo_section(threads, args.rounds, args.iters, date, commit)
+        write_block(new, old)
+    if "real" in want:
+        new["real"] = real_section(threads, args.rounds, args.iters, date, commit)
         write_block(new, old)
     if "machine" in want:
         new["machine"] = machine_section(date, commit)
