@@ -452,23 +452,28 @@ def ratio_table(res, threads):
     return lines
 
 
-def zoo_section(threads, rounds, iters, date, commit):
-    """The model zoo (benchmark.py --zoo) for the widest x86 target: ratio per model, geometric
-    mean and worst per thread count, the SLOW kernels of --profile."""
+def ratio_run(script_args, name, threads, rounds, iters):
+    """Runs a benchmark.py-style script (--profile, --json) for the widest x86 target and returns
+    (target, command, ratio table lines, summary per thread count, load before / after, busy)."""
     target = "x86_64-avx512" if "avx512f" in cpu_flags() else "x86_64"
     WORK.mkdir(parents=True, exist_ok=True)
-    out = WORK / "zoo.json"
-    cmd = NICE + ["python3", "tests/bench/benchmark.py", "--zoo", "--profile", "--target", target,
+    out = WORK / f"{name}.json"
+    cmd = NICE + ["python3", *script_args, "--profile", "--target", target,
                   "--threads", ",".join(map(str, threads)), "--rounds", str(rounds), "--iters", str(iters),
                   "--json", str(out.relative_to(ROOT))]
     l0 = load()
     sh(cmd, stream=True)
     ld = (l0, load())
     res = json.loads(out.read_text())
-    lines = ratio_table(res, threads)
     summary = [f"at {t} thread{'s' if int(t) > 1 else ''}: geometric mean **{v['geomean']:.2f}x** over {v['models']} "
                f"models, worst {v['worst'][0]} **{v['worst'][1]:.2f}x**" for t, v in res["summary"].items()]
-    busy = max(map(float, ld)) > (os.cpu_count() or 1)
+    return target, cmd, ratio_table(res, threads), summary, ld, max(map(float, ld)) > (os.cpu_count() or 1)
+
+
+def zoo_section(threads, rounds, iters, date, commit):
+    """The model zoo (benchmark.py --zoo) for the widest x86 target: ratio per model, geometric
+    mean and worst per thread count, the SLOW kernels of --profile."""
+    target, cmd, lines, summary, ld, busy = ratio_run(["tests/bench/benchmark.py", "--zoo"], "zoo", threads, rounds, iters)
     body = f"""### The model zoo on `{target}` against onnxruntime
 
 {'; '.join(summary)} (edgert's time as a multiple of onnxruntime's; below 1: edgert is faster).
@@ -494,20 +499,7 @@ is known (`SLOW_REASONS` in tests/bench/current_tables.py). Load average (1 min)
 def real_section(threads, rounds, iters, date, commit):
     """Trained models from PyPI wheels (tests/bench/real_models.py), outputs checked against
     onnxruntime before timing, for the widest x86 target: ratio per model, the SLOW kernels."""
-    target = "x86_64-avx512" if "avx512f" in cpu_flags() else "x86_64"
-    WORK.mkdir(parents=True, exist_ok=True)
-    out = WORK / "real.json"
-    cmd = NICE + ["python3", "tests/bench/real_models.py", "--profile", "--target", target,
-                  "--threads", ",".join(map(str, threads)), "--rounds", str(rounds), "--iters", str(iters),
-                  "--json", str(out.relative_to(ROOT))]
-    l0 = load()
-    sh(cmd, stream=True)
-    ld = (l0, load())
-    res = json.loads(out.read_text())
-    lines = ratio_table(res, threads)
-    summary = [f"at {t} thread{'s' if int(t) > 1 else ''}: geometric mean **{v['geomean']:.2f}x** over {v['models']} "
-               f"models, worst {v['worst'][0]} **{v['worst'][1]:.2f}x**" for t, v in res["summary"].items()]
-    busy = max(map(float, ld)) > (os.cpu_count() or 1)
+    target, cmd, lines, summary, ld, busy = ratio_run(["tests/bench/real_models.py"], "real", threads, rounds, iters)
     body = f"""### Real trained models on `{target}` against onnxruntime
 
 {'; '.join(summary)} (edgert's time as a multiple of onnxruntime's; below 1: edgert is faster).
