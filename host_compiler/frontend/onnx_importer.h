@@ -51,7 +51,8 @@ struct ImportOptions {
   // (CPUs), more weight bytes; results differ from the direct sums by rounding.
   Winograd winograd = Winograd::Off;
   DotLayout dots;
-  // Padded float grouped convs (1 < groups < channels, stride 1) read a zero-bordered
+  // Padded float grouped convs (1 < groups < channels, stride 1), and dense 1 x k / k x 1
+  // ones (k >= 3), read a zero-bordered
   // channels-last copy of their input made by a kernel of its own, and run unpadded over
   // it: every tile takes the reduction without bounds tests (CPU targets; ops_nn.cc).
   bool padded_grouped_convs = false;

@@ -126,13 +126,18 @@ Node* channels_last_padded(Graph& g, Node* x, int64_t to, double fill) {
   return g.permute(nhwc, {0, 3, 1, 2});
 }
 
-// Whether conv_core gives a grouped conv (1 < groups < channels) an explicitly padded
-// input (ImportOptions::padded_grouped_convs): float 2-D, stride 1, some padding. Stride 2
-// and depthwise convs keep the border tiles (their inside tiles dominate less or the border
-// runs already pay off: llvm_emit.cc).
+// Whether conv_core gives a grouped conv (1 < groups < channels), or a dense 1 x k / k x 1
+// one (k >= 3: Inception's 1x7 and 7x1 convs), an explicitly padded input
+// (ImportOptions::padded_grouped_convs): float 2-D, stride 1, some padding. A 1 x 7 conv
+// pads 3 pixels on each side of a 17-pixel row: the bounds-tested border tiles were most of
+// its tiles (Inception-v3's 7x1 / 1x7 convs ran at 8-12 GFLOP/s beside 40-70 for its
+// others). Stride 2 and depthwise convs keep the border tiles (their inside tiles dominate
+// less or the border runs already pay off: llvm_emit.cc).
 bool pads_grouped_input(const Node* x, int64_t groups, bool dot_operands, const WindowSpec& spec) {
   if (x->dtype != DType::F32 || dot_operands || x->shape.size() != 4) return false;
-  if (groups <= 1 || groups >= x->shape[1]) return false;
+  const bool strip = groups == 1 && spec.kernel.size() == 2 && std::min(spec.kernel[0], spec.kernel[1]) == 1 &&
+                     std::max(spec.kernel[0], spec.kernel[1]) >= 3;
+  if (!strip && (groups <= 1 || groups >= x->shape[1])) return false;
   for (int64_t s : spec.stride)
     if (s != 1) return false;
   int64_t padding = 0;

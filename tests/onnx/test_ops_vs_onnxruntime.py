@@ -953,6 +953,41 @@ def swin_patch_merging():
 
 
 @suite.case
+def padded_strip_convs():
+    """Inception-v3's factorized convs: dense 1x7 and 7x1 convs (pads 3 on one axis), a 1x3
+    and a 3x1 after 1x1 convs, each with bias + ReLU, on 17x17 and 8x8 maps with 19 and 24
+    channels; one 1x7 reads the model's NCHW input. The CPU targets run them unpadded over a
+    zero-bordered channels-last copy of their input (ImportOptions::padded_grouped_convs): the
+    dump has the copies, none with --padded-grouped-convs 0."""
+    feeds = {"x": randn(1, 8, 17, 17), "z": randn(1, 8, 8, 8)}
+    #         input, c_out, kernel, pads
+    convs = (("x", 19, (1, 7), [0, 3, 0, 3]), ("c0", 24, (7, 1), [3, 0, 3, 0]),
+             ("z", 19, (1, 3), [0, 1, 0, 1]), ("z", 24, (3, 1), [1, 0, 1, 0]))
+    nodes, inits, outs = [], [], []
+    channels = {"x": 8, "z": 8}
+    for i, (src, m, k, pads) in enumerate(convs):
+        c, src_in = channels[src], src
+        if src == "z":  # after a 1x1 conv + ReLU, as in Inception's branches
+            nodes += [h.make_node("Conv", [src, f"ws{i}"], [f"s{i}"]), h.make_node("Relu", [f"s{i}"], [f"in{i}"])]
+            inits.append((f"ws{i}", randn(c, c, 1, 1, scale=c ** -0.5)))
+            src_in = f"in{i}"
+        nodes += [h.make_node("Conv", [src_in, f"w{i}", f"b{i}"], [f"p{i}"], kernel_shape=list(k), pads=pads),
+                  h.make_node("Relu", [f"p{i}"], [f"c{i}"])]
+        inits += [(f"w{i}", randn(m, c, *k, scale=(2 / (c * k[0] * k[1])) ** 0.5)), (f"b{i}", randn(m, scale=0.1))]
+        channels[f"c{i}"] = m
+        outs.append(f"c{i}")
+    m = model(nodes, feeds, outs, inits)
+    check(m, feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
+    if lib.opencl_target():
+        return  # the copy is for the CPU targets' tiles
+    for flag, want in (((), 4), (("--padded-grouped-convs", "0"), 0)):
+        dump = WORK / "padded_strip.kernels.txt"
+        lib.run_tool([lib.find_tool("edgec"), "compile", WORK / f"m{_count[0]}.onnx", "-o", WORK / "padded_strip.bundle",
+                      "--dump-kernels", dump, *flag])
+        copies = [line for line in dump.read_text().splitlines() if line.startswith("kernel ") and "_Pad_" in line]
+        assert len(copies) == want, f"{flag}: expected {want} padded copies, the dump has {len(copies)}: {copies}"
+
+@suite.case
 def dense_block_concats():
     """A DenseNet dense block as torchvision exports it: each layer concatenates the block's
     input and every earlier layer's output (a Concat per layer), then BatchNormalization,
