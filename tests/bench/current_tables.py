@@ -32,8 +32,8 @@ writes their figures out):
   onnxruntime, then timed as the zoo, for the widest x86 target.
 - opencl (PoCL, on this CPU): benchmark.py with --target opencl / opencl-image on the fp16
   driving model, a sanity figure (the port works end to end, at a plausible cost), not a GPU's.
-- hexagon (--hexagon, long: tens of minutes on 2 busy cores, most of it edgec's compile of
-  EfficientNet-B0): tests/hexagon/qemu_insn_count/count.py, executed instructions and packets
+- hexagon (--hexagon, long: 31 minutes on 2 cores at load 4-10, a third of it edgec's compile
+  of EfficientNet-B0): tests/hexagon/qemu_insn_count/count.py, executed instructions and packets
   of one run of the QDQ MobileNetV2, ResNet-18 and EfficientNet-B0 under qemu-hexagon (no
   timing exists there) on 1 and 2 threads, each output checked against onnxruntime (u8u8) and
   the ONNX reference evaluator; needs scripts/build_hexagon.sh's build/hexagon.

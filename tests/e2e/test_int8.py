@@ -158,6 +158,29 @@ def activations(seed=5, size=16):
 
 
 
+def squeeze_excite(seed=9, size=16):
+    """EfficientNet-B0's MBConv block at a small size: 1x1 expansion and 5x5 depthwise, each
+    with SiLU (x * sigmoid(x)); squeeze-excite (GlobalAveragePool, 1x1 reduce, SiLU, 1x1
+    expand, Sigmoid, a Mul broadcasting (1, C, 1, 1) over the block); projection, residual
+    Add; then the network's tail: 1x1, SiLU, GlobalAveragePool, Flatten, Gemm (the SiLU read
+    through the pool's sum, one kernel)."""
+    b = Builder(seed, [1, 3, size, size])
+    silu = lambda y: b.op("Mul", [y, b.op("Sigmoid", [y])])  # noqa: E731
+    x = silu(b.conv("input", 3, 16))
+    y = silu(b.conv(x, 16, 64, k=1))
+    y = silu(b.conv(y, 64, 64, k=5, group=64))
+    s = b.op("GlobalAveragePool", [y])
+    s = silu(b.conv(s, 64, 8, k=1))
+    s = b.op("Sigmoid", [b.conv(s, 8, 64, k=1)])
+    y = b.op("Mul", [y, s])
+    y = b.op("Add", [x, b.conv(y, 64, 16, k=1)])
+    y = silu(b.conv(y, 16, 128, k=1))
+    y = b.op("Flatten", [b.op("GlobalAveragePool", [y])], axis=1)
+    w = (b.rng.standard_normal((100, 128)) * np.sqrt(1.0 / 128)).astype(np.float32)
+    y = b.op("Gemm", [y, b.const(w), b.const(np.zeros(100, np.float32), "b")], transB=1)
+    return b.model(y, [1, 100])
+
+
 def expose_quantized_output(model):
     """Adds the uint8 tensor in front of the final DequantizeLinear as a second output."""
     import quantize_models as qm
@@ -474,6 +497,13 @@ def classifier_matmul_add():
 @suite.case
 def sigmoid_hardswish_mul():
     check("activations", activations())
+
+
+@suite.case
+def squeeze_excite_silu():
+    # QDQ EfficientNet-B0 (224x224) is bit-exact on x86_64 and hexagon-v65 (BENCHMARKS.md's
+    # hexagon table); this is its block's op patterns at 16x16.
+    check("squeeze_excite", squeeze_excite())
 
 
 @suite.case
