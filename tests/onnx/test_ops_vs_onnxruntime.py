@@ -657,6 +657,17 @@ def grouped_convs():
               compile_args=("--winograd", tile))
 
 
+def assert_padded_copies(name, want):
+    """The last model check() ran, compiled again with --dump-kernels: `want` zero-bordered
+    copies (kernels named _Pad_), and none with --padded-grouped-convs 0."""
+    for flag, n in (((), want), (("--padded-grouped-convs", "0"), 0)):
+        dump = WORK / f"{name}.kernels.txt"
+        lib.run_tool([lib.find_tool("edgec"), "compile", WORK / f"m{_count[0]}.onnx", "-o", WORK / f"{name}.bundle",
+                      "--dump-kernels", dump, *flag])
+        copies = [line for line in dump.read_text().splitlines() if line.startswith("kernel ") and "_Pad_" in line]
+        assert len(copies) == n, f"{flag}: expected {n} padded copies, the dump has {len(copies)}: {copies}"
+
+
 @suite.case
 def padded_grouped_convs():
     """Padded grouped convs, which the CPU targets run unpadded over a zero-bordered
@@ -702,13 +713,8 @@ def padded_grouped_convs():
         check(m, feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
     if lib.opencl_target():
         return  # the copy is for the CPU targets' tiles
-    for flag, want in (((), 3), (("--padded-grouped-convs", "0"), 0)):
-        # batch 2: two stride-1 padded grouped convs and the one on the model's input
-        dump = WORK / "padded_grouped.kernels.txt"
-        lib.run_tool([lib.find_tool("edgec"), "compile", WORK / f"m{_count[0]}.onnx", "-o", WORK / "padded_grouped.bundle",
-                      "--dump-kernels", dump, *flag])
-        copies = [line for line in dump.read_text().splitlines() if line.startswith("kernel ") and "_Pad_" in line]
-        assert len(copies) == want, f"{flag}: expected {want} padded copies, the dump has {len(copies)}: {copies}"
+    # batch 2: two stride-1 padded grouped convs and the one on the model's input
+    assert_padded_copies("padded_grouped", 3)
 
 
 @suite.case
@@ -980,12 +986,7 @@ def padded_strip_convs():
     check(m, feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
     if lib.opencl_target():
         return  # the copy is for the CPU targets' tiles
-    for flag, want in (((), 4), (("--padded-grouped-convs", "0"), 0)):
-        dump = WORK / "padded_strip.kernels.txt"
-        lib.run_tool([lib.find_tool("edgec"), "compile", WORK / f"m{_count[0]}.onnx", "-o", WORK / "padded_strip.bundle",
-                      "--dump-kernels", dump, *flag])
-        copies = [line for line in dump.read_text().splitlines() if line.startswith("kernel ") and "_Pad_" in line]
-        assert len(copies) == want, f"{flag}: expected {want} padded copies, the dump has {len(copies)}: {copies}"
+    assert_padded_copies("padded_strip", 4)
 
 @suite.case
 def dense_block_concats():
