@@ -124,16 +124,8 @@ class KernelBuilder {
   }
 
  private:
-  Value* make(Value v) {
-    ir_.values.push_back(std::make_unique<Value>(std::move(v)));
-    return ir_.values.back().get();
-  }
-  const Value* constant(double c, DType t) {
-    Value v(Value::Kind::Const);
-    v.dtype = t;
-    v.constant = c;
-    return make(std::move(v));
-  }
+  Value* make(Value v) { return ir_.add_value(std::move(v)); }
+  const Value* constant(double c, DType t) { return ir_.add_constant(c, t); }
 
   int arg_of(const Node* n) {
     int b = s_.buffer_of(n);

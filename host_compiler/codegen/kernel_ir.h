@@ -81,6 +81,16 @@ struct KernelIR {
   Shape out_full_shape;
 
   std::vector<std::unique_ptr<Value>> values;  // owns every Value above
+  Value* add_value(Value v) {                  // a new Value owned by this kernel
+    values.push_back(std::make_unique<Value>(std::move(v)));
+    return values.back().get();
+  }
+  const Value* add_constant(double c, DType t) {
+    Value v(Value::Kind::Const);
+    v.dtype = t;
+    v.constant = c;
+    return add_value(std::move(v));
+  }
   int num_vars() const { return static_cast<int>(out_shape.size() + reduce_extents.size()); }
   bool has_reduce() const { return reduce_op != Op::Const; }
   int64_t flops() const;                       // estimate: ALU ops per output * outputs

@@ -69,16 +69,8 @@ class PieceBuilder {
   }
 
  private:
-  Value* make(Value v) {
-    piece_.values.push_back(std::make_unique<Value>(std::move(v)));
-    return piece_.values.back().get();
-  }
-  const Value* constant(double c, DType t) {
-    Value v(Value::Kind::Const);
-    v.dtype = t;
-    v.constant = c;
-    return make(std::move(v));
-  }
+  Value* make(Value v) { return piece_.add_value(std::move(v)); }
+  const Value* constant(double c, DType t) { return piece_.add_constant(c, t); }
   // The guards left once var is shifted: those not always true; nullopt if one always fails.
   std::optional<std::vector<Guard>> shifted(const std::vector<Guard>& guards) {
     std::vector<Guard> out;

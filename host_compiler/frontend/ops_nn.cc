@@ -582,6 +582,25 @@ Outs lower_conv_transpose(OpContext& ctx) {
     }
     return y;
   };
+  // The conv of x with sub-weights w of phase rs[i] along each dim (unit stride, the phase's tap
+  // spacing as dilation, x padded or cropped to the phase's window): (N, M, count_i...).
+  auto phase_conv = [&](Node* w, const std::vector<int64_t>& rs) {
+    WindowSpec spec;
+    std::vector<int64_t> plo(k), phi(k);
+    for (size_t i = 0; i < k; ++i) {
+      const Phase& ph = phases[i][size_t(rs[i])];
+      int64_t taps = int64_t(ph.taps.size());
+      spec.kernel.push_back(taps);
+      spec.stride.push_back(1);
+      spec.dilation.push_back(ph.step);
+      plo[i] = -ph.e_min;
+      phi[i] = ph.count + (taps - 1) * ph.step - x->shape[2 + i] - plo[i];
+    }
+    spec.pad_lo.assign(k, 0);
+    spec.pad_hi.assign(k, 0);
+    spec.extra_hi.assign(k, 0);
+    return conv_core(ctx, pad_or_crop(g, x, plo, phi), w, nullptr, groups, spec);
+  };
   // Uniform phases (every phase of a dim has the same taps count, offset and spacing, and as
   // many outputs: e.g. kernel == stride, the 2x2 stride-2 upsampling of detector heads): one
   // conv computes all phases as extra output channels, and a permute interleaves them. The
@@ -612,21 +631,7 @@ Outs lower_conv_transpose(OpContext& ctx) {
     Node* stacked = concat(g, subs, 1);
     Shape ws2{groups * nphase * mg, cg};
     ws2.insert(ws2.end(), stacked->shape.begin() + 4, stacked->shape.end());
-    WindowSpec spec;
-    std::vector<int64_t> plo(k), phi(k);
-    for (size_t i = 0; i < k; ++i) {
-      const Phase& ph = phases[i][0];
-      int64_t taps = int64_t(ph.taps.size());
-      spec.kernel.push_back(taps);
-      spec.stride.push_back(1);
-      spec.dilation.push_back(ph.step);
-      plo[i] = -ph.e_min;
-      phi[i] = ph.count + (taps - 1) * ph.step - x->shape[2 + i] - plo[i];
-    }
-    spec.pad_lo.assign(k, 0);
-    spec.pad_hi.assign(k, 0);
-    spec.extra_hi.assign(k, 0);
-    Node* y = conv_core(ctx, pad_or_crop(g, x, plo, phi), g.reshape(stacked, ws2), nullptr, groups, spec);
+    Node* y = phase_conv(g.reshape(stacked, ws2), std::vector<int64_t>(k, 0));  // phase 0's window: all alike
     // (N, G, s_0..s_k-1, M/G, Q_0..Q_k-1) -> (N, G, M/G, Q_0, s_0, Q_1, s_1, ...) -> (N, M, Q_i*s_i...)
     Shape split{x->shape[0], groups};
     split.insert(split.end(), stride.begin(), stride.end());
@@ -645,22 +650,8 @@ Outs lower_conv_transpose(OpContext& ctx) {
     for (size_t i = 0; i < k; ++i) empty = empty || phases[i][size_t(rs[i])].taps.empty() || phases[i][size_t(rs[i])].count == 0;
     if (!empty) {
       Node* sub = wt;
-      WindowSpec spec;
-      std::vector<int64_t> plo(k), phi(k);
-      for (size_t i = 0; i < k; ++i) {
-        const Phase& ph = phases[i][size_t(rs[i])];
-        sub = gather_positions(g, sub, int64_t(2 + i), ph.taps);
-        int64_t taps = int64_t(ph.taps.size());
-        spec.kernel.push_back(taps);
-        spec.stride.push_back(1);
-        spec.dilation.push_back(ph.step);
-        plo[i] = -ph.e_min;
-        phi[i] = ph.count + (taps - 1) * ph.step - x->shape[2 + i] - plo[i];
-      }
-      spec.pad_lo.assign(k, 0);
-      spec.pad_hi.assign(k, 0);
-      spec.extra_hi.assign(k, 0);
-      Node* y = conv_core(ctx, pad_or_crop(g, x, plo, phi), sub, nullptr, groups, spec);  // (N, M, counts...)
+      for (size_t i = 0; i < k; ++i) sub = gather_positions(g, sub, int64_t(2 + i), phases[i][size_t(rs[i])].taps);
+      Node* y = phase_conv(sub, rs);  // (N, M, counts...)
       // Into the interleaved layout (N, M, Qmax_0, s_0, Qmax_1, s_1, ...) at phase r.
       Shape inter{y->shape[0], m};
       std::vector<int64_t> ilo(2 + 2 * k, 0), ihi(2 + 2 * k, 0);
