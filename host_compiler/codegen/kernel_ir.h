@@ -108,8 +108,9 @@ Index output_index(const KernelIR& k);
 // its own over a box of the output in which every such bounds test is decided at compile
 // time: it reads the one part that lies there with plain loads. Returns the pieces in
 // output order (at most max_pieces), or k alone where no dim has two or more such
-// intervals. A piece is an ordinary kernel to a back end; compile.cc cuts kernels for the
-// cpu port's targets only (OpenCL gave wrong driving-model outputs with the pieces).
+// intervals. A piece is an ordinary kernel to a back end, except that its output's later
+// dims may not be contiguous (out_full_shape); compile.cc cuts kernels for the cpu port's
+// targets and OpenCL.
 std::vector<KernelIR> split_at_part_boundaries(KernelIR&& k, size_t max_pieces);
 // split_at_part_boundaries over a whole schedule: kernels[i] is schedule.kernels[i]'s IR
 // before and after; a kernel split in n pieces becomes n kernels (and queue steps) in a row,

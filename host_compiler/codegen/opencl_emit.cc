@@ -1062,7 +1062,12 @@ OpenCLTiling choose_opencl_tiling(const KernelIR& k, bool image_output) {
     return tl;
   }
   tl.vec_dim = vec;
-  tl.vec_lanes = image_output ? 4 : lanes_for(out[vec]);
+  // A piece of a split kernel (kernel_ir.h) stores into a larger buffer: its vec dim holds
+  // consecutive elements only where the buffer's later dims are all 1 (a depthwise conv cut
+  // per output pixel stores its channels 8 floats apart); else one lane, stored by index.
+  bool contiguous = true;
+  for (size_t d = size_t(vec) + 1; d < k.out_full_shape.size(); ++d) contiguous = contiguous && k.out_full_shape[d] == 1;
+  tl.vec_lanes = image_output ? 4 : contiguous ? lanes_for(out[vec]) : 1;
   int unroll = choose_unroll_dim(k, vec);
   if (unroll >= 0 && lanes_for(out[unroll]) > 1) {
     tl.unroll_dim = unroll;

@@ -205,10 +205,10 @@ CompileResult compile_onnx_file(const std::string& model_path, const CompileOpti
   std::vector<KernelIR> kernels;
   for (const ScheduledKernel& k : schedule.kernels) kernels.push_back(build_kernel_ir(schedule, k));
   // A Concat's consumer in one kernel per source (kernel_ir.h): at most this many pieces.
-  // The cpu port's targets only (x86-64, aarch64): on OpenCL the driving model's outputs
-  // came out wrong with the pieces (not understood yet), and Hexagon is untested with them.
+  // The cpu port's targets (x86-64, aarch64) and OpenCL; Hexagon and a630 machine code are
+  // not tested with pieces yet.
   constexpr size_t kMaxKernelPieces = 64;
-  if (target.backend == BackendKind::LlvmCpu && target.port == "cpu")
+  if ((target.backend == BackendKind::LlvmCpu && target.port == "cpu") || target.backend == BackendKind::OpenCL)
     split_kernels_at_part_boundaries(schedule, kernels, kMaxKernelPieces);
   progress("scheduled " + std::to_string(kernels.size()) + " kernels");
   if (!options.dump_kernels.empty()) {
