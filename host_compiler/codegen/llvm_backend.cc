@@ -119,9 +119,10 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm, int opt_level) {
 // options bound the search, not the loop's length (-window-search-num=1: 14 s), and
 // -window-sched=off (4.4 s) costs MobileNetV2 +1.1% packets. So loops longer than this many IR
 // instructions (after optimization) get llvm.loop.pipeline.disable, which skips both
-// schedulers for them (in squeeze_excite 11 loops of 104-135): 5.9 s, and MobileNetV2's packets
-// +0.002% (count.py, test_insn_budget.py: 12,831,812 -> 12,832,023).
-constexpr size_t kHexagonPipelinedLoopLimit = 100;
+// schedulers for them. At 100: squeeze_excite 6.2 s, EfficientNet-B0 190 s of CPU, MobileNetV2's
+// packets +0.002% (count.py, test_insn_budget.py: 12,831,812 -> 12,832,023); at 60:
+// EfficientNet-B0 147 s, MobileNetV2 12,802,097 packets (-0.2%: pipelining did not pay there).
+constexpr size_t kHexagonPipelinedLoopLimit = 60;
 
 // Marks each innermost loop of more than max_instructions instructions not to be software
 // pipelined.
