@@ -1,7 +1,9 @@
 #include "codegen/llvm_backend.h"
 
+#include <llvm/Analysis/LoopInfo.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/BinaryFormat/ELF.h>
+#include <llvm/IR/Dominators.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
@@ -15,6 +17,8 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
+#include <llvm/TargetParser/Triple.h>
+#include <llvm/Transforms/Utils/LoopUtils.h>
 
 #include <algorithm>
 #include <cstring>
@@ -105,6 +109,37 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm, int opt_level) {
              : opt_level == 1 ? llvm::OptimizationLevel::O1 : llvm::OptimizationLevel::O0;
   llvm::ModulePassManager mpm = opt_level == 0 ? pb.buildO0DefaultPipeline(level) : pb.buildPerModuleDefaultPipeline(level);
   mpm.run(m, mam);
+}
+
+// LLVM 19's Hexagon back end software-pipelines innermost loops: swing modulo scheduling,
+// then, where that fails, the window scheduler, which reschedules three copies of the loop
+// body at several offsets and grows steeply with its length. On our unrolled HVX conv/gemm/pool
+// loops it took most of edgec's time (perf: WindowScheduler::restoreTripleMBB): the int8
+// EfficientNet-B0 compiled in 700-990 s, the int8 suite's squeeze_excite block in 26 s. Its
+// options bound the search, not the loop's length (-window-search-num=1: 14 s), and
+// -window-sched=off (4.4 s) costs MobileNetV2 +1.1% packets. So loops longer than this many IR
+// instructions (after optimization) get llvm.loop.pipeline.disable, which skips both
+// schedulers for them. At 100: squeeze_excite 6.2 s, EfficientNet-B0 190 s of CPU, MobileNetV2's
+// packets +0.002% (count.py, test_insn_budget.py: 12,831,812 -> 12,832,023); at 60:
+// EfficientNet-B0 147 s, MobileNetV2 12,802,097 packets (-0.2%: pipelining did not pay there).
+constexpr size_t kHexagonPipelinedLoopLimit = 60;
+
+// Marks each innermost loop of more than max_instructions instructions not to be software
+// pipelined.
+void no_software_pipelining_of_big_loops(llvm::Module& m, size_t max_instructions) {
+  for (llvm::Function& f : m) {
+    if (f.isDeclaration()) continue;
+    llvm::DominatorTree dt(f);
+    llvm::LoopInfo li(dt);
+    for (llvm::Loop* top : li)
+      for (llvm::Loop* l : llvm::depth_first(top)) {
+        if (!l->isInnermost()) continue;
+        size_t n = 0;
+        for (llvm::BasicBlock* bb : l->blocks()) n += bb->size();
+        if (n <= max_instructions) continue;
+        llvm::addStringMetadataToLoop(l, "llvm.loop.pipeline.disable", 1);
+      }
+  }
 }
 
 std::vector<uint8_t> emit_object(llvm::Module& m, llvm::TargetMachine& tm) {
@@ -457,6 +492,8 @@ class LlvmCpuBackend : public Backend {
     llvm::raw_string_ostream vos(verify_errors);
     if (llvm::verifyModule(module, &vos)) throw CompileError("internal: generated LLVM IR is invalid: " + vos.str());
     optimize(module, *tm, options.opt_level);
+    if (llvm::Triple(target_.triple).getArch() == llvm::Triple::hexagon)
+      no_software_pipelining_of_big_loops(module, kHexagonPipelinedLoopLimit);
     for (llvm::Function& f : module)  // the runtime takes entry points only at this alignment
       if (!f.isDeclaration()) f.setAlignment(llvm::Align(edge::abi::kFunctionAlignment));
     if (!options.dump_llvm_ir.empty()) {
