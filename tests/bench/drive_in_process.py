@@ -24,6 +24,7 @@ BENCHMARKS.md ("The driving loop in Python against C") has what it found.
 import argparse
 import ctypes
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -92,11 +93,16 @@ def per_command(a, demo):
                 py.setdefault(name, []).append(statistics.median(v))
     tc, tp = sum(min(v) for v in c.values()), sum(min(py[n]) for n in c)
     print(f"{a.rounds} rounds, the C demo's frame 5: sum of each command's minimum (over rounds of its median of 10 "
-          f"runs): edgert-bench {tc:.3f} ms, this process {tp:.3f} ms ({100 * (tp / tc - 1):+.1f} %)")
+          f"runs): edgert-bench {tc:.3f} ms, this process {tp:.3f} ms ({percent_over(tp, tc)})")
     rows = sorted(((min(py[n]) - min(c[n]), n, min(c[n])) for n in c), reverse=True)
     for d, n, ms in rows[:6] + rows[-3:]:
         print(f"  {n:45s} {ms:8.4f} ms in edgert-bench, {1e3 * d:+7.1f} us here")
     print(f"  load average: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
+
+
+def percent_over(mine, theirs):
+    """'+x.x %', or why not: a tiny model's commands can measure 0 ms."""
+    return f"{100 * (mine / theirs - 1):+.1f} %" if theirs > 0 else "n/a: 0 ms to compare with"
 
 
 def main():
@@ -155,14 +161,14 @@ def main():
                 _, cpu = run(a.frames)
                 _, _, after = drive.run_c_block(args, a.frames)
                 c = (statistics.median(before) + statistics.median(after)) / 2
-                res[name].append((statistics.median(cpu) / c, min(cpu), min(before + after)))
+                res[name].append((statistics.median(cpu) / c if c > 0 else math.nan, min(cpu), min(before + after)))
     print(f"{a.rounds} rounds of blocks of {a.frames} frames, each between two blocks of the C demo as a process; "
           f"CPU time of the calling thread")
     for name, rows in res.items():
         r = [x[0] for x in rows]
         mine, theirs = min(x[1] for x in rows), min(x[2] for x in rows)
         print(f"  {name:30s} block ratio median {statistics.median(r):.3f} (range {min(r):.3f}-{max(r):.3f}); "
-              f"minima {mine:.2f} against {theirs:.2f} ms ({100 * (mine / theirs - 1):+.1f} %)")
+              f"minima {mine:.2f} against {theirs:.2f} ms ({percent_over(mine, theirs)})")
     print(f"  load average: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
 
 
