@@ -40,7 +40,7 @@ inline uint64_t content_hash_update(uint64_t h, const void* data, size_t size) {
   size_t i = 0;
   for (; i + 8 <= size; i += 8) {
     uint64_t w;
-    std::memcpy(&w, p + i, 8);
+    __builtin_memcpy(&w, p + i, 8);  // inline even where -ffreestanding makes memcpy a call (Hexagon)
     h = (h ^ w) * prime;
   }
   for (; i < size; ++i) h = (h ^ p[i]) * prime;
