@@ -366,6 +366,8 @@ QuantParam const_qparam(OpContext& ctx, size_t i, const char* what) {
 // each of the 256 values dequantized in float32 (x_scale * (x - x_zp)), mapped by f, and
 // quantized as MlasQuantizeLinear does (divide, clamp to the range less y_zp, round half to
 // even, add y_zp). Returns y = table[x], a gather of a 256-entry constant (and 3 spare ones).
+Node* gather_table(Graph& g, Node* x, std::vector<int64_t> table, DType t);
+
 template <typename F>
 Node* lookup_table(Graph& g, Node* x, QuantParam in, QuantParam out, DType t, F f) {
   const int64_t lo = int64_t(lowest_value(x->dtype));
@@ -377,6 +379,12 @@ Node* lookup_table(Graph& g, Node* x, QuantParam in, QuantParam out, DType t, F 
     q = std::min(std::max(q, qlo), qhi);
     table[size_t(i)] = int64_t(std::nearbyint(q)) + out.zp;
   }
+  return gather_table(g, x, std::move(table), t);
+}
+
+// y = table[x - lowest(x)] for an 8-bit x and a 256-entry table of type t.
+Node* gather_table(Graph& g, Node* x, std::vector<int64_t> table, DType t) {
+  const int64_t lo = int64_t(lowest_value(x->dtype));
   Node* flat = g.reshape(x, {numel(x->shape)});
   Node* idx = g.cast(flat, DType::I32);
   if (lo != 0) idx = g.binary(Op::Sub, idx, g.constant(double(lo), DType::I32));
@@ -385,6 +393,37 @@ Node* lookup_table(Graph& g, Node* x, QuantParam in, QuantParam out, DType t, F 
   table.resize(259, table[255]);
   Node* y = g.gather(g.weight(HostTensor::from_ints(t, {259}, table)), idx, 0);
   return g.reshape(y, x->shape);
+}
+
+// The 8-bit value v is a table of (gather_table's pattern): the byte x it looks up and the
+// 256 entries, in x's order from its lowest value; nullopt for anything else.
+struct ByteTable {
+  Node* x;
+  std::vector<int64_t> table;
+};
+std::optional<ByteTable> as_byte_table(Graph& g, Node* v) {
+  auto unviewed = [](Node* n) {
+    while (n->op == Op::Reshape) n = n->srcs[0];
+    return n;
+  };
+  Node* gather = unviewed(v);
+  if (gather->op != Op::Gather || gather->srcs[0]->op != Op::Weight || gather->srcs[0]->shape != Shape{259}) return std::nullopt;
+  Node* idx = gather->srcs[1];
+  int64_t offset = 0;
+  if (idx->op == Op::Sub) {
+    Node* c = idx->srcs[1];
+    while (c->op == Op::Reshape || c->op == Op::Expand) c = c->srcs[0];
+    if (c->op != Op::Const) return std::nullopt;
+    offset = int64_t(c->value);
+    idx = idx->srcs[0];
+  }
+  if (idx->op != Op::Cast || idx->dtype != DType::I32) return std::nullopt;
+  Node* x = unviewed(idx->srcs[0]);
+  if ((x->dtype != DType::U8 && x->dtype != DType::I8) || offset != int64_t(lowest_value(x->dtype))) return std::nullopt;
+  HostTensor t = g.evaluate(gather->srcs[0]);
+  ByteTable bt{x, std::vector<int64_t>(256)};
+  for (int64_t i = 0; i < 256; ++i) bt.table[size_t(i)] = t.get_int(i);
+  return bt;
 }
 
 DType check_8bit_same(OpContext& ctx, std::initializer_list<Node*> xs) {
@@ -470,6 +509,29 @@ Outs lower_qlinear_mul(OpContext& ctx) {
   DType t = check_8bit_same(ctx, {a, b});
   QuantParam pa = const_qparam(ctx, 1, "A"), pb = const_qparam(ctx, 4, "B"), pc = const_qparam(ctx, 6, "C");
   const float ratio = pa.scale * pb.scale / pc.scale;
+  // x * table[x] (SiLU: x * Sigmoid(x), the sigmoid a QLinearSigmoid table): the product is
+  // a function of the byte x alone, so one table of the kernel's arithmetic below. Formed in
+  // float64 and rounded to float32 after each step: the product of two float32 values and
+  // the sum of two are exact in float64, so each rounding gives the float32 operation's bits
+  // (and no compiler contraction into an FMA can change them).
+  if (a->shape == b->shape && a->dtype == b->dtype) {
+    std::optional<ByteTable> ta = as_byte_table(g, a), tb = as_byte_table(g, b);
+    Node *xa = ta ? ta->x : a, *xb = tb ? tb->x : b;
+    while (xa->op == Op::Reshape) xa = xa->srcs[0];
+    while (xb->op == Op::Reshape) xb = xb->srcs[0];
+    if ((ta || tb) && xa == xb) {
+      const int64_t lo = int64_t(lowest_value(t));
+      std::vector<int64_t> table(256);
+      for (int64_t i = 0; i < 256; ++i) {
+        const int64_t va = ta ? ta->table[size_t(i)] : lo + i, vb = tb ? tb->table[size_t(i)] : lo + i;
+        const float p = float((va - pa.zp) * (vb - pb.zp));  // exact: |p| < 2^24
+        const float scaled = float(double(p) * double(ratio));
+        const double v = std::nearbyint(double(float(double(scaled) + double(float(pc.zp)))));  // half to even
+        table[size_t(i)] = int64_t(std::min(std::max(v, lowest_value(t)), highest_value(t)));
+      }
+      return {gather_table(g, g.reshape(xa, a->shape), std::move(table), t)};
+    }
+  }
   auto shifted = [&](Node* v, int64_t zp) {
     return g.binary(Op::Sub, g.cast(v, DType::I32), g.constant(double(zp), DType::I32));
   };
