@@ -382,17 +382,23 @@ Node* lookup_table(Graph& g, Node* x, QuantParam in, QuantParam out, DType t, F 
   return gather_table(g, x, std::move(table), t);
 }
 
-// y = table[x - lowest(x)] for an 8-bit x and a 256-entry table of type t.
+// y = table[x - lowest(x)] for an 8-bit x and a 256-entry table of type t. A 4-D x (NCHW)
+// is flattened in NHWC order, widened first, as QLinearAdd's operand table is: its producer
+// (a conv) then stores it channels-last in its own shape (through a merging reshape it would
+// be stored flat, in NCHW order: EfficientNet-B0's depthwise convs before their SiLU).
 Node* gather_table(Graph& g, Node* x, std::vector<int64_t> table, DType t) {
   const int64_t lo = int64_t(lowest_value(x->dtype));
-  Node* flat = g.reshape(x, {numel(x->shape)});
-  Node* idx = g.cast(flat, DType::I32);
+  const bool nchw = x->shape.size() == 4;
+  Node* idx = g.cast(x, DType::I32);
   if (lo != 0) idx = g.binary(Op::Sub, idx, g.constant(double(lo), DType::I32));
+  if (nchw) idx = g.permute(idx, {0, 2, 3, 1});
+  const Shape ishape = idx->shape;
+  idx = g.reshape(idx, {numel(ishape)});
   // 3 spare entries: a vector gather may read each lane's byte as 4 (llvm_emit.cc); the index,
   // an 8-bit value, never reaches them.
   table.resize(259, table[255]);
-  Node* y = g.gather(g.weight(HostTensor::from_ints(t, {259}, table)), idx, 0);
-  return g.reshape(y, x->shape);
+  Node* y = g.reshape(g.gather(g.weight(HostTensor::from_ints(t, {259}, table)), idx, 0), ishape);
+  return nchw ? g.permute(y, {0, 3, 1, 2}) : y;
 }
 
 // The 8-bit value v is a table of (gather_table's pattern): the byte x it looks up and the
@@ -403,12 +409,18 @@ struct ByteTable {
 };
 std::optional<ByteTable> as_byte_table(Graph& g, Node* v) {
   auto unviewed = [](Node* n) {
-    while (n->op == Op::Reshape) n = n->srcs[0];
+    while (n->op == Op::Reshape || n->op == Op::Permute) n = n->srcs[0];
     return n;
   };
   Node* gather = unviewed(v);
   if (gather->op != Op::Gather || gather->srcs[0]->op != Op::Weight || gather->srcs[0]->shape != Shape{259}) return std::nullopt;
-  Node* idx = gather->srcs[1];
+  // gather_table's views around the gather: none, or (4-D) to and from NHWC.
+  const bool nhwc = v->op == Op::Permute;
+  if (nhwc && (v->axes != std::vector<int64_t>{0, 3, 1, 2} || v->srcs[0]->op != Op::Reshape)) return std::nullopt;
+  Node* idx = unviewed(gather->srcs[1]);
+  if (nhwc != (gather->srcs[1]->op == Op::Reshape && gather->srcs[1]->srcs[0]->op == Op::Permute &&
+               gather->srcs[1]->srcs[0]->axes == std::vector<int64_t>{0, 2, 3, 1}))
+    return std::nullopt;
   int64_t offset = 0;
   if (idx->op == Op::Sub) {
     Node* c = idx->srcs[1];
@@ -418,7 +430,8 @@ std::optional<ByteTable> as_byte_table(Graph& g, Node* v) {
     idx = idx->srcs[0];
   }
   if (idx->op != Op::Cast || idx->dtype != DType::I32) return std::nullopt;
-  Node* x = unviewed(idx->srcs[0]);
+  Node* x = idx->srcs[0];
+  while (x->op == Op::Reshape) x = x->srcs[0];
   if ((x->dtype != DType::U8 && x->dtype != DType::I8) || offset != int64_t(lowest_value(x->dtype))) return std::nullopt;
   HostTensor t = g.evaluate(gather->srcs[0]);
   ByteTable bt{x, std::vector<int64_t>(256)};
