@@ -2203,7 +2203,7 @@ class Emitter {
     llvm::Type* st = storage_type(stored);
     llvm::Align align(dtype_size(stored));
     LV* base = buffers_[v->arg];
-    if (byte_vectors_ && v->dynamic && lanes_ > 1 && value_varies(v->dynamic))
+    if ((byte_vectors_ || int_vectors_) && v->dynamic && lanes_ > 1 && value_varies(v->dynamic))
       if (LV* r = byte_table_lookup(v)) return widen(r, stored);
     // A Gather's data-dependent term: scalar when it is the same for every lane.
     bool offset_varies = false;
@@ -2378,9 +2378,10 @@ class Emitter {
     annotate(l, v->arg);
     return widen(l, stored);
   }
-  // table[x] for a vector of bytes x (byte_table_index) on HVX: vlut32 picks from 32 table
-  // entries per instruction, those of the 32 whose index bits 7-5 match its control word
-  // (0 elsewhere), so 8 of them, or-ed, cover the 256 entries. A control word's entries are
+  // table[x] for a vector of bytes x (byte_table_index) on HVX (a byte kernel, or an integer
+  // one: a GlobalAveragePool summing a SiLU table): vlut32 picks from 32 table entries per
+  // instruction, those of the 32 whose index bits 7-5 match its control word (0 elsewhere),
+  // so 8 of them, or-ed, cover the 256 entries. A control word's entries are
   // the even (control bit 1 clear) or odd bytes of halfwords 0-31 (bit 0 clear) or 32-63 of
   // the table vector: entries 0-127 as one vector with entry j at byte 2j and entry 64 + j
   // at byte 2j + 1 (j < 64), entries 128-255 as another. Both are built once per call.
