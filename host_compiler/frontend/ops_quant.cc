@@ -548,6 +548,36 @@ Outs lower_qlinear_mul(OpContext& ctx) {
   auto shifted = [&](Node* v, int64_t zp) {
     return g.binary(Op::Sub, g.cast(v, DType::I32), g.constant(double(zp), DType::I32));
   };
+  // Where the target's 8-bit elementwise code is scalar (ImportOptions::byte_pair_tables:
+  // Hexagon), a product with a small broadcast operand (a squeeze-excite scale, one byte per
+  // channel) is, per element of that operand, a function of the other's byte: 256 entries
+  // per small element, computed at run time by the arithmetic below (the same operations),
+  // and each output a gather at 256 * (its small element) + byte. Where each entry serves 2
+  // or more outputs on average (512 or more per small element; EfficientNet-B0's squeeze-
+  // excite Muls at 112 x 112 to 28 x 28), not after (a table entry costs about an output).
+  const Shape out = broadcast_shapes(a->shape, b->shape);
+  Node* full = a->shape == out ? a : b;
+  Node* small = full == a ? b : a;
+  const int64_t k = numel(small->shape);
+  if (ctx.byte_pair_tables && full->shape == out && small->shape != out && k > 0 && numel(out) >= 512 * k) {
+    const int64_t lo = int64_t(lowest_value(t));
+    const int64_t z_full = full == a ? pa.zp : pb.zp, z_small = full == a ? pb.zp : pa.zp;
+    Node* codes = g.binary(Op::Add, iota(g, 256, DType::I32, 2, 1), g.constant(double(lo - z_full), DType::I32));  // [1, 256]
+    Node* rows = g.reshape(shifted(small, z_small), {k, 1});
+    Node* tp = g.binary(Op::Mul, rows, codes);  // [k, 256]
+    Node* tv = g.binary(Op::Add, g.binary(Op::Mul, g.cast(tp, DType::F32), g.constant(ratio, DType::F32)),
+                        g.constant(float(pc.zp), DType::F32));
+    Node* table = g.reshape(round_saturate(g, tv, nullptr, t), {k * 256});
+    Node* row_of = g.broadcast_to(g.reshape(iota(g, k, DType::I32), small->shape), out);
+    Node* idx = g.binary(Op::Add, g.binary(Op::Mul, row_of, g.constant(256, DType::I32)), g.cast(full, DType::I32));
+    if (lo != 0) idx = g.binary(Op::Sub, idx, g.constant(double(lo), DType::I32));
+    // Flattened in NHWC order, as gather_table's index.
+    const bool nchw = out.size() == 4;
+    if (nchw) idx = g.permute(idx, {0, 2, 3, 1});
+    const Shape ishape = idx->shape;
+    Node* y = g.reshape(g.gather(table, g.reshape(idx, {numel(ishape)}), 0), ishape);
+    return {nchw ? g.permute(y, {0, 3, 1, 2}) : y};
+  }
   Node* p = g.binary(Op::Mul, shifted(a, pa.zp), shifted(b, pb.zp));
   Node* v = g.binary(Op::Add, g.binary(Op::Mul, g.cast(p, DType::F32), g.constant(ratio, DType::F32)),
                      g.constant(float(pc.zp), DType::F32));
