@@ -487,7 +487,8 @@ class Emitter {
   int lanes_for(int64_t extent) const {
     int lanes = vector_lanes_;
     if (int_vectors_) return lanes;  // HVX has one vector width (narrower ones are widened)
-    while (lanes > 2 && lanes / 2 >= extent) lanes /= 2;
+    // HVX bytes: LLVM 19 widens 64-byte vectors to HVX, 32-byte ones it loads byte by byte.
+    while (lanes > (byte_vectors_ ? 64 : 2) && lanes / 2 >= extent) lanes /= 2;
     return lanes;
   }
 
@@ -2404,12 +2405,29 @@ class Emitter {
       };
       tables = {half(0), half(128)};
     }
-    LV* x = value(x_load);
-    if (flip) x = b_.CreateXor(x, llvm::ConstantInt::get(x->getType(), 0x80));
     std::vector<int> widen_mask, narrow_mask;
     for (int u = 0; u < 128; ++u) widen_mask.push_back(u < lanes_ ? u : lanes_);
     for (int u = 0; u < lanes_; ++u) narrow_mask.push_back(u);
-    if (lanes_ < 128) x = b_.CreateShuffleVector(x, llvm::Constant::getNullValue(x->getType()), widen_mask);
+    LV* x = nullptr;
+    if (lanes_ < 64 && x_load->guards.empty() && dtype_size(k_.args[x_load->arg].dtype) == 1 &&
+        lane_stride(x_load->index, vec_var_, lanes_).value_or(0) == 1) {
+      // The bytes of an integer kernel's 32 lanes as one masked HVX load (LLVM 19 loads a
+      // 32-byte vector byte by byte).
+      std::vector<llvm::Constant*> first;
+      for (int u = 0; u < 128; ++u) first.push_back(b_.getInt1(u < lanes_));
+      LV* mask = llvm::ConstantVector::get(first);
+      if (lane_mask_) mask = b_.CreateAnd(mask, b_.CreateShuffleVector(lane_mask_, llvm::ConstantVector::getSplat(
+                                                                            llvm::ElementCount::getFixed(unsigned(lanes_)), b_.getFalse()),
+                                                                        widen_mask));
+      auto* l = b_.CreateMaskedLoad(bytes, b_.CreateInBoundsGEP(b_.getInt8Ty(), buffers_[x_load->arg], index(x_load->index)),
+                                    llvm::Align(1), mask, llvm::Constant::getNullValue(bytes));
+      annotate(l, x_load->arg);
+      x = l;
+    } else {
+      x = value(x_load);
+      if (lanes_ < 128) x = b_.CreateShuffleVector(x, llvm::Constant::getNullValue(x->getType()), widen_mask);
+    }
+    if (flip) x = b_.CreateXor(x, llvm::ConstantInt::get(x->getType(), 0x80));
     LV* idx = b_.CreateBitCast(x, words);
     LV* r = b_.CreateIntrinsic(words, llvm::Intrinsic::hexagon_V6_vlutvvb_128B, {idx, tables.first, b_.getInt32(0)});
     for (uint32_t m = 1; m < 8; ++m)
