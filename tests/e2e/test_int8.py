@@ -624,13 +624,13 @@ def qlinear_add_mul():
 
 @suite.case
 def qlinear_mul_broadcast_over_large_planes():
-    # A per-channel b over 32 x 32 planes (a squeeze-excite Mul at EfficientNet-B0's larger
+    # A per-channel b over 64 x 64 planes (a squeeze-excite Mul at EfficientNet-B0's larger
     # sizes; hexagon-v65 makes it a table of 256 entries per channel, ops_quant.cc
     # lower_qlinear_mul): every code of a in every channel, either operand the broadcast one.
     rng = np.random.default_rng(18)
     for t in (np.uint8, np.int8):
         codes = np.arange(np.iinfo(t).min, int(np.iinfo(t).max) + 1).astype(t)
-        big = np.stack([np.roll(np.tile(codes, 4), 37 * c) for c in range(8)]).reshape(1, 8, 32, 32)
+        big = np.stack([np.roll(np.tile(codes, 16), 37 * c) for c in range(8)]).reshape(1, 8, 64, 64)
         for trial in range(2):
             (sa, za), (sb, zb), (sc, zc) = qparams_f(rng, t), qparams_f(rng, t), qparams_f(rng, t)
             small = rand_q(rng, (1, 8, 1, 1), t)
