@@ -552,16 +552,16 @@ Outs lower_qlinear_mul(OpContext& ctx) {
   // Hexagon), a product with a small broadcast operand (a squeeze-excite scale, one byte per
   // channel) is, per element of that operand, a function of the other's byte: 256 entries
   // per small element, computed at run time by the arithmetic below (the same operations),
-  // and each output a gather at 256 * (its small element) + byte. Where each entry serves 8
-  // or more outputs (2048 or more per small element: EfficientNet-B0's squeeze-excite Muls
-  // at 112 x 112 and 56 x 56): an entry costs about an output's float arithmetic and the
-  // scalar gather about 0.8 of it (qemu-hexagon, EfficientNet-B0: at 28 x 28 the table and
-  // gather took 4.1 M instructions where the float Mul took 3.5 M).
+  // and each output a gather at 256 * (its small element) + byte. Where each entry serves 3
+  // or more outputs (768 or more per small element: EfficientNet-B0's squeeze-excite Muls at
+  // 112 x 112 to 28 x 28): under qemu-hexagon an entry takes about as many packets as an
+  // output's float arithmetic (7.3) and a gathered output 4.0 (its 240-channel Mul at
+  // 28 x 28: 1.20 M packets with the tables, 1.37 M without).
   const Shape out = broadcast_shapes(a->shape, b->shape);
   Node* full = a->shape == out ? a : b;
   Node* small = full == a ? b : a;
   const int64_t k = numel(small->shape);
-  if (ctx.byte_pair_tables && full->shape == out && small->shape != out && k > 0 && numel(out) >= 2048 * k) {
+  if (ctx.byte_pair_tables && full->shape == out && small->shape != out && k > 0 && numel(out) >= 768 * k) {
     const int64_t lo = int64_t(lowest_value(t));
     const int64_t z_full = full == a ? pa.zp : pb.zp, z_small = full == a ? pb.zp : pa.zp;
     Node* codes = g.binary(Op::Add, iota(g, 256, DType::I32, 2, 1), g.constant(double(lo - z_full), DType::I32));  // [1, 256]
