@@ -562,9 +562,15 @@ Outs lower_qlinear_mul(OpContext& ctx) {
   Node* small = full == a ? b : a;
   const int64_t k = numel(small->shape);
   if (ctx.byte_pair_tables && full->shape == out && small->shape != out && k > 0 && numel(out) >= 768 * k) {
-    const int64_t lo = int64_t(lowest_value(t));
     const int64_t z_full = full == a ? pa.zp : pb.zp, z_small = full == a ? pb.zp : pa.zp;
-    Node* codes = g.binary(Op::Add, iota(g, 256, DType::I32, 2, 1), g.constant(double(lo - z_full), DType::I32));  // [1, 256]
+    // A full operand that is itself a byte table of some x (a squeeze-excite Mul of a SiLU):
+    // the tables of the composition, indexed by x's byte (one gather per output, not two).
+    std::optional<ByteTable> inner = as_byte_table(g, full);
+    if (inner) full = g.reshape(inner->x, full->shape);
+    const int64_t lo = int64_t(lowest_value(full->dtype)), lo_t = int64_t(lowest_value(t));
+    std::vector<int64_t> code_values(256);
+    for (int64_t i = 0; i < 256; ++i) code_values[size_t(i)] = (inner ? inner->table[size_t(i)] : lo_t + i) - z_full;
+    Node* codes = g.weight(HostTensor::from_ints(DType::I32, {1, 256}, code_values));  // full's value - its zero point
     Node* rows = g.reshape(shifted(small, z_small), {k, 1});
     Node* tp = g.binary(Op::Mul, rows, codes);  // [k, 256]
     Node* tv = g.binary(Op::Add, g.binary(Op::Mul, g.cast(tp, DType::F32), g.constant(ratio, DType::F32)),

@@ -638,6 +638,23 @@ def qlinear_mul_broadcast_over_large_planes():
             m, feeds = ms_op("QLinearMul", [("in_a", first), ("sa", sa), ("za", za), ("in_b", second), ("sb", sb), ("zb", zb),
                                             ("sc", sc), ("zc", zc)], None, t)
             check_exact(f"QLinearMul_broadcast_{np.dtype(t).name}_{trial}", m, feeds)
+        # The big operand a QLinearSigmoid's output (squeeze-excite over a SiLU-like table:
+        # hexagon-v65 composes the two tables).
+        (sx, zx), (sb, zb), (sc, zc) = qparams_f(rng, t), qparams_f(rng, t), qparams_f(rng, t)
+        tt = helper.np_dtype_to_tensor_dtype(np.dtype(t))
+        nodes = [helper.make_node("QLinearSigmoid", ["in_x", "sx", "zx", "ss", "zs"], ["s"], domain="com.microsoft", name="sig"),
+                 helper.make_node("QLinearMul", ["s", "ss", "zs", "in_b", "sb", "zb", "sc", "zc"], ["y"], domain="com.microsoft",
+                                  name="mul")]
+        inits = [numpy_helper.from_array(np.asarray(v), n) for n, v in
+                 (("sx", np.float32(sx * 10)), ("zx", zx), ("ss", np.float32(1 / 256)), ("zs", np.array(np.iinfo(t).min, t)),
+                  ("sb", sb), ("zb", zb), ("sc", sc), ("zc", zc))]
+        g = helper.make_graph(nodes, "sigmoid_mul", [helper.make_tensor_value_info("in_x", tt, big.shape),
+                                                     helper.make_tensor_value_info("in_b", tt, (1, 8, 1, 1))],
+                              [helper.make_tensor_value_info("y", tt, None)], inits)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)])
+        m.ir_version = 8
+        feeds = {"in_x": big, "in_b": rand_q(rng, (1, 8, 1, 1), t)}
+        check_exact(f"QLinearMul_broadcast_of_sigmoid_{np.dtype(t).name}", m, feeds)
 
 
 @suite.case
