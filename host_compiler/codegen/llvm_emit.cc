@@ -99,6 +99,52 @@ bool uses_int_vectors(const KernelIR& k, const TargetSpec& t) {
   return t.int_vector_bytes > 0 && k.has_reduce() && k.acc_dtype == DType::I32;
 }
 
+// The 8-bit table index a Gather's data-dependent term is, where it is one: a widened uint8
+// load (index x), or a widened int8 load plus 128 (index x + 128, x's byte with its top bit
+// flipped). Returns that load and whether the top bit flips; null where the term is
+// anything else.
+std::pair<const Value*, bool> byte_table_index(const Value* load) {
+  if (!load->dynamic || load->dynamic_stride != 1 || load->dynamic_extent < 256 || !load->guards.empty() ||
+      load->index.max() != 0 || load->index.min() != 0)
+    return {nullptr, false};
+  const Value* d = load->dynamic;
+  int64_t plus = 0;
+  if (d->kind == Value::Kind::Alu && (d->op == Op::Add || d->op == Op::Sub) && d->srcs[1]->kind == Value::Kind::Const) {
+    plus = static_cast<int64_t>(d->srcs[1]->constant) * (d->op == Op::Sub ? -1 : 1);
+    d = d->srcs[0];
+  }
+  if (d->kind != Value::Kind::Alu || d->op != Op::Cast || is_float(d->dtype) || d->srcs[0]->kind != Value::Kind::Load ||
+      d->srcs[0]->dynamic)
+    return {nullptr, false};
+  const DType t = d->srcs[0]->dtype;
+  if (t == DType::U8 && plus == 0) return {d->srcs[0], false};
+  if (t == DType::I8 && plus == 128) return {d->srcs[0], true};
+  return {nullptr, false};
+}
+
+// Whether a kernel runs on HVX in byte lanes (Hexagon, whose float code is scalar): every
+// value an integer or bool, loads of 1-byte elements, its only data-dependent reads 8-bit
+// tables indexed by a byte (vlut32: QLinearSigmoid, SiLU, LeakyRelu tables), its result 8-bit
+// and its reduction, if any, a max (MaxPool). A pair table (65,536 entries) stays scalar.
+bool uses_byte_vectors(const KernelIR& k, const TargetSpec& t) {
+  if (t.int_vector_bytes <= 0 || dtype_size(k.args[0].dtype) != 1 || is_float(k.out_dtype)) return false;
+  if (k.has_reduce() && (k.reduce_op != Op::ReduceMax || dtype_size(k.acc_dtype) != 1 || is_float(k.acc_dtype))) return false;
+  for (const auto& v : k.values) {
+    if (is_float(v->dtype) || v->dtype == DType::I64 || v->dtype == DType::U64) return false;
+    if (v->kind == Value::Kind::Load) {
+      if (dtype_size(k.args[size_t(v->arg)].dtype) != 1) return false;
+      if (v->dynamic && !byte_table_index(v.get()).first) return false;
+    }
+    if (v->kind == Value::Kind::Alu)
+      switch (v->op) {
+        case Op::Cast: case Op::Where: case Op::Max: case Op::Min: case Op::Add: case Op::Sub:
+        case Op::CmpLt: case Op::CmpEq: case Op::And: case Op::Or: case Op::Not: break;
+        default: return false;
+      }
+  }
+  return true;
+}
+
 // QuantizeLinear's roundeven(fl32(x / s)) for a constant s > 0 without the division
 // (Hexagon has none: a float divide is ~10 packets of reciprocal and Newton steps). The
 // result is monotone in x, so code k is reached exactly from the float threshold t_k = the
@@ -149,8 +195,10 @@ class Emitter {
         // (The float sums of half blocks, kHalfBlock, are not counted: they are touched once
         // per block, outside the inner loops, and spill there when they must.)
         int_vectors_(uses_int_vectors(k, target)),
-        vector_lanes_(int_vectors_ ? target.int_vector_bytes / 4
-                                   : std::max(1, target.vector_bytes / (half_ && computes_in_half(k) ? 2 : 4))),
+        byte_vectors_(!int_vectors_ && uses_byte_vectors(k, target)),
+        vector_lanes_(int_vectors_    ? target.int_vector_bytes / 4
+                      : byte_vectors_ ? target.int_vector_bytes
+                                      : std::max(1, target.vector_bytes / (half_ && computes_in_half(k) ? 2 : 4))),
         vector_registers_(int_vectors_ ? target.int_vector_registers : target.vector_registers),
         int8_dot_columns_(target.int8_dot_columns),
         float_scalar_epilogue_(int_vectors_ && target.vector_bytes < target.int_vector_bytes),
@@ -439,7 +487,8 @@ class Emitter {
   int lanes_for(int64_t extent) const {
     int lanes = vector_lanes_;
     if (int_vectors_) return lanes;  // HVX has one vector width (narrower ones are widened)
-    while (lanes > 2 && lanes / 2 >= extent) lanes /= 2;
+    // HVX bytes: LLVM 19 widens 64-byte vectors to HVX, 32-byte ones it loads byte by byte.
+    while (lanes > (byte_vectors_ ? 64 : 2) && lanes / 2 >= extent) lanes /= 2;
     return lanes;
   }
 
@@ -2155,6 +2204,8 @@ class Emitter {
     llvm::Type* st = storage_type(stored);
     llvm::Align align(dtype_size(stored));
     LV* base = buffers_[v->arg];
+    if ((byte_vectors_ || int_vectors_) && v->dynamic && lanes_ > 1 && value_varies(v->dynamic))
+      if (LV* r = byte_table_lookup(v)) return widen(r, stored);
     // A Gather's data-dependent term: scalar when it is the same for every lane.
     bool offset_varies = false;
     LV* offset = v->dynamic ? dynamic_offset(v, &offset_varies) : nullptr;
@@ -2328,6 +2379,64 @@ class Emitter {
     annotate(l, v->arg);
     return widen(l, stored);
   }
+  // table[x] for a vector of bytes x (byte_table_index) on HVX (a byte kernel, or an integer
+  // one: a GlobalAveragePool summing a SiLU table): vlut32 picks from 32 table entries per
+  // instruction, those of the 32 whose index bits 7-5 match its control word (0 elsewhere),
+  // so 8 of them, or-ed, cover the 256 entries. A control word's entries are
+  // the even (control bit 1 clear) or odd bytes of halfwords 0-31 (bit 0 clear) or 32-63 of
+  // the table vector: entries 0-127 as one vector with entry j at byte 2j and entry 64 + j
+  // at byte 2j + 1 (j < 64), entries 128-255 as another. Both are built once per call.
+  LV* byte_table_lookup(const Value* v) {
+    auto [x_load, flip] = byte_table_index(v);
+    if (!x_load || lanes_ > 128) return nullptr;
+    auto* bytes = llvm::FixedVectorType::get(b_.getInt8Ty(), 128);
+    auto* words = llvm::FixedVectorType::get(b_.getInt32Ty(), 32);
+    auto& tables = vlut_tables_[v->arg];
+    if (!tables.first) {
+      llvm::BasicBlock& entry = fn_->getEntryBlock();
+      IRBuilder<> eb(&entry, entry.getTerminator() ? entry.getTerminator()->getIterator() : entry.end());
+      std::vector<int> interleave;
+      for (int j = 0; j < 64; ++j) interleave.push_back(j), interleave.push_back(64 + j);
+      auto half = [&](int64_t first) {
+        auto* l = eb.CreateAlignedLoad(bytes, eb.CreateConstInBoundsGEP1_32(eb.getInt8Ty(), buffers_[v->arg], uint32_t(first)),
+                                       llvm::Align(1));
+        annotate(l, v->arg);
+        return eb.CreateBitCast(eb.CreateShuffleVector(l, interleave), words);
+      };
+      tables = {half(0), half(128)};
+    }
+    std::vector<int> widen_mask, narrow_mask;
+    for (int u = 0; u < 128; ++u) widen_mask.push_back(u < lanes_ ? u : lanes_);
+    for (int u = 0; u < lanes_; ++u) narrow_mask.push_back(u);
+    LV* x = nullptr;
+    if (lanes_ < 64 && x_load->guards.empty() && dtype_size(k_.args[x_load->arg].dtype) == 1 &&
+        lane_stride(x_load->index, vec_var_, lanes_).value_or(0) == 1) {
+      // The bytes of an integer kernel's 32 lanes as one masked HVX load (LLVM 19 loads a
+      // 32-byte vector byte by byte).
+      std::vector<llvm::Constant*> first;
+      for (int u = 0; u < 128; ++u) first.push_back(b_.getInt1(u < lanes_));
+      LV* mask = llvm::ConstantVector::get(first);
+      if (lane_mask_) mask = b_.CreateAnd(mask, b_.CreateShuffleVector(lane_mask_, llvm::ConstantVector::getSplat(
+                                                                            llvm::ElementCount::getFixed(unsigned(lanes_)), b_.getFalse()),
+                                                                        widen_mask));
+      auto* l = b_.CreateMaskedLoad(bytes, b_.CreateInBoundsGEP(b_.getInt8Ty(), buffers_[x_load->arg], index(x_load->index)),
+                                    llvm::Align(1), mask, llvm::Constant::getNullValue(bytes));
+      annotate(l, x_load->arg);
+      x = l;
+    } else {
+      x = value(x_load);
+      if (lanes_ < 128) x = b_.CreateShuffleVector(x, llvm::Constant::getNullValue(x->getType()), widen_mask);
+    }
+    if (flip) x = b_.CreateXor(x, llvm::ConstantInt::get(x->getType(), 0x80));
+    LV* idx = b_.CreateBitCast(x, words);
+    LV* r = b_.CreateIntrinsic(words, llvm::Intrinsic::hexagon_V6_vlutvvb_128B, {idx, tables.first, b_.getInt32(0)});
+    for (uint32_t m = 1; m < 8; ++m)
+      r = b_.CreateIntrinsic(words, llvm::Intrinsic::hexagon_V6_vlutvvb_oracc_128B,
+                             {r, idx, m < 4 ? tables.first : tables.second, b_.getInt32(m)});
+    r = b_.CreateBitCast(r, bytes);
+    return lanes_ < 128 ? b_.CreateShuffleVector(r, narrow_mask) : r;
+  }
+
   // The last element a load can read: its index's largest value plus, for a Gather, the
   // largest data-dependent term (clamped to its axis, and to what an 8-bit index can be).
   int64_t last_element_read(const Value* v) const {
@@ -3024,6 +3133,8 @@ class Emitter {
   bool f64_arithmetic_;              // TargetSpec::f64_arithmetic
   bool f16_conversion_;              // TargetSpec::f16_conversion
   bool int_vectors_;                 // uses_int_vectors: the target's integer vectors
+  bool byte_vectors_;                // uses_byte_vectors: HVX in byte lanes
+  std::map<int, std::pair<LV*, LV*>> vlut_tables_;  // byte_table_lookup's table vectors, by arg
   int vector_lanes_;                 // lanes for the vectorized dim, from the target
   int vector_registers_;             // how many vector registers the target has
   int int8_dot_columns_;             // TargetSpec::int8_dot_columns: a packed panel's columns

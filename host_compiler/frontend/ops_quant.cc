@@ -366,6 +366,8 @@ QuantParam const_qparam(OpContext& ctx, size_t i, const char* what) {
 // each of the 256 values dequantized in float32 (x_scale * (x - x_zp)), mapped by f, and
 // quantized as MlasQuantizeLinear does (divide, clamp to the range less y_zp, round half to
 // even, add y_zp). Returns y = table[x], a gather of a 256-entry constant (and 3 spare ones).
+Node* gather_table(Graph& g, Node* x, std::vector<int64_t> table, DType t);
+
 template <typename F>
 Node* lookup_table(Graph& g, Node* x, QuantParam in, QuantParam out, DType t, F f) {
   const int64_t lo = int64_t(lowest_value(x->dtype));
@@ -377,14 +379,64 @@ Node* lookup_table(Graph& g, Node* x, QuantParam in, QuantParam out, DType t, F 
     q = std::min(std::max(q, qlo), qhi);
     table[size_t(i)] = int64_t(std::nearbyint(q)) + out.zp;
   }
-  Node* flat = g.reshape(x, {numel(x->shape)});
-  Node* idx = g.cast(flat, DType::I32);
+  return gather_table(g, x, std::move(table), t);
+}
+
+// y = table[x - lowest(x)] for an 8-bit x and a 256-entry table of type t. A 4-D x (NCHW)
+// is flattened in NHWC order, widened first, as QLinearAdd's operand table is: its producer
+// (a conv) then stores it channels-last in its own shape (through a merging reshape it would
+// be stored flat, in NCHW order: EfficientNet-B0's depthwise convs before their SiLU).
+Node* gather_table(Graph& g, Node* x, std::vector<int64_t> table, DType t) {
+  const int64_t lo = int64_t(lowest_value(x->dtype));
+  const bool nchw = x->shape.size() == 4;
+  Node* idx = g.cast(x, DType::I32);
   if (lo != 0) idx = g.binary(Op::Sub, idx, g.constant(double(lo), DType::I32));
+  if (nchw) idx = g.permute(idx, {0, 2, 3, 1});
+  const Shape ishape = idx->shape;
+  idx = g.reshape(idx, {numel(ishape)});
   // 3 spare entries: a vector gather may read each lane's byte as 4 (llvm_emit.cc); the index,
   // an 8-bit value, never reaches them.
   table.resize(259, table[255]);
-  Node* y = g.gather(g.weight(HostTensor::from_ints(t, {259}, table)), idx, 0);
-  return g.reshape(y, x->shape);
+  Node* y = g.reshape(g.gather(g.weight(HostTensor::from_ints(t, {259}, table)), idx, 0), ishape);
+  return nchw ? g.permute(y, {0, 3, 1, 2}) : y;
+}
+
+// The 8-bit value v is a table of (gather_table's pattern): the byte x it looks up and the
+// 256 entries, in x's order from its lowest value; nullopt for anything else.
+struct ByteTable {
+  Node* x;
+  std::vector<int64_t> table;
+};
+std::optional<ByteTable> as_byte_table(Graph& g, Node* v) {
+  auto unviewed = [](Node* n) {
+    while (n->op == Op::Reshape || n->op == Op::Permute) n = n->srcs[0];
+    return n;
+  };
+  Node* gather = unviewed(v);
+  if (gather->op != Op::Gather || gather->srcs[0]->op != Op::Weight || gather->srcs[0]->shape != Shape{259}) return std::nullopt;
+  // gather_table's views around the gather: none, or (4-D) to and from NHWC.
+  const bool nhwc = v->op == Op::Permute;
+  if (nhwc && (v->axes != std::vector<int64_t>{0, 3, 1, 2} || v->srcs[0]->op != Op::Reshape)) return std::nullopt;
+  Node* idx = unviewed(gather->srcs[1]);
+  if (nhwc != (gather->srcs[1]->op == Op::Reshape && gather->srcs[1]->srcs[0]->op == Op::Permute &&
+               gather->srcs[1]->srcs[0]->axes == std::vector<int64_t>{0, 2, 3, 1}))
+    return std::nullopt;
+  int64_t offset = 0;
+  if (idx->op == Op::Sub) {
+    Node* c = idx->srcs[1];
+    while (c->op == Op::Reshape || c->op == Op::Expand) c = c->srcs[0];
+    if (c->op != Op::Const) return std::nullopt;
+    offset = int64_t(c->value);
+    idx = idx->srcs[0];
+  }
+  if (idx->op != Op::Cast || idx->dtype != DType::I32) return std::nullopt;
+  Node* x = idx->srcs[0];
+  while (x->op == Op::Reshape) x = x->srcs[0];
+  if ((x->dtype != DType::U8 && x->dtype != DType::I8) || offset != int64_t(lowest_value(x->dtype))) return std::nullopt;
+  HostTensor t = g.evaluate(gather->srcs[0]);
+  ByteTable bt{x, std::vector<int64_t>(256)};
+  for (int64_t i = 0; i < 256; ++i) bt.table[size_t(i)] = t.get_int(i);
+  return bt;
 }
 
 DType check_8bit_same(OpContext& ctx, std::initializer_list<Node*> xs) {
@@ -470,9 +522,70 @@ Outs lower_qlinear_mul(OpContext& ctx) {
   DType t = check_8bit_same(ctx, {a, b});
   QuantParam pa = const_qparam(ctx, 1, "A"), pb = const_qparam(ctx, 4, "B"), pc = const_qparam(ctx, 6, "C");
   const float ratio = pa.scale * pb.scale / pc.scale;
+  // x * table[x] (SiLU: x * Sigmoid(x), the sigmoid a QLinearSigmoid table): the product is
+  // a function of the byte x alone, so one table of the kernel's arithmetic below. Formed in
+  // float64 and rounded to float32 after each step: the product of two float32 values and
+  // the sum of two are exact in float64, so each rounding gives the float32 operation's bits
+  // (and no compiler contraction into an FMA can change them).
+  if (a->shape == b->shape && a->dtype == b->dtype) {
+    std::optional<ByteTable> ta = as_byte_table(g, a), tb = as_byte_table(g, b);
+    Node *xa = ta ? ta->x : a, *xb = tb ? tb->x : b;
+    while (xa->op == Op::Reshape) xa = xa->srcs[0];
+    while (xb->op == Op::Reshape) xb = xb->srcs[0];
+    if ((ta || tb) && xa == xb) {
+      const int64_t lo = int64_t(lowest_value(t));
+      std::vector<int64_t> table(256);
+      for (int64_t i = 0; i < 256; ++i) {
+        const int64_t va = ta ? ta->table[size_t(i)] : lo + i, vb = tb ? tb->table[size_t(i)] : lo + i;
+        const float p = float((va - pa.zp) * (vb - pb.zp));  // exact: |p| < 2^24
+        const float scaled = float(double(p) * double(ratio));
+        const double v = std::nearbyint(double(float(double(scaled) + double(float(pc.zp)))));  // half to even
+        table[size_t(i)] = int64_t(std::min(std::max(v, lowest_value(t)), highest_value(t)));
+      }
+      return {gather_table(g, g.reshape(xa, a->shape), std::move(table), t)};
+    }
+  }
   auto shifted = [&](Node* v, int64_t zp) {
     return g.binary(Op::Sub, g.cast(v, DType::I32), g.constant(double(zp), DType::I32));
   };
+  // Where the target's 8-bit elementwise code is scalar (ImportOptions::byte_pair_tables:
+  // Hexagon), a product with a small broadcast operand (a squeeze-excite scale, one byte per
+  // channel) is, per element of that operand, a function of the other's byte: 256 entries
+  // per small element, computed at run time by the arithmetic below (the same operations),
+  // and each output a gather at 256 * (its small element) + byte. Where each entry serves 3
+  // or more outputs (768 or more per small element: EfficientNet-B0's squeeze-excite Muls at
+  // 112 x 112 to 28 x 28): under qemu-hexagon an entry takes about as many packets as an
+  // output's float arithmetic (7.3) and a gathered output 4.0 (its 240-channel Mul at
+  // 28 x 28: 1.20 M packets with the tables, 1.37 M without).
+  const Shape out = broadcast_shapes(a->shape, b->shape);
+  Node* full = a->shape == out ? a : b;
+  Node* small = full == a ? b : a;
+  const int64_t k = numel(small->shape);
+  if (ctx.byte_pair_tables && full->shape == out && small->shape != out && k > 0 && numel(out) >= 768 * k) {
+    const int64_t z_full = full == a ? pa.zp : pb.zp, z_small = full == a ? pb.zp : pa.zp;
+    // A full operand that is itself a byte table of some x (a squeeze-excite Mul of a SiLU):
+    // the tables of the composition, indexed by x's byte (one gather per output, not two).
+    std::optional<ByteTable> inner = as_byte_table(g, full);
+    if (inner) full = g.reshape(inner->x, full->shape);
+    const int64_t lo = int64_t(lowest_value(full->dtype)), lo_t = int64_t(lowest_value(t));
+    std::vector<int64_t> code_values(256);
+    for (int64_t i = 0; i < 256; ++i) code_values[size_t(i)] = (inner ? inner->table[size_t(i)] : lo_t + i) - z_full;
+    Node* codes = g.weight(HostTensor::from_ints(DType::I32, {1, 256}, code_values));  // full's value - its zero point
+    Node* rows = g.reshape(shifted(small, z_small), {k, 1});
+    Node* tp = g.binary(Op::Mul, rows, codes);  // [k, 256]
+    Node* tv = g.binary(Op::Add, g.binary(Op::Mul, g.cast(tp, DType::F32), g.constant(ratio, DType::F32)),
+                        g.constant(float(pc.zp), DType::F32));
+    Node* table = g.reshape(round_saturate(g, tv, nullptr, t), {k * 256});
+    Node* row_of = g.broadcast_to(g.reshape(iota(g, k, DType::I32), small->shape), out);
+    Node* idx = g.binary(Op::Add, g.binary(Op::Mul, row_of, g.constant(256, DType::I32)), g.cast(full, DType::I32));
+    if (lo != 0) idx = g.binary(Op::Sub, idx, g.constant(double(lo), DType::I32));
+    // Flattened in NHWC order, as gather_table's index.
+    const bool nchw = out.size() == 4;
+    if (nchw) idx = g.permute(idx, {0, 2, 3, 1});
+    const Shape ishape = idx->shape;
+    Node* y = g.reshape(g.gather(table, g.reshape(idx, {numel(ishape)}), 0), ishape);
+    return {nchw ? g.permute(y, {0, 3, 1, 2}) : y};
+  }
   Node* p = g.binary(Op::Mul, shifted(a, pa.zp), shifted(b, pb.zp));
   Node* v = g.binary(Op::Add, g.binary(Op::Mul, g.cast(p, DType::F32), g.constant(ratio, DType::F32)),
                      g.constant(float(pc.zp), DType::F32));

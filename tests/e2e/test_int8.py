@@ -623,6 +623,41 @@ def qlinear_add_mul():
 
 
 @suite.case
+def qlinear_mul_broadcast_over_large_planes():
+    # A per-channel b over 64 x 64 planes (a squeeze-excite Mul at EfficientNet-B0's larger
+    # sizes; hexagon-v65 makes it a table of 256 entries per channel, ops_quant.cc
+    # lower_qlinear_mul): every code of a in every channel, either operand the broadcast one.
+    rng = np.random.default_rng(18)
+    for t in (np.uint8, np.int8):
+        codes = np.arange(np.iinfo(t).min, int(np.iinfo(t).max) + 1).astype(t)
+        big = np.stack([np.roll(np.tile(codes, 16), 37 * c) for c in range(8)]).reshape(1, 8, 64, 64)
+        for trial in range(2):
+            (sa, za), (sb, zb), (sc, zc) = qparams_f(rng, t), qparams_f(rng, t), qparams_f(rng, t)
+            small = rand_q(rng, (1, 8, 1, 1), t)
+            first, second = (big, small) if trial == 0 else (small, big)
+            m, feeds = ms_op("QLinearMul", [("in_a", first), ("sa", sa), ("za", za), ("in_b", second), ("sb", sb), ("zb", zb),
+                                            ("sc", sc), ("zc", zc)], None, t)
+            check_exact(f"QLinearMul_broadcast_{np.dtype(t).name}_{trial}", m, feeds)
+        # The big operand a QLinearSigmoid's output (squeeze-excite over a SiLU-like table:
+        # hexagon-v65 composes the two tables).
+        (sx, zx), (sb, zb), (sc, zc) = qparams_f(rng, t), qparams_f(rng, t), qparams_f(rng, t)
+        tt = helper.np_dtype_to_tensor_dtype(np.dtype(t))
+        nodes = [helper.make_node("QLinearSigmoid", ["in_x", "sx", "zx", "ss", "zs"], ["s"], domain="com.microsoft", name="sig"),
+                 helper.make_node("QLinearMul", ["s", "ss", "zs", "in_b", "sb", "zb", "sc", "zc"], ["y"], domain="com.microsoft",
+                                  name="mul")]
+        inits = [numpy_helper.from_array(np.asarray(v), n) for n, v in
+                 (("sx", np.float32(sx * 10)), ("zx", zx), ("ss", np.float32(1 / 256)), ("zs", np.array(np.iinfo(t).min, t)),
+                  ("sb", sb), ("zb", zb), ("sc", sc), ("zc", zc))]
+        g = helper.make_graph(nodes, "sigmoid_mul", [helper.make_tensor_value_info("in_x", tt, big.shape),
+                                                     helper.make_tensor_value_info("in_b", tt, (1, 8, 1, 1))],
+                              [helper.make_tensor_value_info("y", tt, None)], inits)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)])
+        m.ir_version = 8
+        feeds = {"in_x": big, "in_b": rand_q(rng, (1, 8, 1, 1), t)}
+        check_exact(f"QLinearMul_broadcast_of_sigmoid_{np.dtype(t).name}", m, feeds)
+
+
+@suite.case
 def qlinear_add_all_pairs():
     # Every (a, b) pair of uint8 values, with scales (found by a search) where forming
     # onnxruntime's constant term zc - (ra * za + rb * zb) without its FMA flips 2 outputs,
@@ -664,6 +699,59 @@ def qlinear_sigmoid_leaky_relu_all_values():
             check_exact(f"sigmoid_{np.dtype(t).name}_{trial}", m, feeds)
             m, feeds = ms_op("QLinearLeakyRelu", [("in_x", x), ("sx", sx), ("zx", zx), ("sy", sy), ("zy", zy)], None, t, alpha=0.1)
             check_exact(f"leaky_relu_{np.dtype(t).name}_{trial}", m, feeds)
+
+
+def qdq_silu(t, sx, zx, ss, zs, sy, zy, sigmoid_first):
+    """x (all 256 codes of t) -> DQ -> Mul(x, Sigmoid(x)) -> Q, in QDQ form as quantize_static
+    writes SiLU (onnxruntime fuses it into QLinearSigmoid and QLinearMul)."""
+    nodes = [helper.make_node("DequantizeLinear", ["in_x", "sx", "zx"], ["x"], name="dq_x"),
+             helper.make_node("Sigmoid", ["x"], ["s"], name="sigmoid"),
+             helper.make_node("QuantizeLinear", ["s", "ss", "zs"], ["s_q"], name="q_s"),
+             helper.make_node("DequantizeLinear", ["s_q", "ss", "zs"], ["s_dq"], name="dq_s"),
+             helper.make_node("Mul", ["s_dq", "x"] if sigmoid_first else ["x", "s_dq"], ["m"], name="mul"),
+             helper.make_node("QuantizeLinear", ["m", "sy", "zy"], ["y"], name="q_y")]
+    inits = [numpy_helper.from_array(np.asarray(v), n) for n, v in
+             (("sx", sx), ("zx", zx), ("ss", ss), ("zs", zs), ("sy", sy), ("zy", zy))]
+    tt = helper.np_dtype_to_tensor_dtype(np.dtype(t))
+    g = helper.make_graph(nodes, "silu", [helper.make_tensor_value_info("in_x", tt, [1, 1, 16, 16])],
+                          [helper.make_tensor_value_info("y", tt, [1, 1, 16, 16])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    x = np.arange(np.iinfo(t).min, int(np.iinfo(t).max) + 1).astype(t).reshape(1, 1, 16, 16)
+    return m, {"in_x": x}
+
+
+@suite.case
+def qdq_silu_one_table_all_values():
+    # SiLU's Mul(x, Sigmoid(x)) depends on the byte x alone: edgec makes one 256-entry table
+    # of onnxruntime's QLinearMul arithmetic over the sigmoid's table (ops_quant.cc
+    # lower_qlinear_mul). Every code of x against onnxruntime, for random scales and for
+    # EfficientNet-B0-like ones (the sigmoid at 1/256, x's zero point low in the range); the
+    # bundle's one kernel is that table lookup, no float arithmetic. (sx, zx, sy, zy) found by
+    # a search where the product scaled in float64 instead of float32 flips one output, and a
+    # ratio sx * ss / sy of 1/2, whose ties (odd products) round half to even.
+    rng = np.random.default_rng(17)
+    u8 = lambda v: np.array(v, np.uint8)  # noqa: E731
+    cases = [(np.uint8, np.float32(sx), u8(zx), np.float32(1 / 256), u8(0), np.float32(sy), u8(zy))
+             for sx, zx, sy, zy in ((0.05, 30, 0.04, 8), (0.93207854, 191, 0.027939476, 69),
+                                    (0.13679081, 170, 0.022136869, 179), (0.9376923, 180, 0.058605913, 228),
+                                    (0.5, 128, 1 / 256, 128))]
+    for t in (np.uint8, np.int8):
+        for _ in range(3):
+            (sx, zx), (sy, zy) = qparams_f(rng, t), qparams_f(rng, t)
+            ss, zs = np.float32(rng.uniform(1 / 300, 1 / 200)), np.array(np.iinfo(t).min if rng.integers(2) else 0, t)
+            cases.append((t, np.float32(sx * 10), zx, ss, zs, sy, zy))
+    for i, (t, sx, zx, ss, zs, sy, zy) in enumerate(cases):
+        for sigmoid_first in (False, True):
+            name = f"silu_{np.dtype(t).name}_{i}_{int(sigmoid_first)}"
+            m, feeds = qdq_silu(t, sx, zx, ss, zs, sy, zy, sigmoid_first)
+            check_exact(name, m, feeds)
+            kir = WORK / f"{name}.kernels.txt"  # not through the compile cache, which writes no dump
+            kir.unlink(missing_ok=True)
+            lib.run_tool([lib.find_tool("edgec"), "compile", WORK / f"{name}.onnx", "-o", WORK / f"{name}.ir.bundle",
+                          "--dump-kernels", kir])
+            ir = kir.read_text()
+            assert ir.count("kernel ") == 1 and "f32" not in ir and ir.count("clamp(") == 1, f"{name}: not one table:\n{ir}"
 
 
 @suite.case
