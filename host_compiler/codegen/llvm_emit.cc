@@ -970,11 +970,25 @@ class Emitter {
       if (requant_zp_load_) bad = b_.CreateOr(bad, b_.CreateNot(requant_zp_.second));
       b_.CreateCondBr(bad, slow, fast);
       b_.SetInsertPoint(fast);
-      for (size_t u = 0; u < copies; ++u) {
-        select_copy(u);
-        emit_requantize_vector(acc_values[u], lanes, end, /*prechecked=*/true);
+      auto integer_form = [&](bool nonneg_at_run_time) {
+        for (size_t u = 0; u < copies; ++u) {
+          select_copy(u);
+          emit_requantize_vector(acc_values[u], lanes, end, /*prechecked=*/true, nonneg_at_run_time);
+        }
+        b_.CreateBr(join);
+      };
+      if (requant_negatives_signed_) {
+        // Both forms: negatives as 0 where this call's zero point allows (a ReLU's
+        // output, zero point 0: no sign to carry), signed otherwise.
+        auto* nonneg = llvm::BasicBlock::Create(ctx_, "requant_tile_nonneg", fn_);
+        auto* sign = llvm::BasicBlock::Create(ctx_, "requant_tile_signed", fn_);
+        LV* is_signed = b_.CreateICmpNE(b_.CreateLoad(b_.getInt32Ty(), requant_negatives_signed_, /*isVolatile=*/true), b_.getInt32(0));
+        b_.CreateCondBr(is_signed, sign, nonneg);
+        b_.SetInsertPoint(nonneg);
+        integer_form(true);
+        b_.SetInsertPoint(sign);
       }
-      b_.CreateBr(join);
+      integer_form(false);
       b_.SetInsertPoint(slow);
       for (size_t u = 0; u < copies; ++u) {
         select_copy(u);
@@ -1071,6 +1085,10 @@ class Emitter {
     std::vector<Step> ops;  // innermost first
     const Value* zp = nullptr;  // the one load among the operands (a zero point), if any
     DType out = DType::U8;
+    // The chain maps every r in [-256, 0] to what it maps 0 to (a ReLU's clamp at the zero
+    // point), for every zero point: a negative x then needs no sign, max(x, 0) gives its result.
+    bool negatives_as_zero = false;
+    bool negatives_as_zero_for_some = false;  // for some zero point: decided at run time
   };
   static bool small_int_const(const Value* v) {
     return v->kind == Value::Kind::Const && v->constant == std::floor(v->constant) && std::fabs(v->constant) <= double(1 << 20);
@@ -1133,11 +1151,16 @@ class Emitter {
     const float big = std::numeric_limits<float>::max();
     // A load operand (the output's zero point) must hold an integer of the output type.
     const int z_lo = c.zp ? int(lo) : 0, z_hi = c.zp ? int(hi) : 0;
-    for (int z = z_lo; z <= z_hi; ++z)
+    c.negatives_as_zero = true;
+    for (int z = z_lo; z <= z_hi; ++z) {
       for (float sign : {1.0f, -1.0f}) {
         float at = chain(sign * 256.0f, float(z)), far = chain(sign * big, float(z));
         if (at != far || at < lo || at > hi) return std::nullopt;
       }
+      // Monotone: equal at -256 and 0, equal in between.
+      if (chain(-256.0f, float(z)) != chain(0.0f, float(z))) c.negatives_as_zero = false;
+      else c.negatives_as_zero_for_some = true;
+    }
     return c;
   }
 
@@ -1216,6 +1239,17 @@ class Emitter {
       LV* zf = b_.CreateLoad(b_.getFloatTy(), b_.CreateInBoundsGEP(b_.getFloatTy(), buffers_[c->zp->arg], ic(c->zp->index.constant())));
       requant_zp_ = requant_zero_point(zf, c->out);
       requant_zp_load_ = c->zp;
+      if (requant_scales_bad_ && c->negatives_as_zero_for_some) {
+        // Whether this zero point maps every r in [-256, 0] as 0 (match_requant_chain: the
+        // chain is monotone), read back per tile: volatile, as requant_scales_bad_.
+        {
+          IRBuilder<> eb(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+          requant_negatives_signed_ = eb.CreateAlloca(b_.getInt32Ty());
+        }
+        LV* zi = requant_zp_.first;
+        LV* same = b_.CreateICmpEQ(apply_requant_chain(*c, b_.getInt32(-256), zi), apply_requant_chain(*c, b_.getInt32(0), zi));
+        b_.CreateStore(b_.CreateZExt(b_.CreateNot(same), b_.getInt32Ty()), requant_negatives_signed_);
+      }
     }
   }
 
@@ -1229,9 +1263,12 @@ class Emitter {
 
   // prechecked: the caller branched on the checks already (requant_prechecked); only the
   // integer form is emitted, into the current block.
-  bool emit_requantize_vector(LV* sums, int lanes, LV* end, bool prechecked = false) {
+  // nonneg_at_run_time: the caller branched on the run-time zero point mapping negatives as
+  // 0 (requant_negatives_signed_), where the chain does not for every zero point.
+  bool emit_requantize_vector(LV* sums, int lanes, LV* end, bool prechecked = false, bool nonneg_at_run_time = false) {
     std::optional<RequantChain> c = match_requant_chain();
     if (!c || lanes < 2) return false;
+    const bool nonneg = c->negatives_as_zero || nonneg_at_run_time;
     acc_ = sums;
     LV* x = splat(value(c->x), lanes);
     LV* sv = splat(value(c->s), lanes);
@@ -1270,9 +1307,21 @@ class Emitter {
     }
     LV* e = b_.CreateSub(k(150), ef);
     LV* m = b_.CreateOr(b_.CreateAnd(bits, k(0x7FFFFF)), k(0x800000));
-    LV* neg = b_.CreateICmpSLT(x, k(0));
-    LV* a = b_.CreateSelect(neg, b_.CreateNeg(x), x);  // INT32_MIN: 2^31 unsigned
-    a = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, a, k(1u << 24));
+    // a = min(|x|, 2^24) without a sign predicate held to the end (HVX has 4; one live
+    // across the tile's epilogues was spilled through vector registers): where the chain
+    // maps negatives as 0, max(x, 0) and no sign at all; else the sign is tested again at
+    // the end, and |x| saturates (vabs:sat, INT32_MIN -> INT32_MAX) so that a signed min
+    // (vmin.w; HVX has no unsigned word min: a compare and a mux) clamps it.
+    LV* a;
+    if (nonneg) {
+      a = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, x, k(0)), k(1u << 24));
+    } else if (int8_dot_ == TargetSpec::Int8Dot::HvxU8S8 && lanes == 32) {
+      a = b_.CreateIntrinsic(ty, llvm::Intrinsic::hexagon_V6_vabsw_sat_128B, {x});
+      a = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, a, k(1u << 24));
+    } else {
+      a = b_.CreateSelect(b_.CreateICmpSLT(x, k(0)), b_.CreateNeg(x), x);  // INT32_MIN: 2^31 unsigned
+      a = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, a, k(1u << 24));
+    }
     auto* wide = llvm::VectorType::get(b_.getInt64Ty(), ty->getElementCount());
     LV* hi = b_.CreateTrunc(
         b_.CreateLShr(b_.CreateMul(b_.CreateZExt(a, wide), b_.CreateZExt(b_.CreateShl(m, k(8)), wide)), llvm::ConstantInt::get(wide, 32)),
@@ -1303,19 +1352,8 @@ class Emitter {
     // In the window the even one of n, n + 1; elsewhere n + (F > 2^23), F never 2^23 there.
     LV* up = b_.CreateAnd(b_.CreateSelect(in_window, n, b_.CreateLShr(f, k(23))), k(1));
     LV* r = b_.CreateSelect(sat, k(256), b_.CreateAdd(n, up));
-    r = b_.CreateSelect(neg, b_.CreateNeg(r), r);
-    for (const RequantChain::Step& st : c->ops) {
-      LV* kv = st.operand->kind == Value::Kind::Const
-                   ? llvm::ConstantInt::get(ty, static_cast<uint64_t>(static_cast<int64_t>(st.operand->constant)), true)
-                   : zp;
-      switch (st.op->op) {
-        case Op::Add: r = b_.CreateAdd(r, kv); break;
-        case Op::Sub: r = b_.CreateSub(r, kv); break;
-        case Op::Max: r = b_.CreateSelect(b_.CreateICmpSGT(r, kv), r, kv); break;
-        default: r = b_.CreateSelect(b_.CreateICmpSLT(r, kv), r, kv); break;
-      }
-    }
-    store_bytes(output_index(k_), r, c->out);
+    if (!nonneg) r = b_.CreateSelect(b_.CreateICmpSLT(x, k(0)), b_.CreateNeg(r), r);
+    store_bytes(output_index(k_), apply_requant_chain(*c, r, zp), c->out);
     if (prechecked) return true;
     b_.CreateBr(join);
 
@@ -1326,6 +1364,22 @@ class Emitter {
     b_.SetInsertPoint(join);
     begin_lanes(var, lanes, end);
     return true;
+  }
+
+  // The chain above the Round on integer r (a vector, or a scalar), zp its load operand.
+  LV* apply_requant_chain(const RequantChain& c, LV* r, LV* zp) {
+    for (const RequantChain::Step& st : c.ops) {
+      LV* kv = st.operand->kind == Value::Kind::Const
+                   ? llvm::ConstantInt::get(r->getType(), static_cast<uint64_t>(static_cast<int64_t>(st.operand->constant)), true)
+                   : zp;
+      switch (st.op->op) {
+        case Op::Add: r = b_.CreateAdd(r, kv); break;
+        case Op::Sub: r = b_.CreateSub(r, kv); break;
+        case Op::Max: r = b_.CreateSelect(b_.CreateICmpSGT(r, kv), r, kv); break;
+        default: r = b_.CreateSelect(b_.CreateICmpSLT(r, kv), r, kv); break;
+      }
+    }
+    return r;
   }
 
   // ---- dot-product instructions ----
@@ -3016,6 +3070,9 @@ class Emitter {
   int requant_scale_arg_ = -1;
   const Value* requant_zp_load_ = nullptr;
   std::pair<LV*, LV*> requant_zp_{nullptr, nullptr};
+  // 1 where this call's zero point needs the signed integer form (null: the chain decides at
+  // compile time, RequantChain::negatives_as_zero).
+  llvm::AllocaInst* requant_negatives_signed_ = nullptr;
   const std::string target_features_;    // TargetSpec::llvm_features
   std::set<std::string> used_features_;  // CPU features of the instructions emitted (runtime names)  // edgec --tune's choice, or null
   bool half_;                        // F16 values computed in half (kHalfBlock)
