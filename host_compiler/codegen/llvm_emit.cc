@@ -1089,6 +1089,7 @@ class Emitter {
     // point), for every zero point: a negative x then needs no sign, max(x, 0) gives its result.
     bool negatives_as_zero = false;
     bool negatives_as_zero_for_some = false;  // for some zero point: decided at run time
+    bool sat_as_255 = false;  // the chain gives the same at +-255 as at +-256, every zero point
   };
   static bool small_int_const(const Value* v) {
     return v->kind == Value::Kind::Const && v->constant == std::floor(v->constant) && std::fabs(v->constant) <= double(1 << 20);
@@ -1152,7 +1153,10 @@ class Emitter {
     // A load operand (the output's zero point) must hold an integer of the output type.
     const int z_lo = c.zp ? int(lo) : 0, z_hi = c.zp ? int(hi) : 0;
     c.negatives_as_zero = true;
+    c.sat_as_255 = true;
     for (int z = z_lo; z <= z_hi; ++z) {
+      for (float sign : {1.0f, -1.0f})
+        if (chain(sign * 255.0f, float(z)) != chain(sign * 256.0f, float(z))) c.sat_as_255 = false;
       for (float sign : {1.0f, -1.0f}) {
         float at = chain(sign * 256.0f, float(z)), far = chain(sign * big, float(z));
         if (at != far || at < lo || at > hi) return std::nullopt;
@@ -1322,12 +1326,24 @@ class Emitter {
       a = b_.CreateSelect(b_.CreateICmpSLT(x, k(0)), b_.CreateNeg(x), x);  // INT32_MIN: 2^31 unsigned
       a = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, a, k(1u << 24));
     }
+    // hi as a signed high product: m << 8 has its top bit set, so as a signed word it is
+    // (m << 8) - 2^32 and a * that / 2^32 is hi - a exactly (a is an integer in [0, 2^24]).
+    // HVX's 32 x 32 products are signed: the unsigned one took a per-channel predicate and
+    // two more instructions per vector to correct.
     auto* wide = llvm::VectorType::get(b_.getInt64Ty(), ty->getElementCount());
-    LV* hi = b_.CreateTrunc(
-        b_.CreateLShr(b_.CreateMul(b_.CreateZExt(a, wide), b_.CreateZExt(b_.CreateShl(m, k(8)), wide)), llvm::ConstantInt::get(wide, 32)),
-        ty);
+    LV* hi = b_.CreateAdd(
+        b_.CreateTrunc(b_.CreateAShr(b_.CreateMul(b_.CreateSExt(a, wide), b_.CreateSExt(b_.CreateShl(m, k(8)), wide)),
+                                     llvm::ConstantInt::get(wide, 32)),
+                       ty),
+        a);
     LV* lo = b_.CreateMul(a, m);
-    LV* sat = b_.CreateICmpUGE(hi, b_.CreateShl(k(1), b_.CreateSub(e, k(16))));
+    // Saturated (hi >= 2^(e - 16)): where the chain gives the same at +-255 as at +-256
+    // (sat_as_255), hi clamped to 2^(e - 16) - 1 instead makes n = 255 and r 255 or 256
+    // (one vmin.w; no predicate held to the end); else a select of 256.
+    LV* sat_hi = b_.CreateShl(k(1), b_.CreateSub(e, k(16)));
+    LV* sat = nullptr;
+    if (c->sat_as_255) hi = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, hi, b_.CreateSub(sat_hi, k(1)));
+    else sat = b_.CreateICmpUGE(hi, sat_hi);
     LV* sh = b_.CreateSub(e, k(24));
     LV* q = b_.CreateOr(b_.CreateShl(hi, b_.CreateSub(k(24), sh)), b_.CreateLShr(b_.CreateAnd(lo, k(0xFFFFFF)), sh));
     LV* pow_sh = b_.CreateShl(k(1), sh);
@@ -1344,14 +1360,16 @@ class Emitter {
     LV* w2 = b_.CreateShl(k(1), b_.CreateSub(k(32), b_.CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, n, b_.getFalse())));
     LV* rem2 = b_.CreateShl(rem, k(1));
     LV* bit = b_.CreateLShr(rem2, sh);                                          // floor(2 rem / 2^sh)
-    LV* frac_nz = b_.CreateLShr(b_.CreateSub(k(0), b_.CreateAnd(rem2, b_.CreateSub(pow_sh, k(1)))), k(31));
+    // (t + 2^sh - 1) >> sh for t = 2 rem mod 2^sh < 2^sh: 1 where t > 0 (no predicate)
+    LV* frac_nz = b_.CreateLShr(b_.CreateAdd(b_.CreateAnd(rem2, b_.CreateSub(pow_sh, k(1))), b_.CreateSub(pow_sh, k(1))), sh);
     LV* g_floor = b_.CreateAdd(b_.CreateShl(f, k(1)), bit);                     // floor(2F)
     LV* from_window_start = b_.CreateAdd(g_floor, b_.CreateSub(w2, k(1u << 24)));
     LV* window_width = b_.CreateSub(b_.CreateShl(w2, k(1)), frac_nz);
     LV* in_window = b_.CreateICmpULE(from_window_start, window_width);
     // In the window the even one of n, n + 1; elsewhere n + (F > 2^23), F never 2^23 there.
     LV* up = b_.CreateAnd(b_.CreateSelect(in_window, n, b_.CreateLShr(f, k(23))), k(1));
-    LV* r = b_.CreateSelect(sat, k(256), b_.CreateAdd(n, up));
+    LV* r = b_.CreateAdd(n, up);
+    if (sat) r = b_.CreateSelect(sat, k(256), r);
     if (!nonneg) r = b_.CreateSelect(b_.CreateICmpSLT(x, k(0)), b_.CreateNeg(r), r);
     store_bytes(output_index(k_), apply_requant_chain(*c, r, zp), c->out);
     if (prechecked) return true;
