@@ -1358,13 +1358,20 @@ class Emitter {
     // (Hexagon lowers a compare feeding a select as vcmp + vmux; and / or of predicates it
     // would not: 8 instructions fewer per vector than two compares as 0 / 1 words).
     LV* w2 = b_.CreateShl(k(1), b_.CreateSub(k(32), b_.CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, n, b_.getFalse())));
-    LV* rem2 = b_.CreateShl(rem, k(1));
+    // 2v as an HVX add, not a shift (LLVM writes v + v as v << 1): HVX issues one shift per
+    // packet, and this form has a dozen per vector.
+    auto twice = [&](LV* v) -> LV* {
+      if (int8_dot_ == TargetSpec::Int8Dot::HvxU8S8 && lanes == 32)
+        return b_.CreateIntrinsic(ty, llvm::Intrinsic::hexagon_V6_vaddw_128B, {v, v});
+      return b_.CreateShl(v, k(1));
+    };
+    LV* rem2 = twice(rem);
     LV* bit = b_.CreateLShr(rem2, sh);                                          // floor(2 rem / 2^sh)
     // (t + 2^sh - 1) >> sh for t = 2 rem mod 2^sh < 2^sh: 1 where t > 0 (no predicate)
     LV* frac_nz = b_.CreateLShr(b_.CreateAdd(b_.CreateAnd(rem2, b_.CreateSub(pow_sh, k(1))), b_.CreateSub(pow_sh, k(1))), sh);
     LV* g_floor = b_.CreateAdd(b_.CreateShl(f, k(1)), bit);                     // floor(2F)
     LV* from_window_start = b_.CreateAdd(g_floor, b_.CreateSub(w2, k(1u << 24)));
-    LV* window_width = b_.CreateSub(b_.CreateShl(w2, k(1)), frac_nz);
+    LV* window_width = b_.CreateSub(twice(w2), frac_nz);
     LV* in_window = b_.CreateICmpULE(from_window_start, window_width);
     // In the window the even one of n, n + 1; elsewhere n + (F > 2^23), F never 2^23 there.
     LV* up = b_.CreateAnd(b_.CreateSelect(in_window, n, b_.CreateLShr(f, k(23))), k(1));
