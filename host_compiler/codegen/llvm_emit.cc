@@ -1331,12 +1331,10 @@ class Emitter {
     // HVX's 32 x 32 products are signed: the unsigned one took a per-channel predicate and
     // two more instructions per vector to correct.
     auto* wide = llvm::VectorType::get(b_.getInt64Ty(), ty->getElementCount());
-    LV* hi = b_.CreateAdd(
-        b_.CreateTrunc(b_.CreateAShr(b_.CreateMul(b_.CreateSExt(a, wide), b_.CreateSExt(b_.CreateShl(m, k(8)), wide)),
-                                     llvm::ConstantInt::get(wide, 32)),
-                       ty),
-        a);
-    LV* lo = b_.CreateMul(a, m);
+    LV* product = b_.CreateMul(b_.CreateSExt(a, wide), b_.CreateSExt(b_.CreateShl(m, k(8)), wide));
+    LV* hi = b_.CreateAdd(b_.CreateTrunc(b_.CreateAShr(product, llvm::ConstantInt::get(wide, 32)), ty), a);
+    // The low word of the same product: (P mod 2^24) << 8 (one multiply for both words).
+    LV* lo8 = b_.CreateTrunc(product, ty);
     // Saturated (hi >= 2^(e - 16)): where the chain gives the same at +-255 as at +-256
     // (sat_as_255), hi clamped to 2^(e - 16) - 1 instead makes n = 255 and r 255 or 256
     // (one vmin.w; no predicate held to the end); else a select of 256.
@@ -1345,9 +1343,10 @@ class Emitter {
     if (c->sat_as_255) hi = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, hi, b_.CreateSub(sat_hi, k(1)));
     else sat = b_.CreateICmpUGE(hi, sat_hi);
     LV* sh = b_.CreateSub(e, k(24));
-    LV* q = b_.CreateOr(b_.CreateShl(hi, b_.CreateSub(k(24), sh)), b_.CreateLShr(b_.CreateAnd(lo, k(0xFFFFFF)), sh));
+    LV* sh8 = b_.CreateAdd(sh, k(8));
+    LV* q = b_.CreateOr(b_.CreateShl(hi, b_.CreateSub(k(24), sh)), b_.CreateLShr(lo8, sh8));
     LV* pow_sh = b_.CreateShl(k(1), sh);
-    LV* rem = b_.CreateAnd(lo, b_.CreateSub(pow_sh, k(1)));
+    LV* rem8 = b_.CreateAnd(lo8, b_.CreateShl(b_.CreateSub(pow_sh, k(1)), k(8)));  // rem << 8, rem = P mod 2^sh
     LV* n = b_.CreateLShr(q, k(24));
     LV* f = b_.CreateAnd(q, k(0xFFFFFF));
     // The window in units of 2^-25: |2F - 2^24| <= w2 with F = f + rem / 2^sh,
@@ -1365,10 +1364,12 @@ class Emitter {
         return b_.CreateIntrinsic(ty, llvm::Intrinsic::hexagon_V6_vaddw_128B, {v, v});
       return b_.CreateShl(v, k(1));
     };
-    LV* rem2 = twice(rem);
-    LV* bit = b_.CreateLShr(rem2, sh);                                          // floor(2 rem / 2^sh)
+    // In units of 2^-8 (rem8 = rem << 8, the low word's bits): 2 rem << 8 < 2^24.
+    LV* mask8 = b_.CreateShl(b_.CreateSub(pow_sh, k(1)), k(8));
+    LV* rem2_8 = twice(rem8);
+    LV* bit = b_.CreateLShr(rem2_8, sh8);                                       // floor(2 rem / 2^sh)
     // (t + 2^sh - 1) >> sh for t = 2 rem mod 2^sh < 2^sh: 1 where t > 0 (no predicate)
-    LV* frac_nz = b_.CreateLShr(b_.CreateAdd(b_.CreateAnd(rem2, b_.CreateSub(pow_sh, k(1))), b_.CreateSub(pow_sh, k(1))), sh);
+    LV* frac_nz = b_.CreateLShr(b_.CreateAdd(b_.CreateAnd(rem2_8, mask8), mask8), sh8);
     LV* g_floor = b_.CreateAdd(b_.CreateShl(f, k(1)), bit);                     // floor(2F)
     LV* from_window_start = b_.CreateAdd(g_floor, b_.CreateSub(w2, k(1u << 24)));
     LV* window_width = b_.CreateSub(twice(w2), frac_nz);

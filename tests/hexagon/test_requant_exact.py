@@ -60,7 +60,7 @@ def integer_form(x, s, zp, lo, hi):
     hi_w = ((a * (int(m << u(8)) - (1 << 32))) >> 32) + a
     a = a.astype(np.uint64)
     hi_w = hi_w.astype(np.uint64)
-    lo_w = (a * m) & M32
+    lo8 = (a * (m << u(8))) & M32  # the same product's low word: (a m mod 2^24) << 8
     sat_hi = u(1) << (e - u(16))
     # Where the chain gives the same at +-255 as at +-256, hi clamps to 2^(e - 16) - 1 (n = 255,
     # r 255 or 256) instead of a select of 256.
@@ -70,9 +70,9 @@ def integer_form(x, s, zp, lo, hi):
         hi_w = np.minimum(hi_w, sat_hi - u(1))
         sat = np.zeros_like(sat)
     sh = e - u(24)
-    q = (((hi_w << (u(24) - sh)) & M32) | ((lo_w & u(0xFFFFFF)) >> sh)) & M32
+    q = (((hi_w << (u(24) - sh)) & M32) | (lo8 >> (sh + u(8)))) & M32
     pow_sh = u(1) << sh
-    rem = lo_w & (pow_sh - u(1))
+    rem = (lo8 >> u(8)) & (pow_sh - u(1))
     n = q >> u(24)
     f = q & u(0xFFFFFF)
     # The tie window in units of 2^-25: |2F - 2^24| <= w2, F = f + rem / 2^sh, w2 = 2^(32 - clz(n))
