@@ -1370,7 +1370,7 @@ class Emitter {
     LV* bit = b_.CreateLShr(rem2_8, sh8);                                       // floor(2 rem / 2^sh)
     // (t + 2^sh - 1) >> sh for t = 2 rem mod 2^sh < 2^sh: 1 where t > 0 (no predicate)
     LV* frac_nz = b_.CreateLShr(b_.CreateAdd(b_.CreateAnd(rem2_8, mask8), mask8), sh8);
-    LV* g_floor = b_.CreateAdd(b_.CreateShl(f, k(1)), bit);                     // floor(2F)
+    LV* g_floor = b_.CreateAdd(twice(f), bit);                                  // floor(2F)
     LV* from_window_start = b_.CreateAdd(g_floor, b_.CreateSub(w2, k(1u << 24)));
     LV* window_width = b_.CreateSub(twice(w2), frac_nz);
     LV* in_window = b_.CreateICmpULE(from_window_start, window_width);
