@@ -186,6 +186,12 @@ class Emitter {
         x86_gathers_(target.bundle_arch == static_cast<int>(edge::bundle::Arch::X86_64)),
         depthwise_border_model_(target.bundle_arch == static_cast<int>(edge::bundle::Arch::X86_64) &&
                                 target.vector_registers <= 16),
+        single_reduce_slack_(target.bundle_arch == static_cast<int>(edge::bundle::Arch::X86_64) &&
+                             target.vector_registers <= 16),
+        border_work_limit_(target.bundle_arch == static_cast<int>(edge::bundle::Arch::X86_64) &&
+                                   target.vector_registers <= 16
+                               ? 8
+                               : 4),
         target_features_(target.llvm_features),
         half_(target.half_arithmetic), int_divide_(target.int_divide), fp_rounding_(target.fp_rounding),
         f64_arithmetic_(target.f64_arithmetic), f16_conversion_(target.f16_conversion),
@@ -587,8 +593,8 @@ class Emitter {
   // order tried, fewer vectors and then fewer outputs first), none without a choice to make.
   // The cost is cycles per useful multiply-add in a simple model: a step of the reduction
   // issues vectors * unroll multiply-adds (two per cycle) and its distinct loads (two per
-  // cycle), and takes at least the 4-cycle latency of a multiply-add; outputs computed past
-  // the end of a dim are waste.
+  // cycle), and takes at least the 4-cycle latency of a multiply-add (5 cycles where
+  // single_reduce_slack_); outputs computed past the end of a dim are waste.
   std::vector<std::pair<double, RegisterTile>> tile_costs(int vec, int lanes) const {
     std::vector<std::pair<double, RegisterTile>> tiles;
     if (!k_.has_reduce() || (unroll_dim_ < 0 && vec < 0)) return tiles;
@@ -652,6 +658,7 @@ class Emitter {
       }
       return std::max({v * u / 2.0, distinct / 2.0, 4.0});
     };
+    const double min_cycles = single_reduce_slack_ && k_.reduce_extents.size() == 1 ? 5.0 : 4.0;
     for (int v = 1; v <= max_vectors && (v - 1) * lanes < along_vec; ++v)
       for (int u = 1; u <= std::min<int64_t>(along_unroll, 16); ++u) {
         if (v > 1 && slice_per_vector * v > slice_budget_) break;
@@ -673,7 +680,7 @@ class Emitter {
                                     static_cast<double>(along_unroll - between) * border_cycles;
           cost = row_cycles / (static_cast<double>(v * along_unroll) * vec_useful);
         } else {
-          const double cycles = std::max({v * u / 2.0, distinct_loads / 2.0, 4.0});
+          const double cycles = std::max({v * u / 2.0, distinct_loads / 2.0, min_cycles});
           cost = cycles / (v * u * vec_useful * waste(along_unroll, u));
         }
         // Ties go to the tile with fewer loads per multiply-add.
@@ -2021,7 +2028,7 @@ class Emitter {
       if (guarded) break;
       work_per_guard *= k_.reduce_extents[*j];
     }
-    return work_per_guard <= 4;
+    return work_per_guard <= border_work_limit_;
   }
 
   // For the register-tile cost model: how many outputs along the unrolled dim have windows
@@ -3195,6 +3202,18 @@ class Emitter {
   const bool x86_gathers_;  // AVX2 / AVX-512 gather 32-bit lanes (vpgatherdd)
   // Depthwise tiles sized by the outputs between a row's borders (tile_costs): x86_64 (AVX2).
   const bool depthwise_border_model_;
+  // A reduction over one dim (1x1 convs, matrix products) counts a step at 5 cycles at least,
+  // not the multiply-add's 4-cycle latency (tile_costs): x86_64 (AVX2). There a tile of 8
+  // accumulators (2 x 4, 4 x 2: two multiply-adds per cycle, no cycle to spare) ran 1x1 convs
+  // 10-25% slower than 3 x 4 or 2 x 6 (edgec --tune on RegNetX-400MF picked 3 x 4 for each
+  // 1x1 shape it confirmed; edgert-bench --profile); the windowed convs (r[16,3,3], the stem)
+  // ran slower with the 5 (RegNetX's grouped convs 2 x 4 -> 2 x 5: +7%).
+  const bool single_reduce_slack_;
+  // border_tiles_pay's limit on the multiply-adds per bounds test: 4, and on x86_64 (AVX2)
+  // 8, so the stride-2 grouped convs of 8 channels per group (no padded copy) keep their
+  // tiles off the borders too: RegNetY-400MF's took 7-23% less time (edgert-bench --profile,
+  // median of 5). At 16 channels per group (RegNetX) that ran up to 23% slower.
+  const int64_t border_work_limit_;
   DotGroups dot_;
   DepthwiseHvx depthwise_;
   // check_requant_params_once's results: a stack word, nonzero where a scale of arg
