@@ -20,6 +20,10 @@ namespace edgec::onnx_frontend {
 DType dtype_from_onnx(int32_t onnx_type);
 // Decodes raw_data or the typed fields (float16 stays uint16 bits).
 HostTensor tensor_from_proto(const onnx::TensorProto& t);
+// Reads every tensor of the graph (initializers, attributes, subgraphs) whose data is in an
+// external file into its raw_data: files inside model_dir only, offsets and lengths checked
+// against the file and the tensor (external_data.cc). model_dir null: such tensors are refused.
+void load_external_data(onnx::GraphProto& graph, const std::string* model_dir);
 
 class OpContext {
  public:
