@@ -448,6 +448,7 @@ std::unique_ptr<Graph> import_graph(const onnx::ModelProto& model, const ImportO
   }
   check_graph_depth(*g);
   g->fold_constants();
+  g->merge_identical_weights();
   return g;
 }
 
