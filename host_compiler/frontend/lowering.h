@@ -167,6 +167,12 @@ constexpr int64_t kBf16Pair = 2;
 Node* bf16_operand(Graph& g, Node* x);
 // Reductions over normalized axes, reduced dims kept as 1.
 Node* reduce_min(Graph& g, Node* x, const std::vector<int64_t>& axes);
+// DynamicQuantizeLinear of float32 x (ops_quant.cc): uint8 values, float32 scale and uint8
+// zero point (scalars) from the range of all of x, widened to contain 0.
+struct DynamicQuantized {
+  Node *y, *scale, *zero_point;
+};
+DynamicQuantized dynamic_quantize_u8(Graph& g, Node* x);
 Node* reduce_mean(Graph& g, Node* x, const std::vector<int64_t>& axes);
 // Product over axes (reduced dims kept as 1) as a tree of pairwise products of views:
 // exact for integers, log2(n) levels.

@@ -95,22 +95,11 @@ Outs lower_dequantize_linear(OpContext& ctx) {
   return {g.cast(v, scale->dtype)};
 }
 
-// uint8, the range always containing 0: scale = (max - min) / 255, zp = round(-min / scale).
 Outs lower_dynamic_quantize_linear(OpContext& ctx) {
-  Graph& g = ctx.g;
   Node* x = ctx.input(0);
   if (x->dtype != DType::F32) ctx.fail("input must be float32");
-  std::vector<int64_t> all = iota_ints(0, int64_t(x->shape.size()));
-  Node* zero = g.constant(0, DType::F32);
-  Node* hi = g.binary(Op::Max, g.reshape(g.reduce(Op::ReduceMax, x, all), {}), zero);
-  Node* lo = g.binary(Op::Min, g.reshape(reduce_min(g, x, all), {}), zero);
-  Node* range = g.binary(Op::Sub, hi, lo);
-  Node* same = g.binary(Op::CmpEq, hi, lo);
-  Node* scale = g.binary(Op::Div, g.where(same, g.constant(1, DType::F32), range), g.constant(255, DType::F32));
-  Node* zp = g.binary(Op::Sub, zero, g.binary(Op::Div, lo, scale));
-  zp = g.unary(Op::Round, g.binary(Op::Min, g.binary(Op::Max, zp, zero), g.constant(255, DType::F32)));
-  Node* y = round_saturate(g, g.binary(Op::Div, x, scale), zp, DType::U8);
-  return {y, scale, g.cast(zp, DType::U8)};
+  DynamicQuantized q = dynamic_quantize_u8(ctx.g, x);
+  return {q.y, q.scale, q.zero_point};
 }
 
 // x - zero point as int32; a 1-D zero point applies along `axis` of x (per row / channel).
@@ -589,6 +578,21 @@ Outs lower_qlinear_concat(OpContext& ctx) {
 }
 
 }  // namespace
+
+// uint8, the range always containing 0: scale = (max - min) / 255, zp = round(-min / scale).
+DynamicQuantized dynamic_quantize_u8(Graph& g, Node* x) {
+  std::vector<int64_t> all = iota_ints(0, int64_t(x->shape.size()));
+  Node* zero = g.constant(0, DType::F32);
+  Node* hi = g.binary(Op::Max, g.reshape(g.reduce(Op::ReduceMax, x, all), {}), zero);
+  Node* lo = g.binary(Op::Min, g.reshape(reduce_min(g, x, all), {}), zero);
+  Node* range = g.binary(Op::Sub, hi, lo);
+  Node* same = g.binary(Op::CmpEq, hi, lo);
+  Node* scale = g.binary(Op::Div, g.where(same, g.constant(1, DType::F32), range), g.constant(255, DType::F32));
+  Node* zp = g.binary(Op::Sub, zero, g.binary(Op::Div, lo, scale));
+  zp = g.unary(Op::Round, g.binary(Op::Min, g.binary(Op::Max, zp, zero), g.constant(255, DType::F32)));
+  Node* y = round_saturate(g, g.binary(Op::Div, x, scale), zp, DType::U8);
+  return {y, scale, g.cast(zp, DType::U8)};
+}
 
 void add_quant_ops(OpTable& t) {
   t["QuantizeLinear"] = lower_quantize_linear;

@@ -1045,6 +1045,34 @@ def dense_block_concats():
     assert not tested, f"pieces still test bounds: {tested}"
 
 @suite.case
+def dynamic_quantize_lstm():
+    """com.microsoft.DynamicQuantizeLSTM (onnxruntime's dynamic quantizer writes it: ddddocr's
+    common_old.onnx): 8-bit W (dirs, input, 4*hidden) and R (dirs, hidden, 4*hidden), X and each
+    step's h quantized to uint8 over their range. Bidirectional with int8 weights and scales
+    per direction; forward with uint8 weights and scales per column."""
+    for direction, wtype, per_column in (("bidirectional", np.int8, False), ("forward", np.uint8, True)):
+        dirs, hid, seq, batch, inp = (2 if direction == "bidirectional" else 1), 8, 6, 2, 5
+        qshape = (dirs, 4 * hid) if per_column else (dirs,)
+        lo, hi = (-127, 128) if wtype == np.int8 else (0, 256)
+        zp = lambda: np.zeros(qshape, wtype)  # noqa: E731  (onnxruntime refuses others at run time)
+        inits = [("W", RNG.integers(lo, hi, (dirs, inp, 4 * hid)).astype(wtype)),
+                 ("R", RNG.integers(lo, hi, (dirs, hid, 4 * hid)).astype(wtype)),
+                 ("B", randn(dirs, 8 * hid, scale=0.5)), ("h0", randn(dirs, batch, hid)), ("c0", randn(dirs, batch, hid)),
+                 ("ws", (RNG.random(qshape) * 0.01 + 0.002).astype(np.float32)), ("wz", zp()),
+                 ("rs", (RNG.random(qshape) * 0.01 + 0.002).astype(np.float32)), ("rz", zp())]
+        names = ["x", "W", "R", "B", "", "h0", "c0", "", "ws", "wz", "rs", "rz"]
+        outs = ["Y", "Yh", "Yc"]
+        node = h.make_node("DynamicQuantizeLSTM", names, outs, domain="com.microsoft", hidden_size=hid,
+                           direction=direction)
+        feeds = {"x": randn(seq, batch, inp)}
+        g = h.make_graph([node], "g", [h.make_tensor_value_info("x", TP.FLOAT, feeds["x"].shape)],
+                         [h.make_tensor_value_info(o, TP.FLOAT, None) for o in outs],
+                         [nh.from_array(v, n) for n, v in inits])
+        m = h.make_model(g, opset_imports=[h.make_opsetid("", 14), h.make_opsetid("com.microsoft", 1)], ir_version=8)
+        check(m, feeds, atol=1e-4)
+
+
+@suite.case
 def lstm_recurrent_weights_stored_once():
     """An LSTM unrolled over 24 steps multiplies by the same R at every step; the folded R
     (and W) are stored once, not once per step (ddddocr's 54 MB OCR model gave a 241 MB bundle)."""
