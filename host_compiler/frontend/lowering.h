@@ -173,6 +173,9 @@ struct DynamicQuantized {
   Node *y, *scale, *zero_point;
 };
 DynamicQuantized dynamic_quantize_u8(Graph& g, Node* x);
+// sum_k (a - a_zp) * (b - b_zp) in int32 for 8-bit a, b (ops_quant.cc): with constant b, a zero
+// b_zp and a scalar a_zp, b keeps 8 bits and the target's dot layout.
+Node* integer_matmul(OpContext& ctx, Node* a, Node* a_zp, Node* b, Node* b_zp);
 Node* reduce_mean(Graph& g, Node* x, const std::vector<int64_t>& axes);
 // Product over axes (reduced dims kept as 1) as a tree of pairwise products of views:
 // exact for integers, log2(n) levels.

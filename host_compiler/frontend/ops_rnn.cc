@@ -366,16 +366,14 @@ Outs lower_dynamic_quantize_lstm(OpContext& ctx) {
     if (scale->dtype != DType::F32) ctx.fail(std::string(what) + "'s scale must be float32");
     if ((weights->dtype != DType::I8 && weights->dtype != DType::U8) || zp->dtype != weights->dtype)
       ctx.fail(std::string(what) + " and its zero point must both be int8 or uint8");
-    // (n, 4*hidden) less its zero point, and the scale, both broadcasting along the columns
-    const int64_t columns = scale->shape.size() == 2 ? 4 * s.hidden : 1;
-    Node* column_zp = g.reshape(g.cast(dir_slice(g, zp, d), DType::I32), {1, zp->shape.size() == 2 ? 4 * s.hidden : 1});
-    Node* w = g.binary(Op::Sub, g.cast(dir_slice(g, weights, d), DType::I32), column_zp);
-    Node* w_scale = g.reshape(dir_slice(g, scale, d), {1, columns});
-    return [&g, w, w_scale](Node* x) {
-      DynamicQuantized q = dynamic_quantize_u8(g, x);
-      Node* xs = g.binary(Op::Sub, g.cast(q.y, DType::I32), g.cast(q.zero_point, DType::I32));
-      Node* acc = g.cast(matmul(g, xs, w), DType::F32);
-      return g.binary(Op::Mul, acc, g.binary(Op::Mul, q.scale, w_scale));
+    // (n, 4*hidden) and its zero point and scale, broadcasting along the columns
+    Node* w = dir_slice(g, weights, d);
+    Node* w_zp = zp->shape.size() == 2 ? dir_slice(g, zp, d) : g.reshape(dir_slice(g, zp, d), {});
+    Node* w_scale = g.reshape(dir_slice(g, scale, d), {1, scale->shape.size() == 2 ? 4 * s.hidden : 1});
+    return [&ctx, w, w_zp, w_scale](Node* x) {
+      DynamicQuantized q = dynamic_quantize_u8(ctx.g, x);
+      Node* acc = ctx.g.cast(integer_matmul(ctx, q.y, q.zero_point, w, w_zp), DType::F32);
+      return ctx.g.binary(Op::Mul, acc, ctx.g.binary(Op::Mul, q.scale, w_scale));
     };
   };
   if (ctx.input(0)->dtype != DType::F32) ctx.fail("X must be float32");

@@ -1088,6 +1088,27 @@ def lstm_recurrent_weights_stored_once():
     assert stored < 2 * model_bytes, f"the bundle stores {stored} weight bytes for a model with {model_bytes}"
 
 
+@suite.case
+def dynamic_quantized_matmul():
+    """onnxruntime's quantize_dynamic pattern: DynamicQuantizeLinear of the activations (a zero
+    point known at run time), MatMulInteger with symmetric int8 weights, the scales applied
+    after. The int32 products are exact; the weights stay 8-bit in the bundle."""
+    k, n = 64, 48
+    w = RNG.integers(-127, 128, (k, n)).astype(np.int8)
+    for rows, shift in ((1, 0.0), (7, 0.3), (7, -0.9)):  # zero points 0, mid-range and high
+        nodes = [h.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"]),
+                 h.make_node("MatMulInteger", ["xq", "w", "xz", "wz"], ["acc"]),
+                 h.make_node("Cast", ["acc"], ["accf"], to=TP.FLOAT),
+                 h.make_node("Mul", ["xs", "ws"], ["s"]), h.make_node("Mul", ["accf", "s"], ["y"])]
+        feeds = {"x": (randn(rows, k) + shift).astype(np.float32)}
+        inits = [("w", w), ("wz", np.array(0, np.int8)), ("ws", np.array(0.02, np.float32))]
+        m = model(nodes, feeds, ["y", ("acc", TP.INT32)], inits, opset=13)
+        check(m, feeds, atol=1e-5)
+    res = lib.compile_model(m, WORK / "dynamic_matmul.bundle")
+    stored = int(next(line for line in res.stdout.splitlines() if "weights:" in line).split(",")[1].split()[0])
+    assert stored < 2 * w.nbytes, f"the bundle stores {stored} weight bytes for {w.nbytes} bytes of int8 weights"
+
+
 if __name__ == "__main__":
     WORK = lib.work_dir("ops_vs_onnxruntime")
     sys.exit(suite.main())
