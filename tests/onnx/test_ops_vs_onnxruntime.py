@@ -989,6 +989,41 @@ def padded_strip_convs():
 
 
 @suite.case
+def padded_dense_strided_convs():
+    """Dense strided convs, which the CPU targets also run unpadded over a zero-bordered
+    channels-last copy of their input (ImportOptions::padded_grouped_convs;
+    tests/bench/op_cliffs.py: a padded 3x3 stride-2 conv ran at 1/3 - 1/6 of the unpadded
+    one's speed): a stem reading the model's NCHW input (3 channels, stride 2), 3x3 stride 2
+    with symmetric and TensorFlow-SAME (after only) pads on an odd size, 5x5 stride 2,
+    stride 2 across rows only, a strided dilated one (conv_by_regions: no copy), each with
+    bias + ReLU after a 1x1 conv + ReLU of its own; an unpadded 1x1 stride 2 gets no copy.
+    The dump has one copy per padded undilated conv, none with the flag at 0."""
+    feeds = {"x": randn(1, 3, 17, 19), "z": randn(1, 8, 13, 15)}
+    #          src, c_out, kernel, stride, dilation, pads
+    convs = (("x", 16, (3, 3), (2, 2), 1, [1, 1, 1, 1]),   # stem on the model's input
+             ("z", 24, (3, 3), (2, 2), 1, [1, 1, 1, 1]),
+             ("z", 17, (3, 3), (2, 2), 1, [0, 0, 1, 1]),   # TF SAME on an odd size: padded after only
+             ("z", 16, (5, 5), (2, 2), 1, [2, 2, 2, 2]),
+             ("z", 12, (3, 1), (2, 1), 1, [1, 0, 1, 0]),   # stride 2 down the rows only
+             ("z", 16, (3, 3), (2, 2), 2, [2, 1, 2, 1]),   # strided and dilated, asymmetric
+             ("z", 16, (1, 1), (2, 2), 1, [0, 0, 0, 0]))   # unpadded: no copy
+    nodes, inits, outs = [], [], []
+    for i, (src, m, k, s, d, pads) in enumerate(convs):
+        c, src_in = feeds[src].shape[1], src
+        if src == "z":  # each conv after a 1x1 conv + ReLU of its own
+            nodes += [h.make_node("Conv", [src, f"ws{i}"], [f"s{i}"]), h.make_node("Relu", [f"s{i}"], [f"in{i}"])]
+            inits.append((f"ws{i}", randn(c, c, 1, 1, scale=c ** -0.5)))
+            src_in = f"in{i}"
+        nodes += [h.make_node("Conv", [src_in, f"w{i}", f"b{i}"], [f"p{i}"], kernel_shape=list(k), strides=list(s),
+                              dilations=[d, d], pads=pads),
+                  h.make_node("Relu", [f"p{i}"], [f"y{i}"])]
+        inits += [(f"w{i}", randn(m, c, *k, scale=(2 / (c * k[0] * k[1])) ** 0.5)), (f"b{i}", randn(m, scale=0.1))]
+        outs.append(f"y{i}")
+    check(model(nodes, feeds, outs, inits), feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
+    assert_padded_copies("padded_dense_strided", 5)
+
+
+@suite.case
 def dense_block_concats():
     """A DenseNet dense block as torchvision exports it: each layer concatenates the block's
     input and every earlier layer's output (a Concat per layer), then BatchNormalization,
