@@ -189,6 +189,27 @@ def resize_modes_and_types():
 
 
 @suite.case
+def nearest_upsampling_shifted_repeats():
+    """Nearest upsampling by whole factors whose source index is the repeat o / k shifted and
+    clamped at the edges: half_pixel or pytorch_half_pixel with floor or ceil (x2 floor: outputs
+    0, 1, 2, 3 read inputs 0, 0, 0, 1; ceil: 0, 1, 1, 2), x2 / x3 / x4 per axis, float and
+    uint8. Lowered as the repeat's view and copies of its edge element (lowering.cc
+    gather_positions; they were a one-hot reduction over the whole input row, 4x onnxruntime's
+    time at 40 -> 80): the dump has no reduce kernel."""
+    for dtype in (np.float32, np.uint8):
+        for ctm, nearest, scales in (("half_pixel", "floor", [1, 1, 2, 3]), ("half_pixel", "ceil", [1, 1, 3, 2]),
+                                     ("pytorch_half_pixel", "floor", [1, 1, 4, 2]), ("half_pixel", "ceil", [1, 1, 4, 4])):
+            x = (RNG.random((1, 3, 5, 7)) * (255 if dtype == np.uint8 else 2)).astype(dtype)
+            m = model([h.make_node("Resize", ["x", "", "scales"], ["y"], mode="nearest", nearest_mode=nearest,
+                                   coordinate_transformation_mode=ctm)],
+                      {"x": x}, ["y"], [("scales", np.array(scales, np.float32))], opset=19)
+            check(m, {"x": x}, rtol=0, atol=0)
+            kernels = _kernels(WORK / f"m{_count[0]}.onnx", f"nearest_shifted_{_count[0]}")
+            reduces = [k for k, text in kernels.items() if " reduce " in text]
+            assert not reduces, f"{ctm} {nearest} x{scales[2:]}: reduce kernels {reduces}"
+
+
+@suite.case
 def upsample_after_conv_into_output():
     """A segmentation head: a 1x1 conv (stored channels-last on CPU targets) upsampled by Resize
     straight into the model output (NCHW), as DeepLabV3 and FCN end: bilinear by 8 with
