@@ -126,20 +126,26 @@ Node* channels_last_padded(Graph& g, Node* x, int64_t to, double fill) {
   return g.permute(nhwc, {0, 3, 1, 2});
 }
 
-// Whether conv_core gives a grouped conv (1 < groups < channels), or a dense 1 x k / k x 1
-// one (k >= 3: Inception's 1x7 and 7x1 convs), an explicitly padded input
-// (ImportOptions::padded_grouped_convs): float 2-D, stride 1, some padding. A 1 x 7 conv
-// pads 3 pixels on each side of a 17-pixel row: the bounds-tested border tiles were most of
+// Whether conv_core gives a grouped conv (1 < groups < channels), a dense 1 x k / k x 1
+// one (k >= 3: Inception's 1x7 and 7x1 convs), or a dense strided one, an explicitly
+// padded input (ImportOptions::padded_grouped_convs): float 2-D, some padding, stride 1
+// but for the dense strided ones. A 1 x 7 conv pads 3 pixels on each side of a 17-pixel row: the bounds-tested border tiles were most of
 // its tiles (Inception-v3's 7x1 / 1x7 convs ran at 8-12 GFLOP/s beside 40-70 for its
-// others). Stride 2 and depthwise convs keep the border tiles (their inside tiles dominate
-// less or the border runs already pay off: llvm_emit.cc).
+// others). Strided grouped and depthwise convs keep the border tiles (their inside tiles
+// dominate less or the border runs already pay off: llvm_emit.cc).
 bool pads_grouped_input(const Node* x, int64_t groups, bool dot_operands, const WindowSpec& spec) {
   if (x->dtype != DType::F32 || dot_operands || x->shape.size() != 4) return false;
   const bool strip = groups == 1 && spec.kernel.size() == 2 && std::min(spec.kernel[0], spec.kernel[1]) == 1 &&
                      std::max(spec.kernel[0], spec.kernel[1]) >= 3;
-  if (!strip && (groups <= 1 || groups >= x->shape[1])) return false;
-  for (int64_t s : spec.stride)
-    if (s != 1) return false;
+  // A dense strided conv: its bounds-tested border tiles ran at 1/3 - 1/6 of the speed of
+  // the unpadded conv (tests/bench/op_cliffs.py: 3x3 stride 2, 64 -> 128 channels on 56x56
+  // at 19 GFLOP/s against 47 unpadded). (Dilated ones mostly go by conv_by_regions.)
+  const bool dense_strided =
+      groups == 1 && std::any_of(spec.stride.begin(), spec.stride.end(), [](int64_t s) { return s != 1; });
+  if (!strip && !dense_strided && (groups <= 1 || groups >= x->shape[1])) return false;
+  if (!dense_strided)
+    for (int64_t s : spec.stride)
+      if (s != 1) return false;
   int64_t padding = 0;
   for (size_t i = 0; i < spec.kernel.size(); ++i) padding += spec.pad_lo[i] + spec.pad_hi[i] + spec.extra_hi[i];
   return padding > 0;

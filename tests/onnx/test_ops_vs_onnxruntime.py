@@ -189,6 +189,27 @@ def resize_modes_and_types():
 
 
 @suite.case
+def nearest_upsampling_shifted_repeats():
+    """Nearest upsampling by whole factors whose source index is the repeat o / k shifted and
+    clamped at the edges: half_pixel or pytorch_half_pixel with floor or ceil (x2 floor: outputs
+    0, 1, 2, 3 read inputs 0, 0, 0, 1; ceil: 0, 1, 1, 2), x2 / x3 / x4 per axis, float and
+    uint8. Lowered as the repeat's view and copies of its edge element (lowering.cc
+    gather_positions; they were a one-hot reduction over the whole input row, 4x onnxruntime's
+    time at 40 -> 80): the dump has no reduce kernel."""
+    for dtype in (np.float32, np.uint8):
+        for ctm, nearest, scales in (("half_pixel", "floor", [1, 1, 2, 3]), ("half_pixel", "ceil", [1, 1, 3, 2]),
+                                     ("pytorch_half_pixel", "floor", [1, 1, 4, 2]), ("half_pixel", "ceil", [1, 1, 4, 4])):
+            x = (RNG.random((1, 3, 5, 7)) * (255 if dtype == np.uint8 else 2)).astype(dtype)
+            m = model([h.make_node("Resize", ["x", "", "scales"], ["y"], mode="nearest", nearest_mode=nearest,
+                                   coordinate_transformation_mode=ctm)],
+                      {"x": x}, ["y"], [("scales", np.array(scales, np.float32))], opset=19)
+            check(m, {"x": x}, rtol=0, atol=0)
+            kernels = _kernels(WORK / f"m{_count[0]}.onnx", f"nearest_shifted_{_count[0]}")
+            reduces = [k for k, text in kernels.items() if " reduce " in text]
+            assert not reduces, f"{ctm} {nearest} x{scales[2:]}: reduce kernels {reduces}"
+
+
+@suite.case
 def upsample_after_conv_into_output():
     """A segmentation head: a 1x1 conv (stored channels-last on CPU targets) upsampled by Resize
     straight into the model output (NCHW), as DeepLabV3 and FCN end: bilinear by 8 with
@@ -986,6 +1007,41 @@ def padded_strip_convs():
     m = model(nodes, feeds, outs, inits)
     check(m, feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
     assert_padded_copies("padded_strip", 4)
+
+
+@suite.case
+def padded_dense_strided_convs():
+    """Dense strided convs, which the CPU targets also run unpadded over a zero-bordered
+    channels-last copy of their input (ImportOptions::padded_grouped_convs;
+    tests/bench/op_cliffs.py: a padded 3x3 stride-2 conv ran at 1/3 - 1/6 of the unpadded
+    one's speed): a stem reading the model's NCHW input (3 channels, stride 2), 3x3 stride 2
+    with symmetric and TensorFlow-SAME (after only) pads on an odd size, 5x5 stride 2,
+    stride 2 across rows only, a strided dilated one (conv_by_regions: no copy), each with
+    bias + ReLU after a 1x1 conv + ReLU of its own; an unpadded 1x1 stride 2 gets no copy.
+    The dump has one copy per padded undilated conv, none with the flag at 0."""
+    feeds = {"x": randn(1, 3, 17, 19), "z": randn(1, 8, 13, 15)}
+    #          src, c_out, kernel, stride, dilation, pads
+    convs = (("x", 16, (3, 3), (2, 2), 1, [1, 1, 1, 1]),   # stem on the model's input
+             ("z", 24, (3, 3), (2, 2), 1, [1, 1, 1, 1]),
+             ("z", 17, (3, 3), (2, 2), 1, [0, 0, 1, 1]),   # TF SAME on an odd size: padded after only
+             ("z", 16, (5, 5), (2, 2), 1, [2, 2, 2, 2]),
+             ("z", 12, (3, 1), (2, 1), 1, [1, 0, 1, 0]),   # stride 2 down the rows only
+             ("z", 16, (3, 3), (2, 2), 2, [2, 1, 2, 1]),   # strided and dilated, asymmetric
+             ("z", 16, (1, 1), (2, 2), 1, [0, 0, 0, 0]))   # unpadded: no copy
+    nodes, inits, outs = [], [], []
+    for i, (src, m, k, s, d, pads) in enumerate(convs):
+        c, src_in = feeds[src].shape[1], src
+        if src == "z":  # each conv after a 1x1 conv + ReLU of its own
+            nodes += [h.make_node("Conv", [src, f"ws{i}"], [f"s{i}"]), h.make_node("Relu", [f"s{i}"], [f"in{i}"])]
+            inits.append((f"ws{i}", randn(c, c, 1, 1, scale=c ** -0.5)))
+            src_in = f"in{i}"
+        nodes += [h.make_node("Conv", [src_in, f"w{i}", f"b{i}"], [f"p{i}"], kernel_shape=list(k), strides=list(s),
+                              dilations=[d, d], pads=pads),
+                  h.make_node("Relu", [f"p{i}"], [f"y{i}"])]
+        inits += [(f"w{i}", randn(m, c, *k, scale=(2 / (c * k[0] * k[1])) ** 0.5)), (f"b{i}", randn(m, scale=0.1))]
+        outs.append(f"y{i}")
+    check(model(nodes, feeds, outs, inits), feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
+    assert_padded_copies("padded_dense_strided", 5)
 
 
 @suite.case

@@ -1,0 +1,327 @@
+#!/usr/bin/env python3
+"""Hunt speed cliffs (issue 22): single ops and small blocks at edge-model shapes, edgert against
+onnxruntime, 1 thread by default, in the same run.
+
+Each case is an ONNX model built here with onnx.helper (batch 1, random weights, seed 0),
+compiled with edgec, checked against onnxruntime (benchmark.output_mismatch), then timed
+alternately: ROUNDS times a median of ITERS edgert runs (Python binding) and a median of ITERS
+onnxruntime runs. `ratio` is the median over rounds of edgert over that of onnxruntime; `best`
+the fastest round's of each (other work on a shared host only adds time, so `best` moves
+less between runs). Cases whose best ratio is above --flag (default 1.5x) are marked CLIFF.
+ITERS is picked per case so a round takes ~--round-ms.
+
+    python3 tests/bench/op_cliffs.py [--only SUBSTR[,SUBSTR]] [--list] [--threads 1] [--rounds 5]
+        [--flag 1.5] [--json OUT.json] [--target x86_64] [--edgec-args ARGS] [--baseline-args ARGS]
+
+--baseline-args also compiles each case with these edgec options and times that bundle in the
+same alternating rounds (e.g. --baseline-args "--padded-grouped-convs 0": what the padded
+copies change); the line then also gives edgert / baseline.
+
+Classes: conv1d, dilated 3x3, conv_transpose, depthwise 5x5/7x7, grouped, stride-2 3x3,
+attention matmul, softmax, norms, resize, pool, gather, transpose, concat/split, GRU/LSTM.
+"""
+import argparse
+import json
+import math
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import benchmark as bm  # noqa: E402
+import edge_testlib as lib  # noqa: E402
+
+F = TensorProto.FLOAT
+RNG = np.random.default_rng(0)
+
+
+def weight(name, shape, scale=None):
+    fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else 1
+    s = scale if scale is not None else 1.0 / math.sqrt(max(fan_in, 1))
+    return numpy_helper.from_array(RNG.uniform(-s, s, size=shape).astype(np.float32), name)
+
+
+def model(nodes, inputs, outputs, inits=(), opset=17):
+    g = helper.make_graph(nodes, "g", inputs, outputs, list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def vi(name, shape, dtype=F):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+def conv(cin, cout, spatial, k, stride=1, pad=None, dil=1, group=1):
+    nd = len(spatial)
+    ks = [k] * nd
+    p = (dil * (k - 1)) // 2 if pad is None else pad
+    out = [(s + 2 * p - dil * (k - 1) - 1) // stride + 1 for s in spatial]
+    node = helper.make_node("Conv", ["x", "w", "b"], ["y"], kernel_shape=ks, strides=[stride] * nd,
+                            pads=[p] * (2 * nd), dilations=[dil] * nd, group=group)
+    return model([node], [vi("x", [1, cin, *spatial])], [vi("y", [1, cout, *out])],
+                 [weight("w", [cout, cin // group, *ks]), weight("b", [cout], 0.1)])
+
+
+def conv_transpose(cin, cout, hw, k, stride, pad, out_pad=0, group=1):
+    out = [(s - 1) * stride - 2 * pad + k + out_pad for s in hw]
+    node = helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], kernel_shape=[k, k], strides=[stride] * 2,
+                            pads=[pad] * 4, output_padding=[out_pad] * 2, group=group)
+    return model([node], [vi("x", [1, cin, *hw])], [vi("y", [1, cout, *out])],
+                 [weight("w", [cin, cout // group, k, k], 1.0 / math.sqrt(cin // group * k * k / stride ** 2)),
+                  weight("b", [cout], 0.1)])
+
+
+def batched_matmul(bh, m, k, n):
+    node = helper.make_node("MatMul", ["a", "b"], ["y"])
+    return model([node], [vi("a", [bh, m, k]), vi("b", [bh, k, n])], [vi("y", [bh, m, n])])
+
+
+def attention_qk(bh, s, d):
+    """Q K^T with K given as [BH,S,D] (the transpose inside the model, as exported)."""
+    nodes = [helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 2, 1]),
+             helper.make_node("MatMul", ["q", "kt"], ["y"])]
+    return model(nodes, [vi("q", [bh, s, d]), vi("k", [bh, s, d])], [vi("y", [bh, s, s])])
+
+
+def unary(op, shape, out_shape=None, opset=17, inits=(), extra_inputs=(), **attrs):
+    node = helper.make_node(op, ["x", *extra_inputs], ["y"], **attrs)
+    return model([node], [vi("x", shape)], [vi("y", out_shape or shape)], inits, opset)
+
+
+def layer_norm(shape):
+    d = shape[-1]
+    return unary("LayerNormalization", shape, inits=[weight("s", [d], 1.0), weight("b", [d], 0.1)],
+                 extra_inputs=["s", "b"], axis=-1, epsilon=1e-5)
+
+
+def group_norm(c, hw, groups):
+    return unary("GroupNormalization", [1, c, *hw], opset=18,
+                 inits=[weight("s", [groups], 1.0), weight("b", [groups], 0.1)], extra_inputs=["s", "b"],
+                 num_groups=groups, epsilon=1e-5)
+
+
+def instance_norm(c, hw):
+    return unary("InstanceNormalization", [1, c, *hw], inits=[weight("s", [c], 1.0), weight("b", [c], 0.1)],
+                 extra_inputs=["s", "b"], epsilon=1e-5)
+
+
+def resize(c, hw, mode, ctm):
+    scales = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")
+    node = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode=mode, coordinate_transformation_mode=ctm,
+                            **({"nearest_mode": "floor"} if mode == "nearest" else {}))
+    return model([node], [vi("x", [1, c, *hw])], [vi("y", [1, c, hw[0] * 2, hw[1] * 2])], [scales])
+
+
+def pool(op, c, hw):
+    out = [(s + 2 - 3) // 2 + 1 for s in hw]
+    return unary(op, [1, c, *hw], [1, c, *out], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+
+
+def gather(vocab, d, seq):
+    node = helper.make_node("Gather", ["table", "ids"], ["y"], axis=0)
+    return model([node], [vi("ids", [1, seq], TensorProto.INT64)], [vi("y", [1, seq, d])],
+                 [weight("table", [vocab, d], 1.0)])
+
+
+def transpose(shape, perm):
+    return unary("Transpose", shape, [shape[p] for p in perm], perm=perm)
+
+
+def concat(c1, c2, hw):
+    node = helper.make_node("Concat", ["a", "b"], ["y"], axis=1)
+    return model([node], [vi("a", [1, c1, *hw]), vi("b", [1, c2, *hw])], [vi("y", [1, c1 + c2, *hw])])
+
+
+def split(c, hw, parts):
+    outs = [f"y{i}" for i in range(parts)]
+    node = helper.make_node("Split", ["x"], outs, axis=1, num_outputs=parts)
+    return model([node], [vi("x", [1, c, *hw])], [vi(o, [1, c // parts, *hw]) for o in outs], opset=18)
+
+
+def rnn(op, seq, inp, hidden):
+    gates = 3 if op == "GRU" else 4
+    extra = {"linear_before_reset": 1} if op == "GRU" else {}
+    node = helper.make_node(op, ["x", "W", "R", "B"], ["y", "yh"], hidden_size=hidden, **extra)
+    s = 1.0 / math.sqrt(hidden)
+    return model([node], [vi("x", [seq, 1, inp])], [vi("y", [seq, 1, 1, hidden]), vi("yh", [1, 1, hidden])],
+                 [weight("W", [1, gates * hidden, inp], s), weight("R", [1, gates * hidden, hidden], s),
+                  weight("B", [1, 2 * gates * hidden], s)])
+
+
+def cases():
+    c = {}
+    # Conv1d: audio / sequence models (TCN, wav2vec-style front ends, keyword spotting)
+    for cin, cout, n, k, d in [(64, 64, 16000, 3, 1), (128, 128, 4000, 3, 2), (128, 128, 4000, 5, 4),
+                               (256, 256, 1000, 3, 1), (256, 256, 1000, 5, 2), (64, 128, 8000, 5, 1)]:
+        c[f"conv1d_c{cin}-{cout}_l{n}_k{k}_d{d}"] = conv(cin, cout, [n], k, dil=d)
+    c["conv1d_dw_c256_l4000_k5"] = conv(256, 256, [4000], 5, group=256)
+    # dilated 3x3 (DeepLab ASPP: rates 6/12/18 at output stride 16, 2/4 in dilated backbones)
+    for cin, cout, hw, d in [(256, 256, 33, 2), (256, 256, 33, 4), (320, 256, 33, 6), (128, 128, 65, 2)]:
+        c[f"dil3x3_c{cin}-{cout}_{hw}_r{d}"] = conv(cin, cout, [hw, hw], 3, dil=d)
+    c["dil3x3_dw_c512_33_r4"] = conv(512, 512, [33, 33], 3, dil=4, group=512)
+    # ConvTranspose (decoders, segmentation/detection heads)
+    c["convT_k4s2p1_c128-64_40"] = conv_transpose(128, 64, [40, 40], 4, 2, 1)
+    c["convT_k4s2p1_c256-128_20"] = conv_transpose(256, 128, [20, 20], 4, 2, 1)
+    c["convT_k3s2p1op1_c64-32_80"] = conv_transpose(64, 32, [80, 80], 3, 2, 1, 1)
+    c["convT_k2s2_c256-128_32"] = conv_transpose(256, 128, [32, 32], 2, 2, 0)
+    c["convT_k2s2_c64-64_80"] = conv_transpose(64, 64, [80, 80], 2, 2, 0)
+    c["convT_dw_k4s2p1_c128_40"] = conv_transpose(128, 128, [40, 40], 4, 2, 1, group=128)
+    c["convT_dw_k2s2_c64_80"] = conv_transpose(64, 64, [80, 80], 2, 2, 0, group=64)
+    # large-kernel depthwise (ConvNeXt, MobileNetV3/EfficientNet 5x5)
+    c["dw7x7_c96_56"] = conv(96, 96, [56, 56], 7, group=96)
+    c["dw7x7_c32_112"] = conv(32, 32, [112, 112], 7, group=32)
+    c["dw5x5_c72_56"] = conv(72, 72, [56, 56], 5, group=72)
+    c["dw5x5_c120_28"] = conv(120, 120, [28, 28], 5, group=120)
+    c["dw5x5_s2_c72_112"] = conv(72, 72, [112, 112], 5, stride=2, group=72)
+    # grouped convs by channels per group (ResNeXt, RegNet, ShuffleNet)
+    for cpg, ch, hw in [(2, 64, 56), (4, 128, 56), (8, 256, 28), (16, 256, 28), (32, 512, 14)]:
+        c[f"grouped_cpg{cpg}_c{ch}_{hw}"] = conv(ch, ch, [hw, hw], 3, group=ch // cpg)
+    # stride-2 3x3 (stems, downsampling)
+    c["s2_3x3_c3-32_224"] = conv(3, 32, [224, 224], 3, stride=2)
+    c["s2_3x3_c64-128_56"] = conv(64, 128, [56, 56], 3, stride=2)
+    c["s2_3x3_c256-256_28"] = conv(256, 256, [28, 28], 3, stride=2)
+    # attention: B*H x S x D
+    for bh, s, d in [(8, 64, 64), (12, 197, 64), (8, 256, 32), (4, 1024, 32), (8, 512, 64)]:
+        c[f"attn_qk_bh{bh}_s{s}_d{d}"] = batched_matmul(bh, s, d, s)
+        c[f"attn_av_bh{bh}_s{s}_d{d}"] = batched_matmul(bh, s, s, d)
+    c["attn_qkT_transpose_bh12_s197_d64"] = attention_qk(12, 197, 64)
+    for bh, s in [(12, 197), (8, 512), (4, 1024)]:
+        c[f"softmax_bh{bh}_s{s}"] = unary("Softmax", [bh, s, s], axis=-1)
+    # norms
+    c["layernorm_197x768"] = layer_norm([1, 197, 768])
+    c["layernorm_1024x256"] = layer_norm([1, 1024, 256])
+    c["groupnorm_c256_32x32_g32"] = group_norm(256, [32, 32], 32)
+    c["groupnorm_c128_64x64_g32"] = group_norm(128, [64, 64], 32)
+    c["instancenorm_c64_128x128"] = instance_norm(64, [128, 128])
+    # Resize x2 (FPN, U-Net decoders)
+    for mode, ctm in [("nearest", "asymmetric"), ("nearest", "half_pixel"), ("linear", "half_pixel"),
+                      ("linear", "align_corners")]:
+        c[f"resize_{mode}_{ctm}_c128_40"] = resize(128, [40, 40], mode, ctm)
+    c["resize_linear_half_pixel_c32_160"] = resize(32, [160, 160], "linear", "half_pixel")
+    # pooling 3x3 s2
+    c["maxpool3s2_c64_112"] = pool("MaxPool", 64, [112, 112])
+    c["avgpool3s2_c256_28"] = pool("AveragePool", 256, [28, 28])
+    # Gather: embedding lookup
+    c["gather_v30000_d256_s128"] = gather(30000, 256, 128)
+    c["gather_v1000_d768_s512"] = gather(1000, 768, 512)
+    # Transpose 4-D
+    c["transpose_nchw2nhwc_c64_112"] = transpose([1, 64, 112, 112], [0, 2, 3, 1])
+    c["transpose_nhwc2nchw_c128_56"] = transpose([1, 56, 56, 128], [0, 3, 1, 2])
+    c["transpose_heads_s197_h12_d64"] = transpose([1, 197, 12, 64], [0, 2, 1, 3])
+    c["transpose_shuffle_g2_c116_28"] = transpose([1, 2, 58, 28 * 28], [0, 2, 1, 3])
+    # Concat / Split along channels
+    c["concat_c64+64_112"] = concat(64, 64, [112, 112])
+    c["concat_c256+128_28"] = concat(256, 128, [28, 28])
+    c["split2_c128_56"] = split(128, [56, 56], 2)
+    c["split4_c256_28"] = split(256, [28, 28], 4)
+    # one-layer recurrent nets, seq 50
+    for op in ("GRU", "LSTM"):
+        for inp, h in [(64, 64), (128, 128), (256, 256)]:
+            c[f"{op.lower()}_seq50_in{inp}_h{h}"] = rnn(op, 50, inp, h)
+    return c
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--only", help="comma-separated substrings of case names")
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--round-ms", type=float, default=60.0, help="target time of one engine's round")
+    ap.add_argument("--flag", type=float, default=1.5)
+    ap.add_argument("--tolerance", type=float, default=1e-3)
+    ap.add_argument("--target", default="x86_64")
+    ap.add_argument("--edgec-args", default="")
+    ap.add_argument("--baseline-args", help="edgec options of a second bundle timed in the same rounds")
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    all_cases = cases()
+    names = [n for n in all_cases if not args.only or any(s in n for s in args.only.split(","))]
+    if args.list:
+        print("\n".join(names))
+        return
+    import onnxruntime as ort
+    edgec = lib.find_tool("edgec")
+    edgert = bm.import_edgert()
+    rows, failed = [], {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            path = Path(tmp) / f"{name}.onnx"
+            onnx.save(all_cases[name], path)
+            bundle = Path(tmp) / f"{name}.bundle"
+            res = subprocess.run([str(edgec), "compile", str(path), "-o", str(bundle), "-q", "--target", args.target,
+                                  *shlex.split(args.edgec_args)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                 text=True)
+            if res.returncode != 0:
+                failed[name] = "edgec failed: " + (res.stderr.strip().splitlines() or [f"exit {res.returncode}"])[0]
+                print(f"{name}: {failed[name]}", flush=True)
+                continue
+            mismatch = bm.output_mismatch(str(path), bundle, tmp, args.tolerance)
+            if mismatch:
+                failed[name] = f"outputs differ: {mismatch}"
+                print(f"{name}: {failed[name]}", flush=True)
+                continue
+            so = ort.SessionOptions()
+            so.intra_op_num_threads = args.threads
+            so.inter_op_num_threads = 1
+            sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+            feeds = bm.random_inputs(sess, 0)
+            for _ in range(2):
+                sess.run(None, feeds)
+            t0 = time.perf_counter()
+            sess.run(None, feeds)
+            one = (time.perf_counter() - t0) * 1e3
+            iters = max(3, min(200, int(args.round_ms / max(one, 1e-3))))
+            edge_run = bm.binding_runner(edgert, bundle, args.threads, feeds, iters)
+            base_run = None
+            if args.baseline_args is not None:
+                base_bundle = Path(tmp) / f"{name}.baseline.bundle"
+                subprocess.run([str(edgec), "compile", str(path), "-o", str(base_bundle), "-q", "--target", args.target,
+                                *shlex.split(args.baseline_args)], check=True, stdout=subprocess.DEVNULL)
+                base_run = bm.binding_runner(edgert, base_bundle, args.threads, feeds, iters)
+            e_med, o_med, b_med = [], [], []
+            for _ in range(args.rounds):
+                e_med.append(edge_run())
+                if base_run:
+                    b_med.append(base_run())
+                o_med.append(bm.timed_median_ms(lambda: sess.run(None, feeds), iters))
+            e, o = statistics.median(e_med), statistics.median(o_med)
+            best = min(e_med) / min(o_med)
+            rows.append((name, e, o, best))
+            flag = "  CLIFF" if best > args.flag else ""
+            base = ""
+            if base_run:
+                b = statistics.median(b_med)
+                base = f"; baseline {b:.3f} ms (ratio {b / o:.2f}), this / baseline {e / b:.3f}"
+            print(f"{name}: edgert {e:.3f} ms, onnxruntime {o:.3f} ms, ratio {e / o:.2f}, best {best:.2f}{flag}{base}",
+                  flush=True)
+    print(f"\ntarget {args.target}, threads {args.threads}, {args.rounds} rounds, alternating; "
+          f"cases whose best ratio is above {args.flag}x, worst first:")
+    for name, e, o, best in sorted(rows, key=lambda r: -r[3]):
+        if best > args.flag:
+            print(f"  {name}: best {best:.2f}x, median {e / o:.2f}x ({e:.3f} ms vs {o:.3f} ms)")
+    if rows:
+        g = math.exp(statistics.fmean(math.log(best) for *_, best in rows))
+        print(f"geometric mean of the best ratios edgert / onnxruntime {g:.2f}x over {len(rows)} cases")
+    for name, why in failed.items():
+        print(f"{name}: not measured: {why}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({
+            "target": args.target, "threads": args.threads, "rounds": args.rounds, "failed": failed,
+            "cases": [{"case": n, "edgert_ms": e, "onnxruntime_ms": o, "ratio": e / o, "best_ratio": best}
+                      for n, e, o, best in rows]},
+            indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
