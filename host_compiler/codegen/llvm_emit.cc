@@ -188,6 +188,12 @@ class Emitter {
         hvx_masked_loads_(target.bundle_arch == static_cast<int>(edge::bundle::Arch::Hexagon)),
         depthwise_border_model_(target.bundle_arch == static_cast<int>(edge::bundle::Arch::X86_64) &&
                                 target.vector_registers <= 16),
+        single_reduce_slack_(target.bundle_arch == static_cast<int>(edge::bundle::Arch::X86_64) &&
+                             target.vector_registers <= 16),
+        border_work_limit_(target.bundle_arch == static_cast<int>(edge::bundle::Arch::X86_64) &&
+                                   target.vector_registers <= 16
+                               ? 8
+                               : 4),
         target_features_(target.llvm_features),
         half_(target.half_arithmetic), int_divide_(target.int_divide), fp_rounding_(target.fp_rounding),
         f64_arithmetic_(target.f64_arithmetic), f16_conversion_(target.f16_conversion),
@@ -545,12 +551,26 @@ class Emitter {
     return n;
   }
   // The variable of the innermost reduce dim to vectorize, or -1 to vectorize the output.
+  // A max (min is a max of negations) is exact in any order, so there the reduce dim with the most cheap loads
+  // is taken wherever it is (and run innermost, choose_reduce_order): a DynamicQuantizeLinear's
+  // range of a channels-last conv output, reduced over (C, H, W) with C the consecutive one,
+  // ran as a scalar chain at 0.1-2 GB/s.
   int choose_reduce_vectorization(int vec) const {
     if (!k_.has_reduce() || vector_lanes_ < 2) return -1;
     int j = static_cast<int>(k_.reduce_extents.size()) - 1;
     while (j >= 0 && k_.reduce_extents[j] == 1) --j;
-    if (j < 0 || k_.reduce_extents[j] < vector_lanes_) return -1;
-    int rvar = static_cast<int>(k_.out_shape.size()) + j;
+    if (j < 0) return -1;
+    const int first = static_cast<int>(k_.out_shape.size());
+    int rvar = k_.reduce_extents[j] >= vector_lanes_ ? first + j : -1;
+    if (k_.reduce_op == Op::ReduceMax) {
+      int most = rvar >= 0 ? cheap_loads(rvar) : 0;
+      for (int i = 0; i < j; ++i) {
+        if (k_.reduce_extents[i] < vector_lanes_) continue;
+        const int cheap = cheap_loads(first + i);
+        if (cheap > most) rvar = first + i, most = cheap;
+      }
+    }
+    if (rvar < 0) return -1;
     int along_out = vec >= 0 && k_.out_shape[vec] * 2 >= vector_lanes_ ? cheap_loads(vec) : 0;
     return cheap_loads(rvar) > along_out ? rvar : -1;
   }
@@ -589,8 +609,8 @@ class Emitter {
   // order tried, fewer vectors and then fewer outputs first), none without a choice to make.
   // The cost is cycles per useful multiply-add in a simple model: a step of the reduction
   // issues vectors * unroll multiply-adds (two per cycle) and its distinct loads (two per
-  // cycle), and takes at least the 4-cycle latency of a multiply-add; outputs computed past
-  // the end of a dim are waste.
+  // cycle), and takes at least the 4-cycle latency of a multiply-add (5 cycles where
+  // single_reduce_slack_); outputs computed past the end of a dim are waste.
   std::vector<std::pair<double, RegisterTile>> tile_costs(int vec, int lanes) const {
     std::vector<std::pair<double, RegisterTile>> tiles;
     if (!k_.has_reduce() || (unroll_dim_ < 0 && vec < 0)) return tiles;
@@ -654,6 +674,7 @@ class Emitter {
       }
       return std::max({v * u / 2.0, distinct / 2.0, 4.0});
     };
+    const double min_cycles = single_reduce_slack_ && k_.reduce_extents.size() == 1 ? 5.0 : 4.0;
     for (int v = 1; v <= max_vectors && (v - 1) * lanes < along_vec; ++v)
       for (int u = 1; u <= std::min<int64_t>(along_unroll, 16); ++u) {
         if (v > 1 && slice_per_vector * v > slice_budget_) break;
@@ -675,7 +696,7 @@ class Emitter {
                                     static_cast<double>(along_unroll - between) * border_cycles;
           cost = row_cycles / (static_cast<double>(v * along_unroll) * vec_useful);
         } else {
-          const double cycles = std::max({v * u / 2.0, distinct_loads / 2.0, 4.0});
+          const double cycles = std::max({v * u / 2.0, distinct_loads / 2.0, min_cycles});
           cost = cycles / (v * u * vec_useful * waste(along_unroll, u));
         }
         // Ties go to the tile with fewer loads per multiply-add.
@@ -741,7 +762,13 @@ class Emitter {
     const int rank = static_cast<int>(k_.out_shape.size());
     const int dims = static_cast<int>(k_.reduce_extents.size());
     for (int j = 0; j < dims; ++j) order.push_back(j);
-    if (reduce_vec_ >= 0 || dims < 2) return order;
+    if (dims < 2) return order;
+    if (reduce_vec_ >= 0) {  // the vectorized dim innermost
+      const int j = reduce_vec_ - rank;
+      order.erase(std::find(order.begin(), order.end(), j));
+      order.push_back(j);
+      return order;
+    }
     std::vector<const Value*> loads = reduce_body_loads(k_);
     auto move_least_moving_inward = [&](size_t keep_inner) {
       int inner = -1;
@@ -1021,11 +1048,25 @@ class Emitter {
       if (requant_zp_load_) bad = b_.CreateOr(bad, b_.CreateNot(requant_zp_.second));
       b_.CreateCondBr(bad, slow, fast);
       b_.SetInsertPoint(fast);
-      for (size_t u = 0; u < copies; ++u) {
-        select_copy(u);
-        emit_requantize_vector(acc_values[u], lanes, end, /*prechecked=*/true);
+      auto integer_form = [&](bool nonneg_at_run_time) {
+        for (size_t u = 0; u < copies; ++u) {
+          select_copy(u);
+          emit_requantize_vector(acc_values[u], lanes, end, /*prechecked=*/true, nonneg_at_run_time);
+        }
+        b_.CreateBr(join);
+      };
+      if (requant_negatives_signed_) {
+        // Both forms: negatives as 0 where this call's zero point allows (a ReLU's
+        // output, zero point 0: no sign to carry), signed otherwise.
+        auto* nonneg = llvm::BasicBlock::Create(ctx_, "requant_tile_nonneg", fn_);
+        auto* sign = llvm::BasicBlock::Create(ctx_, "requant_tile_signed", fn_);
+        LV* is_signed = b_.CreateICmpNE(b_.CreateLoad(b_.getInt32Ty(), requant_negatives_signed_, /*isVolatile=*/true), b_.getInt32(0));
+        b_.CreateCondBr(is_signed, sign, nonneg);
+        b_.SetInsertPoint(nonneg);
+        integer_form(true);
+        b_.SetInsertPoint(sign);
       }
-      b_.CreateBr(join);
+      integer_form(false);
       b_.SetInsertPoint(slow);
       for (size_t u = 0; u < copies; ++u) {
         select_copy(u);
@@ -1122,6 +1163,11 @@ class Emitter {
     std::vector<Step> ops;  // innermost first
     const Value* zp = nullptr;  // the one load among the operands (a zero point), if any
     DType out = DType::U8;
+    // The chain maps every r in [-256, 0] to what it maps 0 to (a ReLU's clamp at the zero
+    // point), for every zero point: a negative x then needs no sign, max(x, 0) gives its result.
+    bool negatives_as_zero = false;
+    bool negatives_as_zero_for_some = false;  // for some zero point: decided at run time
+    bool sat_as_255 = false;  // the chain gives the same at +-255 as at +-256, every zero point
   };
   static bool small_int_const(const Value* v) {
     return v->kind == Value::Kind::Const && v->constant == std::floor(v->constant) && std::fabs(v->constant) <= double(1 << 20);
@@ -1184,11 +1230,19 @@ class Emitter {
     const float big = std::numeric_limits<float>::max();
     // A load operand (the output's zero point) must hold an integer of the output type.
     const int z_lo = c.zp ? int(lo) : 0, z_hi = c.zp ? int(hi) : 0;
-    for (int z = z_lo; z <= z_hi; ++z)
+    c.negatives_as_zero = true;
+    c.sat_as_255 = true;
+    for (int z = z_lo; z <= z_hi; ++z) {
+      for (float sign : {1.0f, -1.0f})
+        if (chain(sign * 255.0f, float(z)) != chain(sign * 256.0f, float(z))) c.sat_as_255 = false;
       for (float sign : {1.0f, -1.0f}) {
         float at = chain(sign * 256.0f, float(z)), far = chain(sign * big, float(z));
         if (at != far || at < lo || at > hi) return std::nullopt;
       }
+      // Monotone: equal at -256 and 0, equal in between.
+      if (chain(-256.0f, float(z)) != chain(0.0f, float(z))) c.negatives_as_zero = false;
+      else c.negatives_as_zero_for_some = true;
+    }
     return c;
   }
 
@@ -1267,6 +1321,17 @@ class Emitter {
       LV* zf = b_.CreateLoad(b_.getFloatTy(), b_.CreateInBoundsGEP(b_.getFloatTy(), buffers_[c->zp->arg], ic(c->zp->index.constant())));
       requant_zp_ = requant_zero_point(zf, c->out);
       requant_zp_load_ = c->zp;
+      if (requant_scales_bad_ && c->negatives_as_zero_for_some) {
+        // Whether this zero point maps every r in [-256, 0] as 0 (match_requant_chain: the
+        // chain is monotone), read back per tile: volatile, as requant_scales_bad_.
+        {
+          IRBuilder<> eb(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+          requant_negatives_signed_ = eb.CreateAlloca(b_.getInt32Ty());
+        }
+        LV* zi = requant_zp_.first;
+        LV* same = b_.CreateICmpEQ(apply_requant_chain(*c, b_.getInt32(-256), zi), apply_requant_chain(*c, b_.getInt32(0), zi));
+        b_.CreateStore(b_.CreateZExt(b_.CreateNot(same), b_.getInt32Ty()), requant_negatives_signed_);
+      }
     }
   }
 
@@ -1280,9 +1345,12 @@ class Emitter {
 
   // prechecked: the caller branched on the checks already (requant_prechecked); only the
   // integer form is emitted, into the current block.
-  bool emit_requantize_vector(LV* sums, int lanes, LV* end, bool prechecked = false) {
+  // nonneg_at_run_time: the caller branched on the run-time zero point mapping negatives as
+  // 0 (requant_negatives_signed_), where the chain does not for every zero point.
+  bool emit_requantize_vector(LV* sums, int lanes, LV* end, bool prechecked = false, bool nonneg_at_run_time = false) {
     std::optional<RequantChain> c = match_requant_chain();
     if (!c || lanes < 2) return false;
+    const bool nonneg = c->negatives_as_zero || nonneg_at_run_time;
     acc_ = sums;
     LV* x = splat(value(c->x), lanes);
     LV* sv = splat(value(c->s), lanes);
@@ -1321,19 +1389,42 @@ class Emitter {
     }
     LV* e = b_.CreateSub(k(150), ef);
     LV* m = b_.CreateOr(b_.CreateAnd(bits, k(0x7FFFFF)), k(0x800000));
-    LV* neg = b_.CreateICmpSLT(x, k(0));
-    LV* a = b_.CreateSelect(neg, b_.CreateNeg(x), x);  // INT32_MIN: 2^31 unsigned
-    a = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, a, k(1u << 24));
+    // a = min(|x|, 2^24) without a sign predicate held to the end (HVX has 4; one live
+    // across the tile's epilogues was spilled through vector registers): where the chain
+    // maps negatives as 0, max(x, 0) and no sign at all; else the sign is tested again at
+    // the end, and |x| saturates (vabs:sat, INT32_MIN -> INT32_MAX) so that a signed min
+    // (vmin.w; HVX has no unsigned word min: a compare and a mux) clamps it.
+    LV* a;
+    if (nonneg) {
+      a = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, x, k(0)), k(1u << 24));
+    } else if (int8_dot_ == TargetSpec::Int8Dot::HvxU8S8 && lanes == 32) {
+      a = b_.CreateIntrinsic(ty, llvm::Intrinsic::hexagon_V6_vabsw_sat_128B, {x});
+      a = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, a, k(1u << 24));
+    } else {
+      a = b_.CreateSelect(b_.CreateICmpSLT(x, k(0)), b_.CreateNeg(x), x);  // INT32_MIN: 2^31 unsigned
+      a = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, a, k(1u << 24));
+    }
+    // hi as a signed high product: m << 8 has its top bit set, so as a signed word it is
+    // (m << 8) - 2^32 and a * that / 2^32 is hi - a exactly (a is an integer in [0, 2^24]).
+    // HVX's 32 x 32 products are signed: the unsigned one took a per-channel predicate and
+    // two more instructions per vector to correct.
     auto* wide = llvm::VectorType::get(b_.getInt64Ty(), ty->getElementCount());
-    LV* hi = b_.CreateTrunc(
-        b_.CreateLShr(b_.CreateMul(b_.CreateZExt(a, wide), b_.CreateZExt(b_.CreateShl(m, k(8)), wide)), llvm::ConstantInt::get(wide, 32)),
-        ty);
-    LV* lo = b_.CreateMul(a, m);
-    LV* sat = b_.CreateICmpUGE(hi, b_.CreateShl(k(1), b_.CreateSub(e, k(16))));
+    LV* product = b_.CreateMul(b_.CreateSExt(a, wide), b_.CreateSExt(b_.CreateShl(m, k(8)), wide));
+    LV* hi = b_.CreateAdd(b_.CreateTrunc(b_.CreateAShr(product, llvm::ConstantInt::get(wide, 32)), ty), a);
+    // The low word of the same product: (P mod 2^24) << 8 (one multiply for both words).
+    LV* lo8 = b_.CreateTrunc(product, ty);
+    // Saturated (hi >= 2^(e - 16)): where the chain gives the same at +-255 as at +-256
+    // (sat_as_255), hi clamped to 2^(e - 16) - 1 instead makes n = 255 and r 255 or 256
+    // (one vmin.w; no predicate held to the end); else a select of 256.
+    LV* sat_hi = b_.CreateShl(k(1), b_.CreateSub(e, k(16)));
+    LV* sat = nullptr;
+    if (c->sat_as_255) hi = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, hi, b_.CreateSub(sat_hi, k(1)));
+    else sat = b_.CreateICmpUGE(hi, sat_hi);
     LV* sh = b_.CreateSub(e, k(24));
-    LV* q = b_.CreateOr(b_.CreateShl(hi, b_.CreateSub(k(24), sh)), b_.CreateLShr(b_.CreateAnd(lo, k(0xFFFFFF)), sh));
+    LV* sh8 = b_.CreateAdd(sh, k(8));
+    LV* q = b_.CreateOr(b_.CreateShl(hi, b_.CreateSub(k(24), sh)), b_.CreateLShr(lo8, sh8));
     LV* pow_sh = b_.CreateShl(k(1), sh);
-    LV* rem = b_.CreateAnd(lo, b_.CreateSub(pow_sh, k(1)));
+    LV* rem8 = b_.CreateAnd(lo8, b_.CreateShl(b_.CreateSub(pow_sh, k(1)), k(8)));  // rem << 8, rem = P mod 2^sh
     LV* n = b_.CreateLShr(q, k(24));
     LV* f = b_.CreateAnd(q, k(0xFFFFFF));
     // The window in units of 2^-25: |2F - 2^24| <= w2 with F = f + rem / 2^sh,
@@ -1344,29 +1435,29 @@ class Emitter {
     // (Hexagon lowers a compare feeding a select as vcmp + vmux; and / or of predicates it
     // would not: 8 instructions fewer per vector than two compares as 0 / 1 words).
     LV* w2 = b_.CreateShl(k(1), b_.CreateSub(k(32), b_.CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, n, b_.getFalse())));
-    LV* rem2 = b_.CreateShl(rem, k(1));
-    LV* bit = b_.CreateLShr(rem2, sh);                                          // floor(2 rem / 2^sh)
-    LV* frac_nz = b_.CreateLShr(b_.CreateSub(k(0), b_.CreateAnd(rem2, b_.CreateSub(pow_sh, k(1)))), k(31));
-    LV* g_floor = b_.CreateAdd(b_.CreateShl(f, k(1)), bit);                     // floor(2F)
+    // 2v as an HVX add, not a shift (LLVM writes v + v as v << 1): HVX issues one shift per
+    // packet, and this form has a dozen per vector.
+    auto twice = [&](LV* v) -> LV* {
+      if (int8_dot_ == TargetSpec::Int8Dot::HvxU8S8 && lanes == 32)
+        return b_.CreateIntrinsic(ty, llvm::Intrinsic::hexagon_V6_vaddw_128B, {v, v});
+      return b_.CreateShl(v, k(1));
+    };
+    // In units of 2^-8 (rem8 = rem << 8, the low word's bits): 2 rem << 8 < 2^24.
+    LV* mask8 = b_.CreateShl(b_.CreateSub(pow_sh, k(1)), k(8));
+    LV* rem2_8 = twice(rem8);
+    LV* bit = b_.CreateLShr(rem2_8, sh8);                                       // floor(2 rem / 2^sh)
+    // (t + 2^sh - 1) >> sh for t = 2 rem mod 2^sh < 2^sh: 1 where t > 0 (no predicate)
+    LV* frac_nz = b_.CreateLShr(b_.CreateAdd(b_.CreateAnd(rem2_8, mask8), mask8), sh8);
+    LV* g_floor = b_.CreateAdd(twice(f), bit);                                  // floor(2F)
     LV* from_window_start = b_.CreateAdd(g_floor, b_.CreateSub(w2, k(1u << 24)));
-    LV* window_width = b_.CreateSub(b_.CreateShl(w2, k(1)), frac_nz);
+    LV* window_width = b_.CreateSub(twice(w2), frac_nz);
     LV* in_window = b_.CreateICmpULE(from_window_start, window_width);
     // In the window the even one of n, n + 1; elsewhere n + (F > 2^23), F never 2^23 there.
     LV* up = b_.CreateAnd(b_.CreateSelect(in_window, n, b_.CreateLShr(f, k(23))), k(1));
-    LV* r = b_.CreateSelect(sat, k(256), b_.CreateAdd(n, up));
-    r = b_.CreateSelect(neg, b_.CreateNeg(r), r);
-    for (const RequantChain::Step& st : c->ops) {
-      LV* kv = st.operand->kind == Value::Kind::Const
-                   ? llvm::ConstantInt::get(ty, static_cast<uint64_t>(static_cast<int64_t>(st.operand->constant)), true)
-                   : zp;
-      switch (st.op->op) {
-        case Op::Add: r = b_.CreateAdd(r, kv); break;
-        case Op::Sub: r = b_.CreateSub(r, kv); break;
-        case Op::Max: r = b_.CreateSelect(b_.CreateICmpSGT(r, kv), r, kv); break;
-        default: r = b_.CreateSelect(b_.CreateICmpSLT(r, kv), r, kv); break;
-      }
-    }
-    store_bytes(output_index(k_), r, c->out);
+    LV* r = b_.CreateAdd(n, up);
+    if (sat) r = b_.CreateSelect(sat, k(256), r);
+    if (!nonneg) r = b_.CreateSelect(b_.CreateICmpSLT(x, k(0)), b_.CreateNeg(r), r);
+    store_bytes(output_index(k_), apply_requant_chain(*c, r, zp), c->out);
     if (prechecked) return true;
     b_.CreateBr(join);
 
@@ -1377,6 +1468,22 @@ class Emitter {
     b_.SetInsertPoint(join);
     begin_lanes(var, lanes, end);
     return true;
+  }
+
+  // The chain above the Round on integer r (a vector, or a scalar), zp its load operand.
+  LV* apply_requant_chain(const RequantChain& c, LV* r, LV* zp) {
+    for (const RequantChain::Step& st : c.ops) {
+      LV* kv = st.operand->kind == Value::Kind::Const
+                   ? llvm::ConstantInt::get(r->getType(), static_cast<uint64_t>(static_cast<int64_t>(st.operand->constant)), true)
+                   : zp;
+      switch (st.op->op) {
+        case Op::Add: r = b_.CreateAdd(r, kv); break;
+        case Op::Sub: r = b_.CreateSub(r, kv); break;
+        case Op::Max: r = b_.CreateSelect(b_.CreateICmpSGT(r, kv), r, kv); break;
+        default: r = b_.CreateSelect(b_.CreateICmpSLT(r, kv), r, kv); break;
+      }
+    }
+    return r;
   }
 
   // ---- dot-product instructions ----
@@ -1943,7 +2050,7 @@ class Emitter {
       if (guarded) break;
       work_per_guard *= k_.reduce_extents[*j];
     }
-    return work_per_guard <= 4;
+    return work_per_guard <= border_work_limit_;
   }
 
   // For the register-tile cost model: how many outputs along the unrolled dim have windows
@@ -3146,6 +3253,18 @@ class Emitter {
   const bool hvx_masked_loads_;  // Hexagon: masked loads by masked_load's aligned blocks
   // Depthwise tiles sized by the outputs between a row's borders (tile_costs): x86_64 (AVX2).
   const bool depthwise_border_model_;
+  // A reduction over one dim (1x1 convs, matrix products) counts a step at 5 cycles at least,
+  // not the multiply-add's 4-cycle latency (tile_costs): x86_64 (AVX2). There a tile of 8
+  // accumulators (2 x 4, 4 x 2: two multiply-adds per cycle, no cycle to spare) ran 1x1 convs
+  // 10-25% slower than 3 x 4 or 2 x 6 (edgec --tune on RegNetX-400MF picked 3 x 4 for each
+  // 1x1 shape it confirmed; edgert-bench --profile); the windowed convs (r[16,3,3], the stem)
+  // ran slower with the 5 (RegNetX's grouped convs 2 x 4 -> 2 x 5: +7%).
+  const bool single_reduce_slack_;
+  // border_tiles_pay's limit on the multiply-adds per bounds test: 4, and on x86_64 (AVX2)
+  // 8, so the stride-2 grouped convs of 8 channels per group (no padded copy) keep their
+  // tiles off the borders too: RegNetY-400MF's took 7-23% less time (edgert-bench --profile,
+  // median of 5). At 16 channels per group (RegNetX) that ran up to 23% slower.
+  const int64_t border_work_limit_;
   DotGroups dot_;
   DepthwiseHvx depthwise_;
   // check_requant_params_once's results: a stack word, nonzero where a scale of arg
@@ -3156,6 +3275,9 @@ class Emitter {
   int requant_scale_arg_ = -1;
   const Value* requant_zp_load_ = nullptr;
   std::pair<LV*, LV*> requant_zp_{nullptr, nullptr};
+  // 1 where this call's zero point needs the signed integer form (null: the chain decides at
+  // compile time, RequantChain::negatives_as_zero).
+  llvm::AllocaInst* requant_negatives_signed_ = nullptr;
   const std::string target_features_;    // TargetSpec::llvm_features
   std::set<std::string> used_features_;  // CPU features of the instructions emitted (runtime names)  // edgec --tune's choice, or null
   bool half_;                        // F16 values computed in half (kHalfBlock)

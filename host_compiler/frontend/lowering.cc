@@ -32,7 +32,7 @@ DType dtype_from_onnx(int32_t t) {
 HostTensor tensor_from_proto(const onnx::TensorProto& t) {
   const std::string label = "tensor '" + t.name() + "'";
   if (t.data_location() == onnx::TensorProto::EXTERNAL || t.external_data_size() > 0)
-    throw CompileError(label + ": external data is not supported");
+    throw CompileError(label + ": external data was not loaded (load_external_data)");
   HostTensor out;
   out.dtype = dtype_from_onnx(t.data_type());
   for (int64_t d : t.dims()) out.shape.push_back(d);

@@ -20,6 +20,10 @@ namespace edgec::onnx_frontend {
 DType dtype_from_onnx(int32_t onnx_type);
 // Decodes raw_data or the typed fields (float16 stays uint16 bits).
 HostTensor tensor_from_proto(const onnx::TensorProto& t);
+// Reads every tensor of the graph (initializers, attributes, subgraphs) whose data is in an
+// external file into its raw_data: files inside model_dir only, offsets and lengths checked
+// against the file and the tensor (external_data.cc). model_dir null: such tensors are refused.
+void load_external_data(onnx::GraphProto& graph, const std::string* model_dir);
 
 class OpContext {
  public:
@@ -163,6 +167,15 @@ constexpr int64_t kBf16Pair = 2;
 Node* bf16_operand(Graph& g, Node* x);
 // Reductions over normalized axes, reduced dims kept as 1.
 Node* reduce_min(Graph& g, Node* x, const std::vector<int64_t>& axes);
+// DynamicQuantizeLinear of float32 x (ops_quant.cc): uint8 values, float32 scale and uint8
+// zero point (scalars) from the range of all of x, widened to contain 0.
+struct DynamicQuantized {
+  Node *y, *scale, *zero_point;
+};
+DynamicQuantized dynamic_quantize_u8(Graph& g, Node* x);
+// sum_k (a - a_zp) * (b - b_zp) in int32 for 8-bit a, b (ops_quant.cc): with constant b, a zero
+// b_zp and a scalar a_zp, b keeps 8 bits and the target's dot layout.
+Node* integer_matmul(OpContext& ctx, Node* a, Node* a_zp, Node* b, Node* b_zp);
 Node* reduce_mean(Graph& g, Node* x, const std::vector<int64_t>& axes);
 // Product over axes (reduced dims kept as 1) as a tree of pairwise products of views:
 // exact for integers, log2(n) levels.

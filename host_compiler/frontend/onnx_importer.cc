@@ -2,6 +2,7 @@
 // op table, then folds constants.
 #include "frontend/onnx_importer.h"
 
+#include <filesystem>
 #include <fstream>
 #include <new>
 #include <sstream>
@@ -447,22 +448,34 @@ std::unique_ptr<Graph> import_graph(const onnx::ModelProto& model, const ImportO
   }
   check_graph_depth(*g);
   g->fold_constants();
+  g->merge_identical_weights();
   return g;
+}
+
+}  // namespace
+
+namespace {
+
+// model_dir: the folder of the model's file, where its external data may be; null for bytes.
+std::unique_ptr<Graph> import_serialized(const std::string& serialized_model, const std::string& model_name,
+                                         const ImportOptions& options, const std::string* model_dir) {
+  onnx::ModelProto model;
+  if (serialized_model.empty()) throw CompileError(model_name + ": empty file, not an ONNX model");
+  if (!model.ParseFromString(serialized_model))
+    throw CompileError(model_name + ": not a valid ONNX model (protobuf parse failed)");
+  try {
+    if (model.has_graph()) onnx_frontend::load_external_data(*model.mutable_graph(), model_dir);
+    return import_graph(model, options);
+  } catch (const CompileError& e) {
+    throw CompileError(model_name + ": " + e.what());
+  }
 }
 
 }  // namespace
 
 std::unique_ptr<Graph> import_onnx_model(const std::string& serialized_model, const std::string& model_name,
                                          const ImportOptions& options) {
-  onnx::ModelProto model;
-  if (serialized_model.empty()) throw CompileError(model_name + ": empty file, not an ONNX model");
-  if (!model.ParseFromString(serialized_model))
-    throw CompileError(model_name + ": not a valid ONNX model (protobuf parse failed)");
-  try {
-    return import_graph(model, options);
-  } catch (const CompileError& e) {
-    throw CompileError(model_name + ": " + e.what());
-  }
+  return import_serialized(serialized_model, model_name, options, nullptr);
 }
 
 std::unique_ptr<Graph> import_onnx_file(const std::string& path, const ImportOptions& options) {
@@ -470,7 +483,8 @@ std::unique_ptr<Graph> import_onnx_file(const std::string& path, const ImportOpt
   if (!in) throw CompileError("cannot open '" + path + "'");
   std::stringstream buffer;
   buffer << in.rdbuf();
-  return import_onnx_model(buffer.str(), path, options);
+  const std::string folder = std::filesystem::path(path).parent_path().string();
+  return import_serialized(buffer.str(), path, options, &folder);
 }
 
 bool is_supported_onnx_op(const std::string& domain, const std::string& op_type) {

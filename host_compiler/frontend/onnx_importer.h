@@ -62,7 +62,8 @@ struct ImportOptions {
   bool byte_pair_tables = false;
 };
 
-// Throw CompileError naming the ONNX node and op type for anything they cannot import.
+// Throw CompileError naming the ONNX node and op type for anything they cannot import. A
+// file's tensors may keep their data in files of its folder (external data); bytes may not.
 std::unique_ptr<Graph> import_onnx_file(const std::string& path, const ImportOptions& options = {});
 std::unique_ptr<Graph> import_onnx_model(const std::string& serialized_model, const std::string& model_name,
                                          const ImportOptions& options = {});

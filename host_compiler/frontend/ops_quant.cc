@@ -95,22 +95,11 @@ Outs lower_dequantize_linear(OpContext& ctx) {
   return {g.cast(v, scale->dtype)};
 }
 
-// uint8, the range always containing 0: scale = (max - min) / 255, zp = round(-min / scale).
 Outs lower_dynamic_quantize_linear(OpContext& ctx) {
-  Graph& g = ctx.g;
   Node* x = ctx.input(0);
   if (x->dtype != DType::F32) ctx.fail("input must be float32");
-  std::vector<int64_t> all = iota_ints(0, int64_t(x->shape.size()));
-  Node* zero = g.constant(0, DType::F32);
-  Node* hi = g.binary(Op::Max, g.reshape(g.reduce(Op::ReduceMax, x, all), {}), zero);
-  Node* lo = g.binary(Op::Min, g.reshape(reduce_min(g, x, all), {}), zero);
-  Node* range = g.binary(Op::Sub, hi, lo);
-  Node* same = g.binary(Op::CmpEq, hi, lo);
-  Node* scale = g.binary(Op::Div, g.where(same, g.constant(1, DType::F32), range), g.constant(255, DType::F32));
-  Node* zp = g.binary(Op::Sub, zero, g.binary(Op::Div, lo, scale));
-  zp = g.unary(Op::Round, g.binary(Op::Min, g.binary(Op::Max, zp, zero), g.constant(255, DType::F32)));
-  Node* y = round_saturate(g, g.binary(Op::Div, x, scale), zp, DType::U8);
-  return {y, scale, g.cast(zp, DType::U8)};
+  DynamicQuantized q = dynamic_quantize_u8(ctx.g, x);
+  return {q.y, q.scale, q.zero_point};
 }
 
 // x - zero point as int32; a 1-D zero point applies along `axis` of x (per row / channel).
@@ -135,11 +124,10 @@ Node* shifted_i32(OpContext& ctx, Node* x, Node* zp, int64_t axis) {
   return g.binary(Op::Sub, v, z);
 }
 
+// Through integer_matmul: after DynamicQuantizeLinear (onnxruntime's quantize_dynamic) the
+// int8 weights with a zero zero point stay 8-bit, with the target's dot layout.
 Outs lower_matmul_integer(OpContext& ctx) {
-  Node *a = ctx.input(0), *b = ctx.input(1);
-  Node* as = shifted_i32(ctx, a, ctx.optional_input(2), -2);  // per row of A
-  Node* bs = shifted_i32(ctx, b, ctx.optional_input(3), -1);  // per column of B
-  return {matmul(ctx.g, as, bs)};
+  return {integer_matmul(ctx, ctx.input(0), ctx.optional_input(2), ctx.input(1), ctx.optional_input(3))};
 }
 
 Outs lower_conv_integer(OpContext& ctx) {
@@ -268,6 +256,8 @@ Node* integer_conv(OpContext& ctx, Node* x, Node* x_zp, Node* w, Node* w_zp, Nod
   return acc;
 }
 
+}  // namespace
+
 // sum_k (a - a_zp) * (b - b_zp), int32 (..., M, N): a_zp a scalar or per row of a, b_zp a
 // scalar or per column of b.
 Node* integer_matmul(OpContext& ctx, Node* a, Node* a_zp, Node* b, Node* b_zp) {
@@ -275,17 +265,27 @@ Node* integer_matmul(OpContext& ctx, Node* a, Node* a_zp, Node* b, Node* b_zp) {
   check_int8(ctx, a, "A");
   check_int8(ctx, b, "B");
   std::optional<int64_t> za = const_scalar_zp(g, a_zp);
-  if (!za || b->shape.size() < 2 || a->shape.size() < 2 || !g.is_constant(b) || !all_zero_const(g, b_zp))
+  // A zero point of a known at run time only (DynamicQuantizeLinear's) takes the same path
+  // when it is a scalar: its term is computed at run time.
+  const bool scalar_za = za || numel(a_zp->shape) == 1;
+  if (!scalar_za || b->shape.size() < 2 || a->shape.size() < 2 || !g.is_constant(b) || !all_zero_const(g, b_zp))
     return matmul(g, shifted_i32(ctx, a, a_zp, -2), shifted_i32(ctx, b, b_zp, -1));
+  if (a_zp && a_zp->dtype != a->dtype) ctx.fail("zero point and input differ in type");
   int64_t shift = 0;  // a read as a - shift (a signed dot, as in integer_conv)
   Node* acc = matmul(g, a, b, ctx.dots, &shift);
-  *za -= shift;
-  if (*za != 0) {  // - za * sum_k(b) per column: a constant (..., 1, N)
-    Node* colsum = g.reduce(Op::ReduceSum, g.cast(b, DType::I32), {-2});
-    acc = g.binary(Op::Add, acc, g.binary(Op::Mul, colsum, g.constant(double(-*za), DType::I32)));
+  Node* colsum = nullptr;  // sum_k(b) per column: a constant (..., 1, N)
+  auto column_sums = [&] { return colsum ? colsum : colsum = g.reduce(Op::ReduceSum, g.cast(b, DType::I32), {-2}); };
+  if (!za) {  // - (a_zp - shift) * sum_k(b)
+    Node* z = g.binary(Op::Sub, g.reshape(g.cast(a_zp, DType::I32), {}), g.constant(double(shift), DType::I32));
+    return g.binary(Op::Sub, acc, g.binary(Op::Mul, column_sums(), z));
   }
+  *za -= shift;
+  if (*za != 0)  // - za * sum_k(b)
+    acc = g.binary(Op::Add, acc, g.binary(Op::Mul, column_sums(), g.constant(double(-*za), DType::I32)));
   return acc;
 }
+
+namespace {
 
 Outs lower_qlinear_conv(OpContext& ctx) {
   Graph& g = ctx.g;
@@ -702,6 +702,21 @@ Outs lower_qlinear_concat(OpContext& ctx) {
 }
 
 }  // namespace
+
+// uint8, the range always containing 0: scale = (max - min) / 255, zp = round(-min / scale).
+DynamicQuantized dynamic_quantize_u8(Graph& g, Node* x) {
+  std::vector<int64_t> all = iota_ints(0, int64_t(x->shape.size()));
+  Node* zero = g.constant(0, DType::F32);
+  Node* hi = g.binary(Op::Max, g.reshape(g.reduce(Op::ReduceMax, x, all), {}), zero);
+  Node* lo = g.binary(Op::Min, g.reshape(reduce_min(g, x, all), {}), zero);
+  Node* range = g.binary(Op::Sub, hi, lo);
+  Node* same = g.binary(Op::CmpEq, hi, lo);
+  Node* scale = g.binary(Op::Div, g.where(same, g.constant(1, DType::F32), range), g.constant(255, DType::F32));
+  Node* zp = g.binary(Op::Sub, zero, g.binary(Op::Div, lo, scale));
+  zp = g.unary(Op::Round, g.binary(Op::Min, g.binary(Op::Max, zp, zero), g.constant(255, DType::F32)));
+  Node* y = round_saturate(g, g.binary(Op::Div, x, scale), zp, DType::U8);
+  return {y, scale, g.cast(zp, DType::U8)};
+}
 
 void add_quant_ops(OpTable& t) {
   t["QuantizeLinear"] = lower_quantize_linear;

@@ -91,7 +91,8 @@ struct RnnSetup {
   Node* lens = nullptr;  // (batch) int, or null
 };
 
-RnnSetup setup(OpContext& ctx, int64_t gates) {
+// transposed: W is (dirs, input, gates*hidden), as com.microsoft.DynamicQuantizeLSTM has it.
+RnnSetup setup(OpContext& ctx, int64_t gates, bool transposed = false) {
   Graph& g = ctx.g;
   RnnSetup s;
   s.gates = gates;
@@ -106,9 +107,10 @@ RnnSetup setup(OpContext& ctx, int64_t gates) {
     ctx.fail("unknown direction '" + s.direction + "'");
   s.dirs = s.direction == "bidirectional" ? 2 : 1;
   Node* w = ctx.input(1);
-  if (w->shape.size() != 3 || w->shape[0] != s.dirs || w->shape[2] != s.input || w->shape[1] % gates)
+  const size_t in_dim = transposed ? 1 : 2, gate_dim = transposed ? 2 : 1;
+  if (w->shape.size() != 3 || w->shape[0] != s.dirs || w->shape[in_dim] != s.input || w->shape[gate_dim] % gates)
     ctx.fail("W " + shape_str(w->shape) + " does not fit");
-  s.hidden = w->shape[1] / gates;
+  s.hidden = w->shape[gate_dim] / gates;
   if (ctx.has_attr("hidden_size") && ctx.attr_int("hidden_size", 0) != s.hidden)
     ctx.fail("hidden_size does not match W");
   s.clip = ctx.attr_float("clip", 0.0f);
@@ -131,6 +133,9 @@ Node* gate_rows(Graph& g, Node* p, int64_t k, int64_t hidden) { return strided_s
 // (batch, n) x (m, n)^T -> (batch, m)
 Node* times_transposed(Graph& g, Node* a, Node* b) { return matmul(g, a, g.permute(b, {1, 0})); }
 
+// (rows, n) times one direction's weights: (rows, gates*hidden) gate pre-activations.
+using Product = std::function<Node*(Node* x)>;
+
 // Runs the recurrence of one direction. step(t, x_proj per gate, h, extra state) returns the
 // new state; the first entry of the state is h.
 using Step = std::function<std::vector<Node*>(const std::vector<Node*>& xw, const std::vector<Node*>& state)>;
@@ -140,11 +145,11 @@ struct DirResult {
   std::vector<Node*> final_state;
 };
 
-DirResult run_direction(OpContext& ctx, const RnnSetup& s, Node* w, Node* wb, bool reverse,
+DirResult run_direction(OpContext& ctx, const RnnSetup& s, const Product& times_w, Node* wb, bool reverse,
                         std::vector<Node*> state, const Step& step) {
   Graph& g = ctx.g;
   // X W^T + Wb for every step: (seq*batch, gates*hidden), split per gate.
-  Node* xw = times_transposed(g, g.reshape(s.x, {s.seq * s.batch, s.input}), w);
+  Node* xw = times_w(g.reshape(s.x, {s.seq * s.batch, s.input}));
   if (wb) xw = g.binary(Op::Add, xw, g.reshape(wb, {1, s.gates * s.hidden}));
   xw = g.reshape(xw, {s.seq, s.batch, s.gates * s.hidden});
   DirResult r;
@@ -226,10 +231,17 @@ std::pair<Node*, Node*> biases(OpContext& ctx, const RnnSetup& s, int64_t d) {
           strided_slice(ctx.g, bd, 0, s.gates * s.hidden, s.gates * s.hidden, 1)};
 }
 
-Node* check_r(OpContext& ctx, const RnnSetup& s) {
+Node* check_r(OpContext& ctx, const RnnSetup& s, bool transposed = false) {
   Node* r = ctx.input(2);
-  if (r->shape != Shape{s.dirs, s.gates * s.hidden, s.hidden}) ctx.fail("R " + shape_str(r->shape) + " does not fit");
+  Shape want = transposed ? Shape{s.dirs, s.hidden, s.gates * s.hidden} : Shape{s.dirs, s.gates * s.hidden, s.hidden};
+  if (r->shape != want) ctx.fail("R " + shape_str(r->shape) + " does not fit");
   return r;
+}
+
+// Direction d's float weights (gates*hidden, n), applied transposed.
+Product float_product(Graph& g, Node* weights, int64_t d) {
+  Node* w = dir_slice(g, weights, d);
+  return [&g, w](Node* x) { return times_transposed(g, x, w); };
 }
 
 Outs lower_rnn(OpContext& ctx) {
@@ -248,7 +260,7 @@ Outs lower_rnn(OpContext& ctx) {
       return std::vector<Node*>{apply_activation(ctx, f, clip(g, s, pre))};
     };
     bool reverse = s.direction == "reverse" || d == 1;
-    results.push_back(run_direction(ctx, s, dir_slice(g, ctx.input(1), d), b, reverse, {initial(ctx, s, 5, d)}, step));
+    results.push_back(run_direction(ctx, s, float_product(g, ctx.input(1), d), b, reverse, {initial(ctx, s, 5, d)}, step));
   }
   return assemble(ctx, s, results, 1);
 }
@@ -282,23 +294,22 @@ Outs lower_gru(OpContext& ctx) {
       return std::vector<Node*>{next};
     };
     bool reverse = s.direction == "reverse" || d == 1;
-    results.push_back(run_direction(ctx, s, dir_slice(g, ctx.input(1), d), wb, reverse, {initial(ctx, s, 5, d)}, step));
+    results.push_back(run_direction(ctx, s, float_product(g, ctx.input(1), d), wb, reverse, {initial(ctx, s, 5, d)}, step));
   }
   return assemble(ctx, s, results, 1);
 }
 
-// Gate order i, o, f, c; peepholes P (dirs, 3*hidden) in order i, o, f.
-Outs lower_lstm(OpContext& ctx) {
+// Gate order i, o, f, c; peepholes P (dirs, 3*hidden) in order i, o, f. products(d) gives
+// direction d's input and recurrent products.
+Outs lstm(OpContext& ctx, const RnnSetup& s, const std::function<std::pair<Product, Product>(int64_t d)>& products) {
   Graph& g = ctx.g;
-  RnnSetup s = setup(ctx, 4);
-  Node* r_all = check_r(ctx, s);
   auto acts = activations(ctx, {"Sigmoid", "Tanh", "Tanh"}, s.dirs);
   bool input_forget = ctx.attr_int("input_forget", 0) != 0;
   Node* p_all = ctx.optional_input(7);
   if (p_all && p_all->shape != Shape{s.dirs, 3 * s.hidden}) ctx.fail("P " + shape_str(p_all->shape) + " does not fit");
   std::vector<DirResult> results;
   for (int64_t d = 0; d < s.dirs; ++d) {
-    Node* r = dir_slice(g, r_all, d);
+    auto [times_w, times_r] = products(d);
     Node* b = nullptr;
     auto [wb, rb] = biases(ctx, s, d);
     if (wb) b = g.binary(Op::Add, wb, rb);
@@ -310,7 +321,7 @@ Outs lower_lstm(OpContext& ctx) {
     const Activation &f = acts[size_t(3 * d)], &gact = acts[size_t(3 * d + 1)], &hact = acts[size_t(3 * d + 2)];
     Step step = [&](const std::vector<Node*>& xw, const std::vector<Node*>& st) {
       Node *h = st[0], *c = st[1];
-      Node* hr_all = times_transposed(g, h, r);  // (batch, 4*hidden)
+      Node* hr_all = times_r(h);  // (batch, 4*hidden)
       auto gate = [&](int64_t k) { return g.binary(Op::Add, xw[size_t(k)], strided_slice(g, hr_all, 1, k * s.hidden, s.hidden, 1)); };
       auto peep = [&](Node* pre, Node* p, Node* cell) { return p ? g.binary(Op::Add, pre, g.binary(Op::Mul, p, cell)) : pre; };
       Node* it = apply_activation(ctx, f, clip(g, s, peep(gate(0), pi, c)));
@@ -322,10 +333,51 @@ Outs lower_lstm(OpContext& ctx) {
       return std::vector<Node*>{hnext, cnext};
     };
     bool reverse = s.direction == "reverse" || d == 1;
-    results.push_back(run_direction(ctx, s, dir_slice(g, ctx.input(1), d), b, reverse,
-                                    {initial(ctx, s, 5, d), initial(ctx, s, 6, d)}, step));
+    results.push_back(run_direction(ctx, s, times_w, b, reverse, {initial(ctx, s, 5, d), initial(ctx, s, 6, d)}, step));
   }
   return assemble(ctx, s, results, 2);
+}
+
+Outs lower_lstm(OpContext& ctx) {
+  RnnSetup s = setup(ctx, 4);
+  Node* r_all = check_r(ctx, s);
+  return lstm(ctx, s, [&](int64_t d) {
+    return std::pair{float_product(ctx.g, ctx.input(1), d), float_product(ctx.g, r_all, d)};
+  });
+}
+
+// com.microsoft.DynamicQuantizeLSTM: an LSTM with 8-bit weights W (dirs, input, 4*hidden) and
+// R (dirs, hidden, 4*hidden), scales and zero points per direction (dirs) or per column
+// (dirs, 4*hidden) in inputs 8-11. onnxruntime (rnn_helpers.cc ComputeGemm) quantizes each
+// product's float operand to uint8 as DynamicQuantizeLinear does, over all of it (X once for
+// all steps, h once per step), takes the int32 product less the zero points and scales it by
+// x_scale * w_scale in float32.
+Outs lower_dynamic_quantize_lstm(OpContext& ctx) {
+  Graph& g = ctx.g;
+  RnnSetup s = setup(ctx, 4, true);
+  Node* r_all = check_r(ctx, s, true);
+  auto product = [&](Node* weights, size_t scale_input, int64_t d) -> Product {
+    Node *scale = ctx.input(scale_input), *zp = ctx.input(scale_input + 1);
+    const char* what = scale_input == 8 ? "W" : "R";
+    for (Node* p : {scale, zp})
+      if (p->shape != Shape{s.dirs} && p->shape != Shape{s.dirs, 4 * s.hidden})
+        ctx.fail(std::string(what) + "'s scale / zero point " + shape_str(p->shape) + " must be (" +
+                 std::to_string(s.dirs) + ") or (" + std::to_string(s.dirs) + ", " + std::to_string(4 * s.hidden) + ")");
+    if (scale->dtype != DType::F32) ctx.fail(std::string(what) + "'s scale must be float32");
+    if ((weights->dtype != DType::I8 && weights->dtype != DType::U8) || zp->dtype != weights->dtype)
+      ctx.fail(std::string(what) + " and its zero point must both be int8 or uint8");
+    // (n, 4*hidden) and its zero point and scale, broadcasting along the columns
+    Node* w = dir_slice(g, weights, d);
+    Node* w_zp = zp->shape.size() == 2 ? dir_slice(g, zp, d) : g.reshape(dir_slice(g, zp, d), {});
+    Node* w_scale = g.reshape(dir_slice(g, scale, d), {1, scale->shape.size() == 2 ? 4 * s.hidden : 1});
+    return [&ctx, w, w_zp, w_scale](Node* x) {
+      DynamicQuantized q = dynamic_quantize_u8(ctx.g, x);
+      Node* acc = ctx.g.cast(integer_matmul(ctx, q.y, q.zero_point, w, w_zp), DType::F32);
+      return ctx.g.binary(Op::Mul, acc, ctx.g.binary(Op::Mul, q.scale, w_scale));
+    };
+  };
+  if (ctx.input(0)->dtype != DType::F32) ctx.fail("X must be float32");
+  return lstm(ctx, s, [&](int64_t d) { return std::pair{product(ctx.input(1), 8, d), product(r_all, 10, d)}; });
 }
 
 }  // namespace
@@ -334,6 +386,7 @@ void add_rnn_ops(OpTable& t) {
   t["RNN"] = lower_rnn;
   t["GRU"] = lower_gru;
   t["LSTM"] = lower_lstm;
+  t["com.microsoft.DynamicQuantizeLSTM"] = lower_dynamic_quantize_lstm;
 }
 
 }  // namespace edgec::onnx_frontend

@@ -8,6 +8,8 @@
 #include <limits>
 #include <numeric>
 #include <sstream>
+#include <string_view>
+#include <unordered_map>
 
 namespace edgec {
 
@@ -495,6 +497,34 @@ std::vector<Node*> Graph::live_nodes() const {
   for (const auto& n : nodes_)
     if (live[n->id]) out.push_back(n.get());
   return out;
+}
+
+int Graph::merge_identical_weights() {
+  std::vector<Node*> live = live_nodes();
+  std::vector<char> is_output(nodes_.size(), 0);
+  for (const GraphOutput& o : outputs_) is_output[o.node->id] = 1;
+  std::unordered_map<std::string_view, std::vector<Node*>> by_bytes;
+  std::vector<Node*> merged_into(nodes_.size(), nullptr);
+  int merged = 0;
+  for (Node* n : live) {
+    if (n->op != Op::Weight || is_output[n->id] || !n->data) continue;
+    std::vector<Node*>& same = by_bytes[std::string_view(reinterpret_cast<const char*>(n->data->data()), n->data->size())];
+    auto first = std::find_if(same.begin(), same.end(), [&](const Node* m) {
+      return m->dtype == n->dtype && m->shape == n->shape && m->packed == n->packed &&
+             m->conv_result == n->conv_result && m->realize == n->realize;
+    });
+    if (first == same.end()) {
+      same.push_back(n);
+    } else {
+      merged_into[n->id] = *first;
+      ++merged;
+    }
+  }
+  if (!merged) return 0;
+  for (Node* n : live)
+    for (Node*& s : n->srcs)
+      if (merged_into[s->id]) s = merged_into[s->id];
+  return merged;
 }
 
 bool Graph::is_constant(const Node* x) const {

@@ -190,6 +190,10 @@ class Graph {
   // Replaces, where it pays, constant subgraphs by Weight nodes (never materializes an
   // Expand of a small constant into a big one). Returns how many nodes it folded.
   int fold_constants();
+  // Weights with the same dtype, shape, layout flags and bytes become one node, so that the
+  // bundle stores them once (an unrolled LSTM's recurrent matrix, folded once per step;
+  // tied weights). Graph outputs are left alone. Returns how many nodes it merged away.
+  int merge_identical_weights();
 
   const std::vector<GraphInput>& inputs() const { return inputs_; }
   const std::vector<GraphOutput>& outputs() const { return outputs_; }

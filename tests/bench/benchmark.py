@@ -39,6 +39,10 @@ count; a model edgec cannot compile is reported as failed and the run goes on.
 compares every output with onnxruntime's: a model whose largest difference exceeds --tolerance
 (default 1e-3) times the output's largest magnitude (at least 1) is reported as failed and not
 timed (tests/bench/real_models.py uses it).
+--cpu-time times each call by this thread's CPU time (time.thread_time) instead of the wall
+clock: at --threads 1 edgert's binding and onnxruntime (one intra-op thread) both run in this
+thread, so the time other work takes the core away does not count (a loaded shared machine);
+not with more threads, --cli or --baseline-build.
 --openvino also times OpenVINO (pip openvino) in the
 same rounds with its default CPU settings (on a CPU with AVX512_BF16 that is bf16 inference)
 and the given thread count.
@@ -90,13 +94,17 @@ def import_edgert():
     return edgert
 
 
+# The clock around each timed call: the wall clock, or with --cpu-time this thread's CPU time.
+CLOCK = time.perf_counter
+
+
 def timed_median_ms(run, iters):
-    """The median of iters timed calls of run(), in ms (perf_counter around each call)."""
+    """The median of iters timed calls of run(), in ms (CLOCK around each call)."""
     times = []
     for _ in range(iters):
-        t0 = time.perf_counter()
+        t0 = CLOCK()
         run()
-        times.append((time.perf_counter() - t0) * 1e3)
+        times.append((CLOCK() - t0) * 1e3)
     return statistics.median(times)
 
 
@@ -182,6 +190,8 @@ def main():
     ap.add_argument("--baseline-build", help="build dir of another edgec/edgert-bench to compare with")
     ap.add_argument("--baseline-args", default="", help="extra edgec compile options for the baseline")
     ap.add_argument("--edgec-args", default="", help="extra edgec compile options for this build's bundle")
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="time this thread's CPU time, not the wall clock (--threads 1, the binding only)")
     ap.add_argument("--openvino", action="store_true", help="also time OpenVINO (its default CPU precision)")
     ap.add_argument("--cli", action="store_true",
                     help="time edgert with edgert-bench subprocesses instead of the Python binding")
@@ -204,6 +214,11 @@ def main():
 
     edgec, bench = lib.find_tool("edgec"), lib.find_tool("edgert-bench")
     use_cli = args.cli or bool(args.baseline_build)
+    if args.cpu_time:
+        if use_cli or args.openvino or thread_counts != [1]:
+            ap.error("--cpu-time: only at --threads 1 through the binding (no --cli, --baseline-build, --openvino)")
+        global CLOCK
+        CLOCK = time.thread_time
     edgert = None if use_cli else import_edgert()
     base = None
     if args.baseline_build:
@@ -326,7 +341,8 @@ def main():
     via = "cli" if use_cli else "binding"
     summary = summarize(rows, thread_counts)
     print(f"\ntarget {args.target}, threads {args.threads}, {args.rounds} rounds x {args.iters} runs, alternating; "
-          f"edgert through the {'edgert-bench CLI' if use_cli else 'Python binding'}\n{text}")
+          f"edgert through the {'edgert-bench CLI' if use_cli else 'Python binding'}"
+          f"{', CPU time of the calling thread' if args.cpu_time else ''}\n{text}")
     for t, s in summary.items():
         print(f"{t} thread(s): edgert / onnxruntime geometric mean {s['geomean']:.2f}x over {s['models']} models, "
               f"worst {s['worst'][0]} {s['worst'][1]:.2f}x")
@@ -338,7 +354,7 @@ def main():
     if args.json:
         Path(args.json).write_text(json.dumps({
             "target": args.target, "threads": thread_counts, "rounds": args.rounds, "iters": args.iters,
-            "edgert_via": via,
+            "edgert_via": via, "cpu_time": args.cpu_time,
             "summary": {str(t): v for t, v in summary.items()}, "failed": failed,
             "models": [{"model": n, "threads": t, "edgert_ms": e, "onnxruntime_ms": o, "baseline_ms": b,
                         "openvino_ms": v, **({"profile": profiles[(n, t)]} if (n, t) in profiles else {})}

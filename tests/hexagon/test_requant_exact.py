@@ -47,16 +47,32 @@ def integer_form(x, s, zp, lo, hi):
     m = (bits & u(0x7FFFFF)) | u(0x800000)
     xi = x.astype(np.int64)
     neg = xi < 0
-    a = (np.where(neg, -xi, xi).astype(np.int64) & 0xFFFFFFFF).astype(np.uint64)  # -INT32_MIN wraps to 2^31
-    a = np.minimum(a, u(1 << 24))
-    hi_w = (a * ((m << u(8)) & M32)) >> u(32)  # a <= 2^24, m << 8 < 2^32: exact in uint64
-    hi_w &= M32
-    lo_w = (a * m) & M32
-    sat = hi_w >= (u(1) << (e - u(16)))
+    chain = lambda r: np.clip(np.int64(r) + zp, lo, hi)
+    # Where the chain maps -256 as 0 (a ReLU's output, zp at its clamp), no sign: max(x, 0).
+    nonneg = chain(-256) == chain(0)
+    if nonneg:
+        a = np.clip(xi, 0, 1 << 24)
+    else:
+        a = np.minimum(np.abs(xi), np.int64(0x7FFFFFFF))  # vabs:sat: INT32_MIN -> INT32_MAX
+        a = np.minimum(a, 1 << 24)
+    # The signed high product of a and m << 8 read as a signed word ((m << 8) - 2^32), plus a
+    # (a <= 2^24: exact in int64, >> is floor).
+    hi_w = ((a * (int(m << u(8)) - (1 << 32))) >> 32) + a
+    a = a.astype(np.uint64)
+    hi_w = hi_w.astype(np.uint64)
+    lo8 = (a * (m << u(8))) & M32  # the same product's low word: (a m mod 2^24) << 8
+    sat_hi = u(1) << (e - u(16))
+    # Where the chain gives the same at +-255 as at +-256, hi clamps to 2^(e - 16) - 1 (n = 255,
+    # r 255 or 256) instead of a select of 256.
+    sat_as_255 = chain(255) == chain(256) and chain(-255) == chain(-256)
+    sat = hi_w >= sat_hi
+    if sat_as_255:
+        hi_w = np.minimum(hi_w, sat_hi - u(1))
+        sat = np.zeros_like(sat)
     sh = e - u(24)
-    q = (((hi_w << (u(24) - sh)) & M32) | ((lo_w & u(0xFFFFFF)) >> sh)) & M32
+    q = (((hi_w << (u(24) - sh)) & M32) | (lo8 >> (sh + u(8)))) & M32
     pow_sh = u(1) << sh
-    rem = lo_w & (pow_sh - u(1))
+    rem = (lo8 >> u(8)) & (pow_sh - u(1))
     n = q >> u(24)
     f = q & u(0xFFFFFF)
     # The tie window in units of 2^-25: |2F - 2^24| <= w2, F = f + rem / 2^sh, w2 = 2^(32 - clz(n))
@@ -65,7 +81,7 @@ def integer_form(x, s, zp, lo, hi):
     w2 = u(1) << (u(32) - clz[np.minimum(n, u(255)).astype(np.int64)])  # n > 255 only when saturated (unused)
     bit = ((rem << u(1)) >> sh) & M32  # floor(2 rem / 2^sh)
     t = (rem << u(1)) & (pow_sh - u(1))  # what is left below it
-    frac_nz = ((u(0) - t) & M32) >> u(31)
+    frac_nz = (t + (pow_sh - u(1))) >> sh  # 1 where t > 0 (t < 2^sh)
     g_floor = u(2) * f + bit
     # In the window: 0 <= g_floor - (2^24 - w2) <= 2 w2 - frac_nz, one unsigned 32-bit compare
     from_start = (g_floor + ((w2 - u(1 << 24)) & M32)) & M32
@@ -73,8 +89,9 @@ def integer_form(x, s, zp, lo, hi):
     iw = from_start <= width
     up = np.where(iw, n, f >> u(23)) & u(1)
     r = np.where(sat, 256, (n + up).astype(np.int64))
-    r = np.where(neg, -r, r)
-    return np.clip(r + zp, lo, hi)
+    if not nonneg:
+        r = np.where(neg, -r, r)
+    return chain(r)
 
 
 def check(x, s, zp, lo, hi, what):

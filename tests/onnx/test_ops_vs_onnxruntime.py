@@ -1044,6 +1044,102 @@ def dense_block_concats():
     tested = [name for name, text in pieces.items() if "inbounds" in text or " if " in text]
     assert not tested, f"pieces still test bounds: {tested}"
 
+@suite.case
+def dynamic_quantize_lstm():
+    """com.microsoft.DynamicQuantizeLSTM (onnxruntime's dynamic quantizer writes it: ddddocr's
+    common_old.onnx): 8-bit W (dirs, input, 4*hidden) and R (dirs, hidden, 4*hidden), X and each
+    step's h quantized to uint8 over their range. Bidirectional with int8 weights and scales
+    per direction; forward with uint8 weights and scales per column."""
+    for direction, wtype, per_column in (("bidirectional", np.int8, False), ("forward", np.uint8, True)):
+        dirs, hid, seq, batch, inp = (2 if direction == "bidirectional" else 1), 8, 6, 2, 5
+        qshape = (dirs, 4 * hid) if per_column else (dirs,)
+        lo, hi = (-127, 128) if wtype == np.int8 else (0, 256)
+        zp = lambda: np.zeros(qshape, wtype)  # noqa: E731  (onnxruntime refuses others at run time)
+        inits = [("W", RNG.integers(lo, hi, (dirs, inp, 4 * hid)).astype(wtype)),
+                 ("R", RNG.integers(lo, hi, (dirs, hid, 4 * hid)).astype(wtype)),
+                 ("B", randn(dirs, 8 * hid, scale=0.5)), ("h0", randn(dirs, batch, hid)), ("c0", randn(dirs, batch, hid)),
+                 ("ws", (RNG.random(qshape) * 0.01 + 0.002).astype(np.float32)), ("wz", zp()),
+                 ("rs", (RNG.random(qshape) * 0.01 + 0.002).astype(np.float32)), ("rz", zp())]
+        names = ["x", "W", "R", "B", "", "h0", "c0", "", "ws", "wz", "rs", "rz"]
+        outs = ["Y", "Yh", "Yc"]
+        node = h.make_node("DynamicQuantizeLSTM", names, outs, domain="com.microsoft", hidden_size=hid,
+                           direction=direction)
+        feeds = {"x": randn(seq, batch, inp)}
+        g = h.make_graph([node], "g", [h.make_tensor_value_info("x", TP.FLOAT, feeds["x"].shape)],
+                         [h.make_tensor_value_info(o, TP.FLOAT, None) for o in outs],
+                         [nh.from_array(v, n) for n, v in inits])
+        m = h.make_model(g, opset_imports=[h.make_opsetid("", 14), h.make_opsetid("com.microsoft", 1)], ir_version=8)
+        check(m, feeds, atol=1e-4)
+
+
+@suite.case
+def lstm_recurrent_weights_stored_once():
+    """An LSTM unrolled over 24 steps multiplies by the same R at every step; the folded R
+    (and W) are stored once, not once per step (ddddocr's 54 MB OCR model gave a 241 MB bundle)."""
+    hid, seq, inp = 64, 24, 16
+    inits = [("W", randn(1, 4 * hid, inp, scale=0.3)), ("R", randn(1, 4 * hid, hid, scale=0.3)),
+             ("B", randn(1, 8 * hid, scale=0.3))]
+    feeds = {"x": randn(seq, 1, inp)}
+    m = model([h.make_node("LSTM", ["x", "W", "R", "B"], ["Y"], hidden_size=hid)], feeds, ["Y"], inits, opset=14)
+    check(m, feeds, atol=1e-4)
+    res = lib.compile_model(m, WORK / "lstm_weights.bundle")
+    stored = int(next(line for line in res.stdout.splitlines() if "weights:" in line).split(",")[1].split()[0])
+    model_bytes = sum(v.nbytes for _, v in inits)
+    assert stored < 2 * model_bytes, f"the bundle stores {stored} weight bytes for a model with {model_bytes}"
+
+
+@suite.case
+def dynamic_quantized_matmul():
+    """onnxruntime's quantize_dynamic pattern: DynamicQuantizeLinear of the activations (a zero
+    point known at run time), MatMulInteger with symmetric int8 weights, the scales applied
+    after. The int32 products are exact; the weights stay 8-bit in the bundle."""
+    k, n = 64, 48
+    w = RNG.integers(-127, 128, (k, n)).astype(np.int8)
+    for rows, shift in ((1, 0.0), (7, 0.3), (7, -0.9)):  # zero points 0, mid-range and high
+        nodes = [h.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"]),
+                 h.make_node("MatMulInteger", ["xq", "w", "xz", "wz"], ["acc"]),
+                 h.make_node("Cast", ["acc"], ["accf"], to=TP.FLOAT),
+                 h.make_node("Mul", ["xs", "ws"], ["s"]), h.make_node("Mul", ["accf", "s"], ["y"])]
+        feeds = {"x": (randn(rows, k) + shift).astype(np.float32)}
+        inits = [("w", w), ("wz", np.array(0, np.int8)), ("ws", np.array(0.02, np.float32))]
+        m = model(nodes, feeds, ["y", ("acc", TP.INT32)], inits, opset=13)
+        check(m, feeds, atol=1e-5)
+    res = lib.compile_model(m, WORK / "dynamic_matmul.bundle")
+    stored = int(next(line for line in res.stdout.splitlines() if "weights:" in line).split(",")[1].split()[0])
+    assert stored < 2 * w.nbytes, f"the bundle stores {stored} weight bytes for {w.nbytes} bytes of int8 weights"
+
+
+@suite.case
+def full_reductions_over_channels_last():
+    """DynamicQuantizeLinear's range, a ReduceMax to a scalar and a ReduceMin over (C, W) of a
+    conv output, which CPU targets store channels-last: the max runs in vectors along the
+    channels, innermost (it ran as a scalar chain along the logical order, the channels
+    outermost: 0.32 ms for 147,456 floats, 7x the time in memory order; ddddocr's
+    quantized OCR spent a quarter of its time there)."""
+    # Small integers: the conv's sums are exact in any order, so its outputs (and the
+    # quantization's roundings) are those of onnxruntime on every target.
+    feeds = {"x": RNG.integers(-3, 4, (1, 64, 16, 48)).astype(np.float32)}
+    nodes = [h.make_node("Conv", ["x", "w"], ["c"]), h.make_node("DynamicQuantizeLinear", ["c"], ["y", "s", "z"]),
+             h.make_node("ReduceMax", ["c"], ["m"], keepdims=0),
+             h.make_node("ReduceMin", ["c"], ["mi"], axes=[1, 3], keepdims=1)]
+    w = RNG.integers(-2, 3, (192, 64, 1, 1)).astype(np.float32)
+    m = model(nodes, feeds, [("y", TP.UINT8), "s", ("z", TP.UINT8), "m", "mi"], [("w", w)], opset=13)
+    check(m, feeds, atol=1e-5)
+    if lib.opencl_target() or os.environ.get("EDGE_TARGET", "").startswith("hexagon"):
+        return  # no LLVM IR; hexagon-v65's HVX has no float lanes
+    path = WORK / "full_reductions.onnx"
+    path.write_bytes(m.SerializeToString())
+    ir = WORK / "full_reductions.ll"
+    lib.run_tool([lib.find_tool("edgec"), "compile", path, "-o", WORK / "full_reductions.bundle", "--dump-llvm-ir", ir])
+    scalar_out = [name for name, text in _kernels(path, "full_reductions").items() if " out[] " in text.split("\n")[0]
+                  and "ReduceMax over [192,16,48]" in text]
+    assert len(scalar_out) >= 3, f"expected the three reductions to a scalar, got {scalar_out}"
+    functions = ir.read_text().split("\ndefine ")
+    for name in scalar_out:
+        body = next(f for f in functions if f" @{name}(" in f.split("\n")[0])
+        assert "load <" in body, f"{name}: no vector loads in its LLVM IR"
+
+
 if __name__ == "__main__":
     WORK = lib.work_dir("ops_vs_onnxruntime")
     sys.exit(suite.main())
