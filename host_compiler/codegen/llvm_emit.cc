@@ -185,7 +185,7 @@ class Emitter {
       : m_(m), ctx_(m.getContext()), k_(k), b_(ctx_), forced_tile_(forced), bf16_dot_(target.bf16_products),
         int8_dot_(target.int8_dot), int8_dot_feature_(target.int8_dot_feature),
         x86_gathers_(target.bundle_arch == static_cast<int>(edge::bundle::Arch::X86_64)),
-        hvx_masked_loads_(target.bundle_arch == static_cast<int>(edge::bundle::Arch::Hexagon)),
+        hvx_block_loads_(target.bundle_arch == static_cast<int>(edge::bundle::Arch::Hexagon)),
         depthwise_border_model_(target.bundle_arch == static_cast<int>(edge::bundle::Arch::X86_64) &&
                                 target.vector_registers <= 16),
         single_reduce_slack_(target.bundle_arch == static_cast<int>(edge::bundle::Arch::X86_64) &&
@@ -2257,9 +2257,9 @@ class Emitter {
   // are two aligned loads of the blocks holding their first and last byte wanted, joined by
   // valign; masked, those addresses are clamped to the buffer's bytes: every block read holds
   // a byte of the buffer, and a lane whose block was clamped lies outside it (mask off).
-  LV* masked_load(llvm::Type* vt, LV* ptr, llvm::Align align, LV* mask, int arg) {
+  LV* vector_load(llvm::Type* vt, LV* ptr, llvm::Align align, LV* mask, int arg) {
     const uint64_t bytes = m_.getDataLayout().getTypeStoreSize(vt);
-    if (!hvx_masked_loads_ || bytes < 16 || (!mask && bytes % 128 == 0)) {
+    if (!hvx_block_loads_ || bytes < 16 || (!mask && bytes % 128 == 0)) {
       llvm::Instruction* l = mask ? static_cast<llvm::Instruction*>(b_.CreateMaskedLoad(vt, ptr, align, mask, llvm::Constant::getNullValue(vt)))
                                   : b_.CreateAlignedLoad(vt, ptr, align);
       annotate(l, arg);
@@ -2397,7 +2397,7 @@ class Emitter {
     if (stride == 1) {
       // Consecutive elements: a vector load, masked where needed.
       LV* ptr = b_.CreateInBoundsGEP(st, base, first_index);
-      return widen(masked_load(vt, ptr, align, mask, v->arg), stored);
+      return widen(vector_load(vt, ptr, align, mask, v->arg), stored);
     }
     if (span_load && stride > 1) {
       // A small stride (a stride-2 conv): read the span with one masked load of only the
@@ -2414,7 +2414,7 @@ class Emitter {
       if (mask) wide_mask = b_.CreateAnd(wide_mask, b_.CreateShuffleVector(mask, lane_of));
       llvm::Type* wt = llvm::FixedVectorType::get(st, wide);
       LV* ptr = b_.CreateInBoundsGEP(st, base, first_index);
-      LV* l = masked_load(wt, ptr, align, wide_mask, v->arg);
+      LV* l = vector_load(wt, ptr, align, wide_mask, v->arg);
       return widen(b_.CreateShuffleVector(l, picks), stored);
     }
     std::optional<LaneRepeat> repeat = offset_varies || guards_vary ? std::nullopt : lane_repeat(v->index, vec_var_, lanes_);
@@ -2438,7 +2438,7 @@ class Emitter {
       }
       llvm::Type* nt = llvm::FixedVectorType::get(st, narrow);
       LV* ptr = b_.CreateInBoundsGEP(st, base, first);
-      LV* l = masked_load(nt, ptr, align, narrow_mask, v->arg);
+      LV* l = vector_load(nt, ptr, align, narrow_mask, v->arg);
       return widen(b_.CreateShuffleVector(l, spread), stored);
     }
     std::optional<std::vector<int64_t>> offsets =
@@ -2499,7 +2499,7 @@ class Emitter {
       if (ok) wide_mask = b_.CreateAnd(wide_mask, b_.CreateVectorSplat(static_cast<unsigned>(wide), ok));
       llvm::Type* wt = llvm::FixedVectorType::get(st, static_cast<unsigned>(wide));
       LV* ptr = b_.CreateInBoundsGEP(st, base, first);
-      LV* l = masked_load(wt, ptr, align, wide_mask, v->arg);
+      LV* l = vector_load(wt, ptr, align, wide_mask, v->arg);
       return widen(b_.CreateShuffleVector(l, picks), stored);
     }
     LV* idx = plus_offset(index(v->index, true));
@@ -2558,7 +2558,7 @@ class Emitter {
       if (lane_mask_) mask = b_.CreateAnd(mask, b_.CreateShuffleVector(lane_mask_, llvm::ConstantVector::getSplat(
                                                                             llvm::ElementCount::getFixed(unsigned(lanes_)), b_.getFalse()),
                                                                         widen_mask));
-      x = masked_load(bytes, b_.CreateInBoundsGEP(b_.getInt8Ty(), buffers_[x_load->arg], index(x_load->index)),
+      x = vector_load(bytes, b_.CreateInBoundsGEP(b_.getInt8Ty(), buffers_[x_load->arg], index(x_load->index)),
                       llvm::Align(1), mask, x_load->arg);
     } else {
       x = value(x_load);
@@ -3250,7 +3250,7 @@ class Emitter {
   const TargetSpec::Int8Dot int8_dot_;  // and vpdpbusd / sdot / vpmaddwd (TargetSpec::int8_dot)
   const std::string int8_dot_feature_;
   const bool x86_gathers_;  // AVX2 / AVX-512 gather 32-bit lanes (vpgatherdd)
-  const bool hvx_masked_loads_;  // Hexagon: masked loads by masked_load's aligned blocks
+  const bool hvx_block_loads_;  // Hexagon: vector_load by aligned blocks + valign
   // Depthwise tiles sized by the outputs between a row's borders (tile_costs): x86_64 (AVX2).
   const bool depthwise_border_model_;
   // A reduction over one dim (1x1 convs, matrix products) counts a step at 5 cycles at least,
