@@ -6,6 +6,9 @@
 # stripped sizes.
 #   HEXAGON_BUILD_DIR=...  default $BUILD_DIR/hexagon (BUILD_DIR default build)
 #   EDGE_SKIP_SETUP=1      skip setup.sh
+#   EDGE_HEXAGON_GUARD=1   instead, the test-only guard-page edgert-run (ports/cpu/cpu_context.cc,
+#                          EDGERT_CPU_GUARD_PAGES: every buffer ends at an inaccessible 64 KB page,
+#                          inputs and outputs exactly there), default dir $BUILD_DIR/hexagon-guard
 #   extra arguments go to the CMake configure step (e.g. -DEDGE_HEXAGON_CPU=hexagonv66)
 # The compiler is a host tool (scripts/build.sh): `edgec compile --target hexagon-v65` makes
 # the bundles. scripts/test.sh runs this build and the hexagon_* tests.
@@ -14,12 +17,20 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 if [[ ${EDGE_SKIP_SETUP:-0} != 1 ]]; then ./scripts/setup.sh; fi
 
-DIR=$(realpath -m "${HEXAGON_BUILD_DIR:-${BUILD_DIR:-build}/hexagon}")
+GUARD=${EDGE_HEXAGON_GUARD:-0}
+DIR=$(realpath -m "${HEXAGON_BUILD_DIR:-${BUILD_DIR:-build}/hexagon$([[ $GUARD == 1 ]] && echo -guard)}")
 GENERATOR=()
 if [[ ! -f $DIR/CMakeCache.txt ]] && command -v ninja >/dev/null; then GENERATOR=(-G Ninja); fi
+EXTRA=()  # the Release flags of toolchains/hexagon.cmake, plus the guard's
+[[ $GUARD == 1 ]] && EXTRA=(-DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG -DEDGERT_CPU_GUARD_PAGES -DEDGERT_CPU_GUARD_MIN_PAGE=65536 -DEDGERT_CPU_GUARD_IO_AT_END")
 cmake -S . -B "$DIR" "${GENERATOR[@]}" -DCMAKE_TOOLCHAIN_FILE="$PWD/toolchains/hexagon.cmake" \
       -DCMAKE_BUILD_TYPE=Release -DEDGE_BUILD_COMPILER=OFF -DEDGE_BUILD_TESTS=OFF -DEDGE_BUILD_SAMPLES=OFF \
-      -DEDGE_PORTS=hexagon -DEDGE_SIGNATURES=OFF "$@" >/dev/null
+      -DEDGE_PORTS=hexagon -DEDGE_SIGNATURES=OFF "${EXTRA[@]}" "$@" >/dev/null
+if [[ $GUARD == 1 ]]; then
+  cmake --build "$DIR" -j"$(nproc)" --target edgert-run
+  echo "hexagon guard-page edgert-run (tests only): $DIR/device_runtime/edgert-run"
+  exit 0
+fi
 cmake --build "$DIR" -j"$(nproc)"
 
 strip_size() {  # FILE: bytes once stripped (a copy)

@@ -56,6 +56,7 @@ if [[ ${EDGE_AARCH64:-1} != 0 ]]; then
 fi
 if [[ ${EDGE_HEXAGON:-1} != 0 ]]; then
   EDGE_SKIP_SETUP=1 HEXAGON_BUILD_DIR=$HEXAGON_BUILD_DIR ./scripts/build_hexagon.sh
+  EDGE_SKIP_SETUP=1 HEXAGON_BUILD_DIR=$HEXAGON_BUILD_DIR-guard EDGE_HEXAGON_GUARD=1 ./scripts/build_hexagon.sh
 fi
 if [[ ${EDGE_SANITIZERS:-1} != 0 ]]; then
   EDGE_SKIP_SETUP=1 SANITIZER_BUILD_DIR=$SANITIZER_BUILD_DIR ./scripts/build_sanitizers.sh

@@ -21,6 +21,7 @@
 // with the reduce loops reordered so the loads move least in the innermost one, the tiles
 // along the vectorized dim outermost where the weights outgrow the cache, and a guard-free
 // copy of the reduction for tiles inside the image.
+#include <llvm/Analysis/VectorUtils.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsAArch64.h>
@@ -184,6 +185,7 @@ class Emitter {
       : m_(m), ctx_(m.getContext()), k_(k), b_(ctx_), forced_tile_(forced), bf16_dot_(target.bf16_products),
         int8_dot_(target.int8_dot), int8_dot_feature_(target.int8_dot_feature),
         x86_gathers_(target.bundle_arch == static_cast<int>(edge::bundle::Arch::X86_64)),
+        hvx_block_loads_(target.bundle_arch == static_cast<int>(edge::bundle::Arch::Hexagon)),
         depthwise_border_model_(target.bundle_arch == static_cast<int>(edge::bundle::Arch::X86_64) &&
                                 target.vector_registers <= 16),
         single_reduce_slack_(target.bundle_arch == static_cast<int>(edge::bundle::Arch::X86_64) &&
@@ -2247,6 +2249,45 @@ class Emitter {
     inst->setMetadata(llvm::LLVMContext::MD_alias_scope, scope_md_[arg]);
     inst->setMetadata(llvm::LLVMContext::MD_noalias, noalias_md_[arg]);
   }
+  // A load of buffer `arg`, masked (masked-off lanes 0) or, with no mask, of lanes all in
+  // the buffer. On Hexagon LLVM 19 loads a masked vector whole (vmemu: up to 127 bytes past
+  // the lanes wanted), and widens a vector of 16 to 127 bytes (hexagon-hvx-widen) to a whole
+  // 128-byte vmemu, either of which faults where the buffer ends at an unmapped page, as a
+  // caller's camera frame may (the guard-page run, hexagon_guard_e2e_*). There each 128 bytes
+  // are two aligned loads of the blocks holding their first and last byte wanted, joined by
+  // valign; masked, those addresses are clamped to the buffer's bytes: every block read holds
+  // a byte of the buffer, and a lane whose block was clamped lies outside it (mask off).
+  LV* vector_load(llvm::Type* vt, LV* ptr, llvm::Align align, LV* mask, int arg) {
+    const uint64_t bytes = m_.getDataLayout().getTypeStoreSize(vt);
+    if (!hvx_block_loads_ || bytes < 16 || (!mask && bytes % 128 == 0)) {
+      llvm::Instruction* l = mask ? static_cast<llvm::Instruction*>(b_.CreateMaskedLoad(vt, ptr, align, mask, llvm::Constant::getNullValue(vt)))
+                                  : b_.CreateAlignedLoad(vt, ptr, align);
+      annotate(l, arg);
+      return l;
+    }
+    auto* block_t = llvm::FixedVectorType::get(b_.getInt32Ty(), 32);
+    LV* first = b_.CreatePtrToInt(buffers_[arg], idx_ty_);
+    LV* last = b_.CreateAdd(first, ic(k_.args[arg].numel * int64_t(dtype_size(k_.args[arg].dtype)) - 1));
+    LV* at = b_.CreatePtrToInt(ptr, idx_ty_);
+    auto block = [&](LV* a) {
+      LV* in = mask ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, a, first), last) : a;
+      auto* l = b_.CreateAlignedLoad(block_t, b_.CreateIntToPtr(b_.CreateAnd(in, ic(-128)), ptr->getType()), llvm::Align(128));
+      annotate(l, arg);
+      return l;
+    };
+    std::vector<LV*> pieces;
+    for (uint64_t off = 0; off < bytes; off += 128) {
+      LV* a = b_.CreateAdd(at, ic(int64_t(off)));
+      LV* lo = block(a);
+      LV* hi = block(b_.CreateAdd(a, ic(int64_t(std::min<uint64_t>(127, bytes - off - 1)))));
+      pieces.push_back(b_.CreateBitCast(b_.CreateIntrinsic(block_t, llvm::Intrinsic::hexagon_V6_valignb_128B,
+                                                           {hi, lo, b_.CreateTrunc(a, b_.getInt32Ty())}),
+                                        llvm::FixedVectorType::get(b_.getInt8Ty(), 128)));
+    }
+    LV* all = llvm::concatenateVectors(b_, pieces);
+    if (bytes % 128) all = b_.CreateShuffleVector(all, llvm::createSequentialMask(0, unsigned(bytes), 0));
+    return mask ? b_.CreateSelect(mask, b_.CreateBitCast(all, vt), llvm::Constant::getNullValue(vt)) : b_.CreateBitCast(all, vt);
+  }
   // A loaded element (of storage dtype t) as the value dtype `as` computes in.
   LV* widen(LV* l, DType t, DType as) {
     if (t == DType::Bool) return b_.CreateICmpNE(l, llvm::Constant::getNullValue(l->getType()));
@@ -2356,11 +2397,7 @@ class Emitter {
     if (stride == 1) {
       // Consecutive elements: a vector load, masked where needed.
       LV* ptr = b_.CreateInBoundsGEP(st, base, first_index);
-      llvm::Instruction* l;
-      if (!mask) l = b_.CreateAlignedLoad(vt, ptr, align);
-      else l = b_.CreateMaskedLoad(vt, ptr, align, mask, llvm::Constant::getNullValue(vt));
-      annotate(l, v->arg);
-      return widen(l, stored);
+      return widen(vector_load(vt, ptr, align, mask, v->arg), stored);
     }
     if (span_load && stride > 1) {
       // A small stride (a stride-2 conv): read the span with one masked load of only the
@@ -2377,8 +2414,7 @@ class Emitter {
       if (mask) wide_mask = b_.CreateAnd(wide_mask, b_.CreateShuffleVector(mask, lane_of));
       llvm::Type* wt = llvm::FixedVectorType::get(st, wide);
       LV* ptr = b_.CreateInBoundsGEP(st, base, first_index);
-      auto* l = b_.CreateMaskedLoad(wt, ptr, align, wide_mask, llvm::Constant::getNullValue(wt));
-      annotate(l, v->arg);
+      LV* l = vector_load(wt, ptr, align, wide_mask, v->arg);
       return widen(b_.CreateShuffleVector(l, picks), stored);
     }
     std::optional<LaneRepeat> repeat = offset_varies || guards_vary ? std::nullopt : lane_repeat(v->index, vec_var_, lanes_);
@@ -2402,10 +2438,7 @@ class Emitter {
       }
       llvm::Type* nt = llvm::FixedVectorType::get(st, narrow);
       LV* ptr = b_.CreateInBoundsGEP(st, base, first);
-      llvm::Instruction* l = narrow_mask ? static_cast<llvm::Instruction*>(
-                                               b_.CreateMaskedLoad(nt, ptr, align, narrow_mask, llvm::Constant::getNullValue(nt)))
-                                         : b_.CreateAlignedLoad(nt, ptr, align);
-      annotate(l, v->arg);
+      LV* l = vector_load(nt, ptr, align, narrow_mask, v->arg);
       return widen(b_.CreateShuffleVector(l, spread), stored);
     }
     std::optional<std::vector<int64_t>> offsets =
@@ -2466,8 +2499,7 @@ class Emitter {
       if (ok) wide_mask = b_.CreateAnd(wide_mask, b_.CreateVectorSplat(static_cast<unsigned>(wide), ok));
       llvm::Type* wt = llvm::FixedVectorType::get(st, static_cast<unsigned>(wide));
       LV* ptr = b_.CreateInBoundsGEP(st, base, first);
-      auto* l = b_.CreateMaskedLoad(wt, ptr, align, wide_mask, llvm::Constant::getNullValue(wt));
-      annotate(l, v->arg);
+      LV* l = vector_load(wt, ptr, align, wide_mask, v->arg);
       return widen(b_.CreateShuffleVector(l, picks), stored);
     }
     LV* idx = plus_offset(index(v->index, true));
@@ -2526,10 +2558,8 @@ class Emitter {
       if (lane_mask_) mask = b_.CreateAnd(mask, b_.CreateShuffleVector(lane_mask_, llvm::ConstantVector::getSplat(
                                                                             llvm::ElementCount::getFixed(unsigned(lanes_)), b_.getFalse()),
                                                                         widen_mask));
-      auto* l = b_.CreateMaskedLoad(bytes, b_.CreateInBoundsGEP(b_.getInt8Ty(), buffers_[x_load->arg], index(x_load->index)),
-                                    llvm::Align(1), mask, llvm::Constant::getNullValue(bytes));
-      annotate(l, x_load->arg);
-      x = l;
+      x = vector_load(bytes, b_.CreateInBoundsGEP(b_.getInt8Ty(), buffers_[x_load->arg], index(x_load->index)),
+                      llvm::Align(1), mask, x_load->arg);
     } else {
       x = value(x_load);
       if (lanes_ < 128) x = b_.CreateShuffleVector(x, llvm::Constant::getNullValue(x->getType()), widen_mask);
@@ -3220,6 +3250,7 @@ class Emitter {
   const TargetSpec::Int8Dot int8_dot_;  // and vpdpbusd / sdot / vpmaddwd (TargetSpec::int8_dot)
   const std::string int8_dot_feature_;
   const bool x86_gathers_;  // AVX2 / AVX-512 gather 32-bit lanes (vpgatherdd)
+  const bool hvx_block_loads_;  // Hexagon: vector_load by aligned blocks + valign
   // Depthwise tiles sized by the outputs between a row's borders (tile_costs): x86_64 (AVX2).
   const bool depthwise_border_model_;
   // A reduction over one dim (1x1 convs, matrix products) counts a step at 5 cycles at least,

@@ -227,10 +227,19 @@ edgert_status build_queue(PortContext* c) {
 // Slack up to the arena alignment (64 bytes) before the guard stays unchecked. Weights are
 // copied and made read-only; inputs are copied in before each run and outputs out after it.
 // Never in a product build.
+// The Hexagon guard build (scripts/build_hexagon.sh with EDGE_HEXAGON_GUARD=1) adds:
+//   EDGERT_CPU_GUARD_MIN_PAGE   qemu-hexagon maps and protects 64 KB pages (the freestanding
+//                               sysconf says 4 KB)
+//   EDGERT_CPU_GUARD_IO_AT_END  inputs and outputs end exactly at the guard, as a caller's
+//                               memory may (bind asks only element alignment): no slack there
 #ifdef EDGERT_CPU_GUARD_PAGES
+#ifndef EDGERT_CPU_GUARD_MIN_PAGE
+#define EDGERT_CPU_GUARD_MIN_PAGE 0
+#endif
 edgert_status guard_buffers(PortContext* c) {
   const Bundle* b = c->bundle->root;
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  if (page < EDGERT_CPU_GUARD_MIN_PAGE) page = EDGERT_CPU_GUARD_MIN_PAGE;
   GuardedBuffer* g = alloc_array<GuardedBuffer>(count(b->buffers()));
   c->guarded = g;
   if (!g) return out_of_memory("guarded buffers");
@@ -246,6 +255,10 @@ edgert_status guard_buffers(PortContext* c) {
     uint8_t* pages = static_cast<uint8_t*>(base) + page;
     const uintptr_t end = reinterpret_cast<uintptr_t>(pages + data_pages);
     g[i].data = reinterpret_cast<void*>((end - size) / b->arena_alignment() * b->arena_alignment());
+#ifdef EDGERT_CPU_GUARD_IO_AT_END
+    if (buf->kind() == BufferKind::Input || buf->kind() == BufferKind::Output)
+      g[i].data = reinterpret_cast<void*>(end - size);
+#endif
     if (mprotect(pages, data_pages, PROT_READ | PROT_WRITE) != 0) return out_of_memory("guarded buffers");
     if (buf->kind() == BufferKind::Weight) {
       std::memcpy(g[i].data, resolve_buffer(c, buf), size);
