@@ -212,6 +212,7 @@ class KernelBuilder {
       Value v(Value::Kind::Alu);
       v.op = n->op;
       v.dtype = n->dtype;
+      v.exp_arg_nonpositive = n->exp_arg_nonpositive;
       for (const Node* s : n->srcs) v.srcs.push_back(value(s, idx, guards));
       return make(std::move(v));
     }
@@ -369,7 +370,7 @@ std::string to_string(const KernelIR& k) {
       }
       case Value::Kind::InBounds: body = "inbounds " + guards_key(v->guards); break;
       case Value::Kind::Alu: {
-        body = std::string(op_name(v->op)) + "(";
+        body = std::string(op_name(v->op)) + (v->exp_arg_nonpositive ? "_nonpositive(" : "(");
         for (size_t i = 0; i < v->srcs.size(); ++i) body += (i ? ", " : "") + show(v->srcs[i]);
         body += ")";
         break;

@@ -33,6 +33,7 @@ struct Value {
   Index index;                   // Load: element offset in the argument's buffer
   std::vector<Guard> guards;     // Load, InBounds
   std::vector<const Value*> srcs;  // Alu operands
+  bool exp_arg_nonpositive = false;  // Alu Exp: Node::exp_arg_nonpositive
   // Load with a data-dependent term (a Gather): the element offset is
   //   index + clamp(dynamic, 0, dynamic_extent - 1) * dynamic_stride
   // where `index` is the static part, computed with the gathered axis at 0, and `dynamic`

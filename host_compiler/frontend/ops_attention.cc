@@ -90,6 +90,7 @@ Outs lower_attention(OpContext& ctx) {
   qk[2] = scores;
   Node* s = g.cast(scores, sm);
   Node* e = g.unary(Op::Exp, g.binary(Op::Sub, s, g.reduce(Op::ReduceMax, s, {3})));
+  e->exp_arg_nonpositive = true;
   Node* probs = g.cast(g.binary(Op::Div, e, g.reduce(Op::ReduceSum, e, {3})), t);
   qk[3] = probs;
   Node* y = matmul(g, probs, vh);  // (B, H, Sq, Dv)

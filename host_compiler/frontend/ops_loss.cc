@@ -56,7 +56,9 @@ Outs lower_softmax_cross_entropy(OpContext& ctx) {
   if (scores->shape.size() < 2) ctx.fail("scores must be (N, C, ...)");
   // log_softmax over the class axis.
   Node* shifted = g.binary(Op::Sub, scores, g.reduce(Op::ReduceMax, scores, {1}));
-  Node* log_prob = g.binary(Op::Sub, shifted, g.unary(Op::Log, g.reduce(Op::ReduceSum, g.unary(Op::Exp, shifted), {1})));
+  Node* e = g.unary(Op::Exp, shifted);
+  e->exp_arg_nonpositive = true;
+  Node* log_prob = g.binary(Op::Sub, shifted, g.unary(Op::Log, g.reduce(Op::ReduceSum, e, {1})));
   return {nll_loss(ctx, log_prob, ctx.input(1), ctx.optional_input(2)), log_prob};
 }
 

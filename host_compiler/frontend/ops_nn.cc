@@ -1078,6 +1078,7 @@ Outs lower_softmax(OpContext& ctx) {
   std::vector<int64_t> axes = flatten ? iota_ints(axis, rank) : std::vector<int64_t>{axis};
   Node* shifted = g.binary(Op::Sub, x, g.reduce(Op::ReduceMax, x, axes));
   Node* e = g.unary(Op::Exp, shifted);
+  e->exp_arg_nonpositive = true;
   Node* sum = g.reduce(Op::ReduceSum, e, axes);
   if (log) return {g.binary(Op::Sub, shifted, g.unary(Op::Log, sum))};
   return {g.binary(Op::Div, e, sum)};

@@ -109,6 +109,9 @@ struct Node {
   // its consumers read best (Winograd's transformed tiles and products), so no kernel may
   // fuse it away or store it through the views that follow it.
   bool realize = false;
+  // Exp whose operand is x - max(x) (Softmax): at most 0 or NaN, so it cannot overflow and
+  // the CPU code drops exp's overflow handling (cheaper in the attention's hot loop).
+  bool exp_arg_nonpositive = false;
 
   std::string name;  // ONNX value name it came from (diagnostics, buffer names)
 };

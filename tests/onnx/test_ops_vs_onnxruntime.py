@@ -532,6 +532,42 @@ def sigmoid_and_silu_at_the_extremes():
 
 
 @suite.case
+def softmax_exp_at_the_extremes():
+    # Softmax's exp(x - max) takes llvm_emit.cc exp_nonpositive (no overflow handling; the
+    # kernel dump says Exp_nonpositive): rows with -inf (masked attention), gaps past the
+    # underflow (-87.3, -88.7, -104), huge magnitudes, a NaN row, in vectors and a ragged
+    # tail, as Softmax, LogSoftmax and SoftmaxCrossEntropyLoss's log_prob. The reference is
+    # numpy in float64.
+    edges = np.array([[0.0, -np.inf, -87.3, -87.34, -87.5, -88.7, -90.0, -104.0, -1e30, 1.0, -1.0, 3.0],
+                      [-np.inf, 5.0, -np.inf, -np.inf, 4.0, 80.0, -10.0, -7.5, 0.5, 2.0, -2.0, 1.0],
+                      [1e30, -1e30, 1e38, -1e38, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0],
+                      [np.nan, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0]], dtype=np.float32)
+    nodes = [h.make_node("Softmax", ["x"], ["s"], axis=-1), h.make_node("LogSoftmax", ["x"], ["ls"], axis=-1)]
+    for x in (edges, randn(6, 37, scale=40.0), randn(3, 2, 512, scale=10.0)):
+        m = model(nodes, {"x": x}, ["s", "ls"])
+        _count[0] += 1
+        got = lib.compile_and_run(m, {"x": x}, WORK, name=f"m{_count[0]}")
+        x64 = x.astype(np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            shifted = x64 - x64.max(axis=-1, keepdims=True)
+            e = np.exp(shifted)
+            want = {"s": e / e.sum(axis=-1, keepdims=True), "ls": shifted - np.log(e.sum(axis=-1, keepdims=True))}
+        for name, w in want.items():
+            g = got[name].astype(np.float64)
+            with np.errstate(invalid="ignore"):
+                ok = np.isclose(g, w, rtol=1e-6, atol=1e-6, equal_nan=True) | (g == w)
+            bad = np.flatnonzero(~ok)
+            assert bad.size == 0, f"{name}: got {g.ravel()[bad[:5]]}, want {w.ravel()[bad[:5]]} at {bad[:5]}"
+    if lib.opencl_target():
+        return
+    dump = WORK / "softmax_exp.kernels.txt"
+    lib.run_tool([lib.find_tool("edgec"), "compile", WORK / f"m{_count[0]}.onnx", "-o", WORK / "softmax_exp.bundle",
+                  "--dump-kernels", dump])
+    exps = [line for line in dump.read_text().splitlines() if "Exp" in line and "=" in line]
+    assert exps and all("Exp_nonpositive(" in line for line in exps), exps
+
+
+@suite.case
 def erf_at_the_extremes():
     # Erf's tail uses the same saturating exp (llvm_emit.cc exp_saturating) for e^(-x^2):
     # against Python's math.erf in float64 (the approximation's absolute error is < 1.5e-7).
