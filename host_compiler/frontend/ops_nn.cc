@@ -133,6 +133,12 @@ Node* channels_last_padded(Graph& g, Node* x, int64_t to, double fill) {
 // its tiles (Inception-v3's 7x1 / 1x7 convs ran at 8-12 GFLOP/s beside 40-70 for its
 // others). Strided grouped and depthwise convs keep the border tiles (their inside tiles
 // dominate less or the border runs already pay off: llvm_emit.cc).
+// A depthwise conv (one group per input channel) with some dilation above 1.
+bool depthwise_dilated(const Node* x, int64_t groups, const WindowSpec& spec) {
+  return groups > 1 && groups == x->shape[1] &&
+         std::any_of(spec.dilation.begin(), spec.dilation.end(), [](int64_t d) { return d > 1; });
+}
+
 bool pads_grouped_input(const Node* x, int64_t groups, bool dot_operands, const WindowSpec& spec) {
   if (x->dtype != DType::F32 || dot_operands || x->shape.size() != 4) return false;
   const bool strip = groups == 1 && spec.kernel.size() == 2 && std::min(spec.kernel[0], spec.kernel[1]) == 1 &&
@@ -142,12 +148,12 @@ bool pads_grouped_input(const Node* x, int64_t groups, bool dot_operands, const 
   // at 19 GFLOP/s against 47 unpadded). (Dilated ones mostly go by conv_by_regions.)
   const bool dense_strided =
       groups == 1 && std::any_of(spec.stride.begin(), spec.stride.end(), [](int64_t s) { return s != 1; });
-  // A dilated grouped or depthwise conv (op_cliffs.py: a rate 4 depthwise one ran at 6.9
-  // GFLOP/s over conv_by_regions' 18 kernels, 2.4-3x slower than over the copy). Dense
-  // dilated ones stay with conv_by_regions: over the copy they measured 0.7-1.5x its time.
-  const bool dilated_grouped =
-      groups > 1 && std::any_of(spec.dilation.begin(), spec.dilation.end(), [](int64_t d) { return d > 1; });
-  if (!strip && !dense_strided && !dilated_grouped && (groups <= 1 || groups >= x->shape[1])) return false;
+  // A dilated depthwise conv (op_cliffs.py: a rate 4 one ran at 6.9 GFLOP/s over
+  // conv_by_regions' 18 kernels, 1.5-3.3x slower than over the copy). Dense and grouped
+  // dilated ones stay with conv_by_regions: over the copy they took 0.6-2.1x its time,
+  // slower on the AVX2 target.
+  const bool dilated_depthwise = depthwise_dilated(x, groups, spec);
+  if (!strip && !dense_strided && !dilated_depthwise && (groups <= 1 || groups >= x->shape[1])) return false;
   if (!dense_strided)
     for (int64_t s : spec.stride)
       if (s != 1) return false;
@@ -407,9 +413,9 @@ Node* conv_by_regions(OpContext& ctx, Node* x, Node* w, int64_t groups, const Wi
     regions *= intervals[i].size();
   }
   const bool dilated = std::any_of(spec.dilation.begin(), spec.dilation.end(), [](int64_t d) { return d > 1; });
-  // A dilated grouped conv reading the input in most of its products runs over the padded
+  // A dilated depthwise conv reading the input in most of its products runs over the padded
   // copy instead, where conv_core makes one: one kernel, no bounds tests, one pass to copy x.
-  const bool padded_copy = groups > 1 && ctx.padded_grouped_convs &&
+  const bool padded_copy = depthwise_dilated(x, groups, spec) && ctx.padded_grouped_convs &&
                            pads_grouped_input(x, groups, takes_bf16_operands(ctx, x, w, groups), spec);
   if (inside_share >= 1.0 || (inside_share > kMaxInsideShare && (!dilated || padded_copy)) || regions > kMaxRegions)
     return nullptr;
