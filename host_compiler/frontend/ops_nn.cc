@@ -126,6 +126,12 @@ Node* channels_last_padded(Graph& g, Node* x, int64_t to, double fill) {
   return g.permute(nhwc, {0, 3, 1, 2});
 }
 
+// A depthwise conv (one group per input channel) with some dilation above 1.
+bool depthwise_dilated(const Node* x, int64_t groups, const WindowSpec& spec) {
+  return groups > 1 && groups == x->shape[1] &&
+         std::any_of(spec.dilation.begin(), spec.dilation.end(), [](int64_t d) { return d > 1; });
+}
+
 // Whether conv_core gives a grouped conv (1 < groups < channels), a dense 1 x k / k x 1
 // one (k >= 3: Inception's 1x7 and 7x1 convs), or a dense strided one, an explicitly
 // padded input (ImportOptions::padded_grouped_convs): float 2-D, some padding, stride 1
@@ -133,12 +139,6 @@ Node* channels_last_padded(Graph& g, Node* x, int64_t to, double fill) {
 // its tiles (Inception-v3's 7x1 / 1x7 convs ran at 8-12 GFLOP/s beside 40-70 for its
 // others). Strided grouped and depthwise convs keep the border tiles (their inside tiles
 // dominate less or the border runs already pay off: llvm_emit.cc).
-// A depthwise conv (one group per input channel) with some dilation above 1.
-bool depthwise_dilated(const Node* x, int64_t groups, const WindowSpec& spec) {
-  return groups > 1 && groups == x->shape[1] &&
-         std::any_of(spec.dilation.begin(), spec.dilation.end(), [](int64_t d) { return d > 1; });
-}
-
 bool pads_grouped_input(const Node* x, int64_t groups, bool dot_operands, const WindowSpec& spec) {
   if (x->dtype != DType::F32 || dot_operands || x->shape.size() != 4) return false;
   const bool strip = groups == 1 && spec.kernel.size() == 2 && std::min(spec.kernel[0], spec.kernel[1]) == 1 &&
