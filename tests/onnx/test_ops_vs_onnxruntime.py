@@ -1081,6 +1081,43 @@ def padded_dense_strided_convs():
 
 
 @suite.case
+def padded_dilated_convs():
+    """Dilated convs on maps a few times their dilation (FCN-ResNet50's rate 2 and 4 3x3
+    convs, DeepLabV3-MobileNetV3's rate 2 depthwise ones), where most products read the
+    input. The depthwise ones (rates 4 and (2, 3)) run unpadded over a zero-bordered
+    channels-last copy of their input (they went by conv_by_regions: up to 9 region kernels
+    each, 1.5-3.3x slower: tests/bench/op_cliffs.py, edgert-bench --profile); the dense ones (rates
+    2 and 4, asymmetric pads, strided), a grouped one (4 per group) and one on a map about
+    its rate (rate 6 on 8x8: 3/4 of its products read padding) stay with conv_by_regions:
+    no copy. Each with bias + ReLU after a 1x1 conv + ReLU of its own."""
+    feeds = {"z": randn(1, 8, 14, 16)}
+    #          c_in, c_out, groups, stride, dilation, pads
+    convs = ((16, 16, 1, 1, (2, 2), [2, 2, 2, 2]),    # dense rate 2
+             (16, 24, 1, 1, (4, 4), [4, 4, 4, 4]),    # dense rate 4
+             (16, 16, 1, 1, (2, 2), [1, 2, 3, 2]),    # asymmetric pads
+             (16, 16, 1, 2, (2, 2), [2, 2, 2, 2]),    # strided
+             (16, 16, 4, 1, (2, 2), [2, 2, 2, 2]),    # grouped, 4 per group: no copy
+             (16, 16, 16, 1, (4, 4), [4, 4, 4, 4]),   # depthwise rate 4
+             (24, 24, 24, 1, (2, 3), [2, 3, 2, 3]),   # depthwise, per-dim rates
+             (16, 16, 16, 1, (6, 6), [6, 6, 6, 6]))   # depthwise, rate 6 on 8x8: regions, no copy
+    nodes, inits, outs = [], [], []
+    for i, (c, m, g, s, d, pads) in enumerate(convs):
+        src = "z"
+        if i == len(convs) - 1:  # an 8x8 map
+            nodes.append(h.make_node("MaxPool", ["z"], ["zp"], kernel_shape=[2, 2], strides=[2, 2], pads=[1, 0, 1, 0]))
+            src = "zp"
+        nodes += [h.make_node("Conv", [src, f"ws{i}"], [f"s{i}"]), h.make_node("Relu", [f"s{i}"], [f"in{i}"]),
+                  h.make_node("Conv", [f"in{i}", f"w{i}", f"b{i}"], [f"p{i}"], kernel_shape=[3, 3], group=g,
+                              strides=[s, s], dilations=list(d), pads=pads),
+                  h.make_node("Relu", [f"p{i}"], [f"y{i}"])]
+        inits += [(f"ws{i}", randn(c, 8, 1, 1, scale=8 ** -0.5)),
+                  (f"w{i}", randn(m, c // g, 3, 3, scale=(2 / (c // g * 9)) ** 0.5)), (f"b{i}", randn(m, scale=0.1))]
+        outs.append(f"y{i}")
+    check(model(nodes, feeds, outs, inits), feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
+    assert_padded_copies("padded_dilated", 2)
+
+
+@suite.case
 def dense_block_concats():
     """A DenseNet dense block as torchvision exports it: each layer concatenates the block's
     input and every earlier layer's output (a Concat per layer), then BatchNormalization,
