@@ -362,12 +362,33 @@ QuantParam const_qparam(OpContext& ctx, size_t i, const char* what) {
   return {float(ctx.g.evaluate(s).get(0)), z ? ctx.g.evaluate(z).get_int(0) : 0};
 }
 
+// table[idx] for an int32 index of x's shape. A 4-D index (NCHW) is flattened in NHWC
+// order: the 8-bit operand's producer (a conv) then stores it channels-last in its own shape
+// (through a merging reshape it would be stored flat, in NCHW order: EfficientNet-B0's
+// depthwise convs before their SiLU), as QLinearAdd's operand table is.
+Node* gather_in_nhwc_order(Graph& g, Node* table, Node* idx) {
+  const bool nchw = idx->shape.size() == 4;
+  if (nchw) idx = g.permute(idx, {0, 2, 3, 1});
+  const Shape ishape = idx->shape;
+  Node* y = g.reshape(g.gather(table, g.reshape(idx, {numel(ishape)}), 0), ishape);
+  return nchw ? g.permute(y, {0, 3, 1, 2}) : y;
+}
+
+// y = table[x - lowest(x)] for an 8-bit x and a 256-entry table of type t.
+Node* gather_table(Graph& g, Node* x, std::vector<int64_t> table, DType t) {
+  const int64_t lo = int64_t(lowest_value(x->dtype));
+  Node* idx = g.cast(x, DType::I32);
+  if (lo != 0) idx = g.binary(Op::Sub, idx, g.constant(double(lo), DType::I32));
+  // 3 spare entries: a vector gather may read each lane's byte as 4 (llvm_emit.cc); the index,
+  // an 8-bit value, never reaches them.
+  table.resize(259, table[255]);
+  return gather_in_nhwc_order(g, g.weight(HostTensor::from_ints(t, {259}, table)), idx);
+}
+
 // onnxruntime's lookup table for an elementwise op on 8-bit values (QlinearBuildLookupTable):
 // each of the 256 values dequantized in float32 (x_scale * (x - x_zp)), mapped by f, and
 // quantized as MlasQuantizeLinear does (divide, clamp to the range less y_zp, round half to
 // even, add y_zp). Returns y = table[x], a gather of a 256-entry constant (and 3 spare ones).
-Node* gather_table(Graph& g, Node* x, std::vector<int64_t> table, DType t);
-
 template <typename F>
 Node* lookup_table(Graph& g, Node* x, QuantParam in, QuantParam out, DType t, F f) {
   const int64_t lo = int64_t(lowest_value(x->dtype));
@@ -380,25 +401,6 @@ Node* lookup_table(Graph& g, Node* x, QuantParam in, QuantParam out, DType t, F 
     table[size_t(i)] = int64_t(std::nearbyint(q)) + out.zp;
   }
   return gather_table(g, x, std::move(table), t);
-}
-
-// y = table[x - lowest(x)] for an 8-bit x and a 256-entry table of type t. A 4-D x (NCHW)
-// is flattened in NHWC order, widened first, as QLinearAdd's operand table is: its producer
-// (a conv) then stores it channels-last in its own shape (through a merging reshape it would
-// be stored flat, in NCHW order: EfficientNet-B0's depthwise convs before their SiLU).
-Node* gather_table(Graph& g, Node* x, std::vector<int64_t> table, DType t) {
-  const int64_t lo = int64_t(lowest_value(x->dtype));
-  const bool nchw = x->shape.size() == 4;
-  Node* idx = g.cast(x, DType::I32);
-  if (lo != 0) idx = g.binary(Op::Sub, idx, g.constant(double(lo), DType::I32));
-  if (nchw) idx = g.permute(idx, {0, 2, 3, 1});
-  const Shape ishape = idx->shape;
-  idx = g.reshape(idx, {numel(ishape)});
-  // 3 spare entries: a vector gather may read each lane's byte as 4 (llvm_emit.cc); the index,
-  // an 8-bit value, never reaches them.
-  table.resize(259, table[255]);
-  Node* y = g.reshape(g.gather(g.weight(HostTensor::from_ints(t, {259}, table)), idx, 0), ishape);
-  return nchw ? g.permute(y, {0, 3, 1, 2}) : y;
 }
 
 // The 8-bit value v is a table of (gather_table's pattern): the byte x it looks up and the
@@ -579,12 +581,7 @@ Outs lower_qlinear_mul(OpContext& ctx) {
     Node* row_of = g.broadcast_to(g.reshape(iota(g, k, DType::I32), small->shape), out);
     Node* idx = g.binary(Op::Add, g.binary(Op::Mul, row_of, g.constant(256, DType::I32)), g.cast(full, DType::I32));
     if (lo != 0) idx = g.binary(Op::Sub, idx, g.constant(double(lo), DType::I32));
-    // Flattened in NHWC order, as gather_table's index.
-    const bool nchw = out.size() == 4;
-    if (nchw) idx = g.permute(idx, {0, 2, 3, 1});
-    const Shape ishape = idx->shape;
-    Node* y = g.reshape(g.gather(table, g.reshape(idx, {numel(ishape)}), 0), ishape);
-    return {nchw ? g.permute(y, {0, 3, 1, 2}) : y};
+    return {gather_in_nhwc_order(g, table, idx)};
   }
   Node* p = g.binary(Op::Mul, shifted(a, pa.zp), shifted(b, pb.zp));
   Node* v = g.binary(Op::Add, g.binary(Op::Mul, g.cast(p, DType::F32), g.constant(ratio, DType::F32)),
