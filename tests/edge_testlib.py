@@ -229,11 +229,39 @@ def _compile_key(cmd, bundle: Path) -> str:
             continue
         name, _, path = arg.rpartition("=")
         if os.path.isfile(path):  # by contents: the same model in another suite's folder
-            h.update(f"{name}=file:".encode() + hashlib.sha256(Path(path).read_bytes()).digest())
+            data = Path(path).read_bytes()
+            h.update(f"{name}=file:".encode() + hashlib.sha256(data).digest())
+            for extra in _external_data_files(Path(path), data):  # a model's weights beside it
+                h.update(f"{extra.name}=data:".encode() + hashlib.sha256(extra.read_bytes()).digest())
         else:
             h.update(arg.encode())
         h.update(b"\0")
     return h.hexdigest()
+
+
+def _external_data_files(path: Path, data: bytes):
+    """The files an ONNX model at path keeps tensors in (external data: 'location' entries,
+    relative to its folder), sorted; none for a file that is not a model with external data.
+    The compile key hashes them too: the same .onnx with other weights is another model."""
+    if path.suffix != ".onnx" or b"location" not in data:
+        return []
+    import onnx
+    try:
+        model = onnx.load_model_from_string(data)
+    except Exception:  # not a model: its bytes alone are the key
+        return []
+    graphs, locations = [model.graph], set()
+    while graphs:
+        g = graphs.pop()
+        tensors = list(g.initializer)
+        for node in g.node:
+            for a in node.attribute:
+                tensors += ([a.t] if a.HasField("t") else []) + list(a.tensors)
+                graphs += ([a.g] if a.HasField("g") else []) + list(a.graphs)
+        for t in tensors:
+            locations |= {e.value for e in t.external_data if e.key == "location"}
+    files = [path.parent / loc for loc in sorted(locations)]
+    return [f for f in files if f.is_file()]
 
 
 def _compile_cached(cmd, bundle: Path, cache: Path, timeout):

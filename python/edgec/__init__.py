@@ -113,6 +113,26 @@ def _error(stderr: str, returncode: int, temp_model: Optional[str] = None) -> Co
     return CompileError(message, stderr=stderr, returncode=returncode, node=node, op_type=op_type)
 
 
+def _refuse_unloaded_external_data(model: Any) -> None:
+    """A ModelProto loaded with load_external_data=False names weight files relative to a folder
+    it does not carry: written to a temporary file, edgec could not find them. Say so up front."""
+    graphs = [model.graph]
+    while graphs:
+        g = graphs.pop()
+        tensors = list(g.initializer)
+        for node in g.node:
+            for a in node.attribute:
+                tensors += ([a.t] if a.HasField("t") else []) + list(a.tensors)
+                graphs += ([a.g] if a.HasField("g") else []) + list(a.graphs)
+        for t in tensors:
+            if t.data_location == 1:  # TensorProto.EXTERNAL
+                where = next((e.value for e in t.external_data if e.key == "location"), "?")
+                raise ValueError(
+                    f"compile: tensor '{t.name}' keeps its data in the external file '{where}', which an "
+                    "onnx.ModelProto does not carry: pass the model's path instead, or load it with "
+                    "onnx.load(path) (load_external_data=True)")
+
+
 def compile(model: Any, target: str = "x86_64", output: Optional[Union[str, os.PathLike]] = None,
             **options: Any) -> Union[bytes, str]:
     """Compiles an ONNX model for `target` (see targets()).
@@ -124,7 +144,8 @@ def compile(model: Any, target: str = "x86_64", output: Optional[Union[str, os.P
       winograd="auto", precision="bf16", tune=True, tune_cache=path, embed_reference=True,
       reference_input={...}, reference_rtol=1e-3, sign=KEYBASE.key, dump_kernels=path, ...
       (True: the flag alone; a list: the flag repeated).
-    Raises CompileError (edgec's message, naming the ONNX node at fault).
+    Raises CompileError (edgec's message, naming the ONNX node at fault); ValueError for a ModelProto
+    loaded without its external data (load_external_data=False).
     """
     with tempfile.TemporaryDirectory(prefix="edgec-") as tmp:
         model_path_given = isinstance(model, (str, os.PathLike))
@@ -132,6 +153,7 @@ def compile(model: Any, target: str = "x86_64", output: Optional[Union[str, os.P
             model_path = os.fspath(model)
         else:
             if hasattr(model, "SerializeToString"):  # onnx.ModelProto (onnx is not imported here)
+                _refuse_unloaded_external_data(model)
                 data = model.SerializeToString()
             elif isinstance(model, (bytes, bytearray, memoryview)):
                 data = bytes(model)

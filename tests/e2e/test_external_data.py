@@ -56,7 +56,6 @@ def save(name, m, **kwargs):
 
 def compile_path(path, bundle):
     edgec, _, _ = lib.tools()
-    # Not lib.compile_model: its compile cache keys a model by its .onnx bytes only.
     return lib.run_cmd([edgec, "compile", path, "-o", bundle, "-q"], check=False, timeout=300)
 
 
@@ -110,6 +109,37 @@ def external_data_compiles_and_matches_onnxruntime():
     path = save("subfolder", conv_model(), location="data/weights.bin")
     assert (path.parent / "data" / "weights.bin").is_file()
     matches_onnxruntime("subfolder", path)
+
+
+@suite.case
+def the_compile_cache_keys_a_model_by_its_weights_too():
+    # Two folders, the same model.onnx bytes, other weights.bin: the suites' compile cache
+    # (EDGE_COMPILE_CACHE) must not hand the first one's bundle to the second.
+    def weights(seed):
+        m = conv_model()
+        for t in m.graph.initializer:
+            t.CopyFrom(nh.from_array(np.random.default_rng(seed).standard_normal(nh.to_array(t).shape)
+                                     .astype(np.float32), t.name))
+        return m
+    a = save("cache_a", weights(1), all_tensors_to_one_file=True, location="weights.bin")
+    b = save("cache_b", weights(2), all_tensors_to_one_file=True, location="weights.bin")
+    assert a.read_bytes() == b.read_bytes() and (a.parent / "weights.bin").read_bytes() != (b.parent / "weights.bin").read_bytes()
+    saved = os.environ.get("EDGE_COMPILE_CACHE")
+    os.environ["EDGE_COMPILE_CACHE"] = str(WORK / "compile-cache")
+    try:
+        for path in (a, b):
+            assert lib.compile_model(path, path.parent / "cached.bundle", ["-q"]).returncode == 0
+    finally:
+        if saved is None:
+            os.environ.pop("EDGE_COMPILE_CACHE")
+        else:
+            os.environ["EDGE_COMPILE_CACHE"] = saved
+    for path in (a, b):
+        want = lib.ort_run(onnx.load(str(path)), FEEDS)
+        got = lib.run_bundle(path.parent / "cached.bundle", FEEDS, path.parent / "out", list(want))
+        for out in want:
+            assert np.allclose(got[out], want[out], rtol=1e-4, atol=1e-4), \
+                f"{path.parent.name}/{out}: the cached bundle is another model's (max err {np.abs(got[out] - want[out]).max()})"
 
 
 @suite.case

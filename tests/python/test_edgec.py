@@ -57,6 +57,23 @@ def test_options_reach_the_compiler(tmp_path):
     np.testing.assert_array_equal(b.context().run({"x": x})["y"], np.maximum(x, 0))
 
 
+def test_model_proto_without_its_external_data_is_refused_by_name(tmp_path, cnn):
+    # Saved with its weights beside it, loaded without them: the proto names files in a folder it
+    # does not carry. The error names a tensor and says to pass the path; the path compiles.
+    import onnx
+    copy = onnx.ModelProto()
+    copy.CopyFrom(cnn)  # save_model moves the tensors' data out of the proto it is given
+    onnx.save_model(copy, str(tmp_path / "cnn.onnx"), save_as_external_data=True, size_threshold=0,
+                    location="weights.bin")
+    bare = onnx.load(str(tmp_path / "cnn.onnx"), load_external_data=False)
+    with pytest.raises(ValueError, match=r"tensor '[^']+' keeps its data in the external file 'weights.bin'"):
+        edgec.compile(bare)
+    inputs = cnn_inputs(3)
+    got = edgert.Bundle(edgec.compile(tmp_path / "cnn.onnx")).context().run(inputs)
+    for name, want in ort_run(cnn, inputs).items():
+        np.testing.assert_allclose(got[name], want, rtol=1e-4, atol=1e-5)
+
+
 def test_errors_name_the_node():
     graph = helper.make_graph(
         [helper.make_node("Relu", ["x"], ["h"], name="first"),
