@@ -1185,7 +1185,10 @@ def dynamic_quantize_lstm():
     for direction, wtype, per_column in (("bidirectional", np.int8, False), ("forward", np.uint8, True)):
         dirs, hid, seq, batch, inp = (2 if direction == "bidirectional" else 1), 8, 6, 2, 5
         qshape = (dirs, 4 * hid) if per_column else (dirs,)
-        lo, hi = (-127, 128) if wtype == np.int8 else (0, 256)
+        # int8 weights within +-64: onnxruntime's u8s8 kernels on x86 without VNNI add pairs of
+        # products in saturating 16-bit lanes (255 * 127 * 2 > 32767; edge_testlib.exact_weights),
+        # and this operator takes no zero point that would let it run them as u8u8.
+        lo, hi = (-64, 64) if wtype == np.int8 else (0, 256)
         zp = lambda: np.zeros(qshape, wtype)  # noqa: E731  (onnxruntime refuses others at run time)
         inits = [("W", RNG.integers(lo, hi, (dirs, inp, 4 * hid)).astype(wtype)),
                  ("R", RNG.integers(lo, hi, (dirs, hid, 4 * hid)).astype(wtype)),
