@@ -99,7 +99,15 @@ Node* OpContext::optional_input(size_t i) const { return i < inputs_.size() ? in
 
 HostTensor OpContext::const_input(size_t i) const {
   Node* n = input(i);
-  if (!g.is_constant(n)) fail("input " + std::to_string(i) + " ('" + node.input(int(i)) + "') must be a constant");
+  if (!g.is_constant(n)) {
+    // A value computed from model inputs (silero VAD's If on its sample-rate input): name
+    // them and the flag that freezes them, which makes the value a constant.
+    std::string from;
+    for (const std::string& name : g.inputs_feeding(n))
+      from += std::string(from.empty() ? "" : ", ") + "'" + name + "' (--const-input " + name + "=FILE.npy)";
+    fail("input " + std::to_string(i) + " ('" + node.input(int(i)) + "') must be a constant; it depends on the model input(s) " +
+         from + ": freeze them to compile");
+  }
   // Values a lowering reads on the host (shapes, axes, indices, pads) are small; a shape
   // tensor of 470M entries (ConstantOfShape of a huge count, found by fuzz_onnx) took 5 GB to
   // evaluate before its Reshape could refuse it.

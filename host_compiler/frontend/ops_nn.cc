@@ -210,12 +210,51 @@ Node* winograd_if_it_pays(OpContext& ctx, Node* x, Node* w, int64_t groups, cons
   return winograd_conv(ctx.g, x, ctx.g.evaluate(w), tile, lo, hi, ctx.dots.float_operands, groups);
 }
 
+Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, const WindowSpec& spec,
+                double fill = 0.0, int64_t* x_shift = nullptr);
+
+// A conv whose products (N, M, O..., C/G, K...: each output times its taps, a graph node
+// before the reduction sums them) are more than a node may hold (kMaxTensorElements;
+// DNSMOS's 128 -> 64 channel 3x3 conv over a 900 x 161 spectrogram has 1.1e10) as convs of
+// fewer output channels, whole groups each, concatenated along the channels. Null where
+// the products fit, or where one group's alone do not (the node's error then says so).
+Node* conv_in_channel_chunks(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, const WindowSpec& spec,
+                             double fill, int64_t* x_shift) {
+  const int64_t c = x->shape[1], m = w->shape[0], cg = c / groups, mg = m / groups;
+  // C/G as the 8-bit forms may pad it: up to their dot-product group.
+  const int64_t dot = std::max<int64_t>(1, ctx.dots.int8_group);
+  double per_channel = double(x->shape[0]) * double((cg + dot - 1) / dot * dot);
+  for (size_t i = 0; i < spec.kernel.size(); ++i)
+    per_channel *= double(spec.outputs(i, x->shape[2 + i])) * double(spec.kernel[i]);
+  const double limit = double(kMaxTensorElements);
+  const int64_t unit = groups > 1 ? mg : 1;  // output channels that go together
+  const int64_t units = m / unit, fit = int64_t(limit / (per_channel * double(unit)));
+  if (per_channel * double(m) <= limit || fit < 1) return nullptr;
+  const int64_t chunks = (units + fit - 1) / fit, step = (units + chunks - 1) / chunks * unit;  // balanced
+  Graph& g = ctx.g;
+  std::vector<Node*> parts;
+  for (int64_t m0 = 0; m0 < m; m0 += step) {
+    const int64_t m1 = std::min(m, m0 + step);
+    std::vector<int64_t> w_begin(w->shape.size(), 0), w_end = w->shape;
+    w_begin[0] = m0, w_end[0] = m1;
+    Node* xc = x;
+    if (groups > 1) {  // the input channels of the chunk's groups
+      std::vector<int64_t> x_begin(x->shape.size(), 0), x_end = x->shape;
+      x_begin[1] = m0 / mg * cg, x_end[1] = m1 / mg * cg;
+      xc = g.shrink(x, x_begin, x_end);
+    }
+    parts.push_back(conv_core(ctx, xc, g.shrink(w, w_begin, w_end), nullptr, groups > 1 ? (m1 - m0) / mg : 1, spec,
+                              fill, x_shift));
+  }
+  return add_conv_bias(ctx, concat(g, parts, 1), bias);
+}
+
 // Convolution of x (N, C, S...) with w (M, C/groups, K...) over the window `spec`; the
 // padding reads `fill`. With 8-bit integer x and w the products and sums are int32: both
 // are widened at the multiply, so the reduction reads the raw 8-bit operands (what a
 // dot-product instruction takes) and the packed weight stays 8-bit in the bundle.
 Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, const WindowSpec& spec,
-                double fill = 0.0, int64_t* x_shift = nullptr) {
+                double fill, int64_t* x_shift) {
   if (x_shift) *x_shift = 0;
   Graph& g = ctx.g;
   const Shape& ws = w->shape;
@@ -227,6 +266,7 @@ Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, co
   auto is_8bit = [](const Node* v) { return v->dtype == DType::I8 || v->dtype == DType::U8; };
   const bool int8 = is_8bit(x) && is_8bit(w);
   if (w->dtype != x->dtype && !int8) ctx.fail("input and weight dtypes differ");
+  if (Node* y = conv_in_channel_chunks(ctx, x, w, bias, groups, spec, fill, x_shift)) return y;
   std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
   if (Node* y = winograd_if_it_pays(ctx, x, w, groups, spec)) return add_conv_bias(ctx, y, bias);
   // The channel reduction in the groups of the target's dot-product instruction (DotLayout):

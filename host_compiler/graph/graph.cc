@@ -527,18 +527,27 @@ int Graph::merge_identical_weights() {
   return merged;
 }
 
-bool Graph::is_constant(const Node* x) const {
+bool Graph::is_constant(const Node* x) const { return inputs_feeding(x, /*first_only=*/true).empty(); }
+
+std::vector<std::string> Graph::inputs_feeding(const Node* x, bool first_only) const {
   std::vector<const Node*> stack{x};
   std::vector<bool> seen(nodes_.size(), false);
+  std::vector<bool> fed_by(inputs_.size(), false);
   while (!stack.empty()) {
     const Node* n = stack.back();
     stack.pop_back();
-    if (n->op == Op::Input) return false;
     if (seen[n->id]) continue;
     seen[n->id] = true;
+    if (n->op == Op::Input) {
+      fed_by[size_t(n->index)] = true;
+      if (first_only) break;
+    }
     for (const Node* s : n->srcs) stack.push_back(s);
   }
-  return true;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    if (fed_by[i]) names.push_back(inputs_[i].name);
+  return names;
 }
 
 }  // namespace edgec

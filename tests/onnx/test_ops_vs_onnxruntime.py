@@ -1121,6 +1121,25 @@ def padded_dilated_convs():
 
 
 @suite.case
+def conv_split_by_output_channels():
+    """Convs whose products (each output times its taps: N x M x O x C/G x K) are more than the
+    2^32 elements a graph node may have: DNSMOS's 128 -> 64 channel 3x3 conv over a 900 x 161
+    spectrogram has 1.1e10 and was refused. edgec computes them as convs of fewer output
+    channels (whole groups) concatenated. An 11x11 conv, 64 -> 64 channels on 96x96 (4.4e9
+    products), and a 2-group 11x11 conv, 64 -> 64 on 132x132 (4.3e9): ~4.4 GFLOP each, with
+    bias and ReLU. CPU targets only (on rusticl's OpenCL the run would take most of a minute)."""
+    if lib.opencl_target():
+        return
+    for groups, hw in ((1, 96), (2, 132)):
+        c = k = 64
+        feeds = {"x": randn(1, c, hw, hw)}
+        nodes = [h.make_node("Conv", ["x", "w", "b"], ["a"], kernel_shape=[11, 11], pads=[5, 5, 5, 5], group=groups),
+                 h.make_node("Relu", ["a"], ["y"])]
+        inits = [("w", randn(k, c // groups, 11, 11, scale=(2 / (121 * c // groups)) ** 0.5)), ("b", randn(k, scale=0.1))]
+        check(model(nodes, feeds, ["y"], inits), feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
+
+
+@suite.case
 def dense_block_concats():
     """A DenseNet dense block as torchvision exports it: each layer concatenates the block's
     input and every earlier layer's output (a Concat per layer), then BatchNormalization,

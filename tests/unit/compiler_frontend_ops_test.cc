@@ -313,25 +313,40 @@ TEST_CASE("frontend ops: unsupported attribute values name the node, op and attr
 }
 
 TEST_CASE("frontend ops: If / Loop unroll at compile time") {
-  // If on a run-time condition asks for the condition to be constant.
+  // y = If(c, then: -x, else: |x|); the error on a run-time condition names the model input
+  // it comes from and the flag that freezes it.
+  auto add_if = [](Model& m, const std::string& cond) {
+    auto* n = m.node("If", {cond}, {"y"}, "branch");
+    for (const char* branch : {"then_branch", "else_branch"}) {
+      auto* a = n->add_attribute();
+      a->set_name(branch);
+      a->set_type(onnx::AttributeProto::GRAPH);
+      auto* sub = a->mutable_g();
+      auto* op = sub->add_node();
+      op->set_op_type(std::string(branch) == "then_branch" ? "Neg" : "Abs");
+      op->add_input("x");  // from the enclosing scope
+      op->add_output(std::string(branch) + "_y");
+      sub->add_output()->set_name(std::string(branch) + "_y");
+    }
+    m.output("y");
+  };
   Model m(13);
   m.input("c", {}, onnx::TensorProto::BOOL);
   m.input("x", {2});
-  auto* n = m.node("If", {"c"}, {"y"}, "branch");
-  for (const char* branch : {"then_branch", "else_branch"}) {
-    auto* a = n->add_attribute();
-    a->set_name(branch);
-    a->set_type(onnx::AttributeProto::GRAPH);
-    auto* sub = a->mutable_g();
-    auto* op = sub->add_node();
-    op->set_op_type(std::string(branch) == "then_branch" ? "Neg" : "Abs");
-    op->add_input("x");  // from the enclosing scope
-    op->add_output(std::string(branch) + "_y");
-    sub->add_output()->set_name(std::string(branch) + "_y");
-  }
-  m.output("y");
+  add_if(m, "c");
   INFO(m.error());
-  CHECK(contains(m.error(), "node 'branch' (If): input 0 ('c') must be a constant"));
+  CHECK(contains(m.error(), "node 'branch' (If): input 0 ('c') must be a constant; it depends on the model input(s) "
+                            "'c' (--const-input c=FILE.npy)"));
+  // Silero VAD's form: the condition compares a sample-rate input with 16000.
+  Model rate(13);
+  rate.input("x", {2});
+  rate.input("sr", {}, onnx::TensorProto::INT64);
+  rate.init_i64("r16k", {}, {16000});
+  rate.node("Equal", {"sr", "r16k"}, {"is_16k"}, "eq");
+  add_if(rate, "is_16k");
+  INFO(rate.error());
+  CHECK(contains(rate.error(), "input 0 ('is_16k') must be a constant; it depends on the model input(s) "
+                               "'sr' (--const-input sr=FILE.npy)"));
   for (int c : {0, 1}) {  // frozen, only the chosen branch is imported
     ImportOptions frozen;
     frozen.constant_inputs["c"] = HostTensor::from_ints(DType::Bool, {}, {c});
