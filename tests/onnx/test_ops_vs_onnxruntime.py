@@ -602,6 +602,9 @@ def softmax_rows_in_one_kernel():
             nodes.append(h.make_node(op, [f"x{i}"], [out], axis=axis))
             outs.append(out)
             want[out] = ref
+    # log(sum) is off by about the float sum's relative rounding error (a sum of 197 terms in
+    # one scalar accumulator on hexagon-v65: 1.3e-6), absolutely: where it is near 0 as well.
+    atol = {"s": 1e-6, "l": 1e-5}
     m = model(nodes, feeds, outs, opset=17)
     _count[0] += 1
     name = f"m{_count[0]}"
@@ -609,7 +612,7 @@ def softmax_rows_in_one_kernel():
     for out, w in want.items():
         g = got[out].astype(np.float64)
         with np.errstate(invalid="ignore"):
-            ok = np.isclose(g, w, rtol=1e-5, atol=1e-6, equal_nan=True) | (g == w)
+            ok = np.isclose(g, w, rtol=1e-5, atol=atol[out[0]], equal_nan=True) | (g == w)
         bad = np.flatnonzero(~ok)
         assert bad.size == 0, f"{out}: got {g.ravel()[bad[:5]]}, want {w.ravel()[bad[:5]]} at {bad[:5]}"
     two = lib.run_bundle(WORK / f"{name}.bundle", feeds, WORK / f"{name}_out2", outs, threads=2)
