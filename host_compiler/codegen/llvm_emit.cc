@@ -373,39 +373,28 @@ class Emitter {
  private:
   // ---- row kernels (KernelIR::row_stages) ----
   // The loops run over the output's other dims (the first longer than 1 split across
-  // cores), each row's stages and outputs inside. A row along the innermost dim runs in
-  // vectors along itself: each stage keeps one partial result per lane, combined in a fixed
-  // tree after the row. Otherwise `lanes` rows run side by side, vectorized along the
-  // innermost dim, each lane a row whose stages accumulate in the row's order. Either way a
-  // row is computed by one core with the same code: bit-identical for any split.
+  // cores), each row's stages and outputs inside. The row is the innermost dim longer than
+  // 1 (schedule.cc fuse_row_reductions) and runs in vectors along itself: each stage keeps
+  // one partial result per lane, combined in a fixed tree after the row (scalar where the
+  // target's float code is: one accumulator in the row's order). A row is computed by one
+  // core with the same code: bit-identical for any split.
   void emit_row_kernel() {
     const Shape& out = k_.out_shape;
     const int rank = static_cast<int>(out.size()), row = k_.row_dim, par = k_.launch.parallel_dim;
-    int vec = rank - 1;
-    while (vec >= 0 && out[vec] == 1) --vec;
-    const int lanes = vec >= 0 && vector_lanes_ > 1 ? lanes_for(out[vec]) : 1;
-    if (lanes == 1) vec = -1;
+    for (int d = row + 1; d < rank; ++d)
+      if (out[d] != 1) throw CompileError("internal: row kernel " + k_.name + " whose row is not innermost");
+    const int row_lanes = vector_lanes_ > 1 ? lanes_for(out[size_t(row)]) : 1;
     for (int d = 0; d < rank; ++d) vars_[d] = ic(0);
     std::function<void(int)> loop_out = [&](int d) {
       if (d == rank) {
-        emit_row(vec == row ? lanes : 1);
+        emit_row(row_lanes);
         return;
       }
       if (d == row || out[d] == 1) {
         loop_out(d + 1);
         return;
       }
-      const int step = d == vec ? lanes : 1;
-      auto [lo, hi] = d == par ? core_share(out[d], step) : std::pair<LV*, LV*>(ic(0), ic(out[d]));
-      if (d == vec) {
-        emit_tiles_then_rest(lo, hi, out[d], step, [&](LV* iv, LV* end) {
-          vars_[d] = iv;
-          begin_lanes(d, lanes, end);
-          loop_out(d + 1);
-          end_lanes();
-        });
-        return;
-      }
+      auto [lo, hi] = d == par ? core_share(out[d], 1) : std::pair<LV*, LV*>(ic(0), ic(out[d]));
       emit_loop(lo, hi, 1, [&](LV* iv) {
         vars_[d] = iv;
         loop_out(d + 1);
@@ -414,7 +403,7 @@ class Emitter {
     loop_out(0);
   }
 
-  // One row (or `lanes_` rows side by side): row_lanes > 1 runs it in vectors along itself.
+  // One row: row_lanes > 1 runs it in vectors along itself.
   void emit_row(int row_lanes) {
     const int row = k_.row_dim;
     const int64_t extent = k_.out_shape[size_t(row)];
@@ -445,7 +434,7 @@ class Emitter {
     stage_accs_.assign(stages, nullptr);
     for (size_t j = 0; j < stages; ++j) {
       const KernelIR::RowStage& st = k_.row_stages[j];
-      llvm::Type* at = lanes_of(scalar_type(st.acc_dtype), row_lanes > 1 ? row_lanes : lanes_);
+      llvm::Type* at = lanes_of(scalar_type(st.acc_dtype), row_lanes);
       llvm::AllocaInst* acc;
       {
         IRBuilder<> eb(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());

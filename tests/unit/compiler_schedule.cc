@@ -104,15 +104,18 @@ TEST_CASE("fuse_row_reductions: a softmax is one row kernel, its exps staged in 
   CHECK(!ir.has_reduce());
 }
 
-TEST_CASE("fuse_row_reductions: along axis 1 of NCHW the row is dim 1") {
+TEST_CASE("fuse_row_reductions: rows along the innermost dim only") {
   Graph g;
   Node* x = g.input("x", DType::F32, {1, 21, 8, 8});
-  g.add_output("y", softmax(g, x, 1));
+  g.add_output("y", softmax(g, x, 1));  // rows 64 elements apart: three kernels
+  Node* z = g.input("z", DType::F32, {3, 10, 1});
+  g.add_output("w", softmax(g, z, 1));  // only 1-dims after the axis: one row kernel
   Schedule s = schedule_graph(g, fused_rows());
-  REQUIRE(s.kernels.size() == 1);
-  KernelIR ir = build_kernel_ir(s, s.kernels[0]);
+  REQUIRE(s.kernels.size() == 4);
+  for (size_t k = 0; k < 3; ++k) CHECK(s.kernels[k].row_stages.empty());
+  CHECK(s.kernels[3].row_stages.size() == 2);
+  KernelIR ir = build_kernel_ir(s, s.kernels[3]);
   CHECK(ir.row_dim == 1);
-  CHECK(ir.row_stages.size() == 2);
 }
 
 TEST_CASE("fuse_row_reductions: a max that another kernel reads keeps its own kernel") {
