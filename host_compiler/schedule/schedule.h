@@ -78,8 +78,8 @@ struct ScheduleOptions {
   // the weights along output channels are consecutive (the frontend packs them so) and
   // the input of every tap is one broadcast. The model's inputs and outputs keep NCHW.
   bool channels_last = false;
-  // Fuse the reductions along one axis that an elementwise kernel reads broadcast along that
-  // axis (Softmax's max and sum) into that kernel: one kernel that, per row, runs the
+  // Fuse the reductions along the innermost dim that an elementwise kernel reads broadcast
+  // along it (Softmax's max and sum) into that kernel: one kernel that, per row, runs the
   // reductions one after the other and then computes the row, while the row is in cache, in
   // place of a kernel per reduction, each streaming the tensor again. The LLVM back end
   // (KernelIR::row_stages) emits such kernels; GPU back ends keep one kernel per reduction.
