@@ -120,12 +120,58 @@ class KernelBuilder {
       size_t d = out.layout.empty() ? i : static_cast<size_t>(out.layout[i]);
       idx[d] = Index::var(static_cast<int>(i), ir_.out_shape[i]);
     }
+    if (!k_.row_stages.empty()) build_row_stages(idx);
     ir_.result = value(root, idx, {}, true);
+    if (!k_.row_stages.empty()) ir_.row_staged = value_to_stage();
   }
 
  private:
   Value* make(Value v) { return ir_.add_value(std::move(v)); }
   const Value* constant(double c, DType t) { return ir_.add_constant(c, t); }
+
+  // Each stage's value at the row's start (the row dim 0: where the kernel's Expand of the
+  // stage reads it), its reduce's body along the row.
+  void build_row_stages(const std::vector<Index>& idx) {
+    if (!s_.buffers[k_.output].layout.empty()) throw CompileError("internal: row kernel " + k_.name + " with a layout");
+    ir_.row_dim = k_.row_axis;
+    for (const Node* t : k_.row_stages) {
+      std::vector<Index> at_row(idx.size());
+      for (size_t d = 0; d < idx.size(); ++d) at_row[d] = t->shape[d] == 1 ? Index(0) : idx[d];
+      stage_ = static_cast<int>(ir_.row_stages.size());
+      ir_.row_stages.push_back({Op::Const, t->dtype, nullptr, nullptr});
+      ir_.row_stages.back().value = value(t, at_row, {}, true);
+      if (!ir_.row_stages.back().body) throw CompileError("internal: row stage of " + k_.name + " without a reduce");
+    }
+    stage_ = -1;
+  }
+
+  // The largest value of the last stage's body that the result reads too (nearest the
+  // result, not a stage's value, which is the same for the whole row); null if none.
+  const Value* value_to_stage() const {
+    std::set<const Value*> stage_values, in_body;
+    for (const KernelIR::RowStage& st : ir_.row_stages) stage_values.insert(st.value);
+    std::function<void(const Value*)> mark = [&](const Value* v) {
+      if (stage_values.count(v) || !in_body.insert(v).second) return;
+      for (const Value* x : v->srcs) mark(x);
+    };
+    mark(ir_.row_stages.back().body);
+    std::vector<const Value*> level{ir_.result};
+    std::set<const Value*> seen;
+    while (!level.empty()) {
+      std::vector<const Value*> next;
+      for (const Value* v : level) {
+        if (stage_values.count(v) || !seen.insert(v).second) continue;
+        if (in_body.count(v) && v->kind == Value::Kind::Alu && v->dtype == ir_.out_dtype) return v;
+        next.insert(next.end(), v->srcs.begin(), v->srcs.end());
+      }
+      level = std::move(next);
+    }
+    return nullptr;
+  }
+
+  bool is_row_stage(const Node* n) const {
+    return std::find(k_.row_stages.begin(), k_.row_stages.end(), n) != k_.row_stages.end();
+  }
 
   int arg_of(const Node* n) {
     int b = s_.buffer_of(n);
@@ -145,6 +191,8 @@ class KernelBuilder {
   }
 
   const Value* compute(const Node* n, const std::vector<Index>& idx, const std::vector<Guard>& guards, bool is_root) {
+    // A stage is read where build_row_stages computed it (the memo has it), nowhere else.
+    if (!is_root && is_row_stage(n)) throw CompileError("internal: kernel " + k_.name + " reads a row stage off its row");
     if (!is_root && s_.buffer_of(n) >= 0) {
       Value v(Value::Kind::Load);
       v.dtype = n->dtype;
@@ -192,6 +240,20 @@ class KernelBuilder {
       v.dynamic_extent = src->shape[axis];
       return make(std::move(v));
     }
+    if (is_reduce(n->op) && stage_ >= 0) {
+      KernelIR::RowStage& st = ir_.row_stages[size_t(stage_)];
+      if (st.body || n->axes != std::vector<int64_t>{ir_.row_dim})
+        throw CompileError("internal: row stage of " + k_.name + " is no single reduce along its row");
+      st.reduce_op = n->op;
+      st.acc_dtype = n->dtype;
+      std::vector<Index> along_row = idx;
+      along_row[size_t(ir_.row_dim)] = Index::var(ir_.row_dim, ir_.out_shape[size_t(ir_.row_dim)]);
+      st.body = value(n->srcs[0], along_row, guards);
+      Value acc(Value::Kind::Accumulator);
+      acc.dtype = n->dtype;
+      acc.stage = stage_;
+      return make(std::move(acc));
+    }
     if (is_reduce(n->op)) {
       if (ir_.has_reduce()) throw CompileError("internal: kernel " + k_.name + " has two reduces");
       ir_.reduce_op = n->op;
@@ -223,6 +285,7 @@ class KernelBuilder {
   const ScheduledKernel& k_;
   KernelIR& ir_;
   std::map<std::string, const Value*> memo_;
+  int stage_ = -1;  // the row stage being built
 };
 
 }  // namespace
@@ -318,7 +381,9 @@ int64_t KernelIR::flops() const {
     return c;
   };
   int64_t per_reduce = has_reduce() ? count(reduce_body) + 1 : 0;
-  int64_t per_out = count(result);
+  int64_t per_out = 0;
+  for (const RowStage& st : row_stages) per_out += count(st.body) + 1;  // a value shared with the result counts once
+  per_out += count(result);
   // The products a padded window reads from the padding are none of the model's arithmetic
   // either (they add zeros): where the reduce body selects padding under one set of guards
   // (a conv's or a pooling window's), only the points where those guards hold count, so a
@@ -358,7 +423,7 @@ std::string to_string(const KernelIR& k) {
     std::string body;
     switch (v->kind) {
       case Value::Kind::Const: return std::to_string(v->constant);
-      case Value::Kind::Accumulator: return "acc";
+      case Value::Kind::Accumulator: return v->stage >= 0 ? "acc" + std::to_string(v->stage) : "acc";
       case Value::Kind::Load: {
         body = "load arg" + std::to_string(v->arg) + "[" + v->index.key();
         if (v->dynamic)
@@ -384,6 +449,14 @@ std::string to_string(const KernelIR& k) {
   os << "kernel " << k.name << " out" << shape_str(k.out_shape) << " " << dtype_name(k.out_dtype);
   if (!k.out_full_shape.empty()) os << " at " << shape_str(k.out_origin) << " of " << shape_str(k.out_full_shape);
   os << "\n";
+  for (size_t j = 0; j < k.row_stages.size(); ++j) {
+    os << " row stage " << j << ": " << op_name(k.row_stages[j].reduce_op) << " along dim " << k.row_dim << ":\n";
+    std::string b = show(k.row_stages[j].body);
+    os << "  acc" << j << " <- " << b << "\n";
+    std::string v = show(k.row_stages[j].value);
+    os << "  stage" << j << " = " << v << "\n";
+  }
+  if (k.row_staged) os << " staged in the output row: " << show(k.row_staged) << "\n";
   if (k.has_reduce()) {
     os << " reduce " << op_name(k.reduce_op) << " over " << shape_str(k.reduce_extents) << ":\n";
     std::string b = show(k.reduce_body);

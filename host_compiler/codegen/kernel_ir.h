@@ -34,6 +34,7 @@ struct Value {
   std::vector<Guard> guards;     // Load, InBounds
   std::vector<const Value*> srcs;  // Alu operands
   bool exp_arg_nonpositive = false;  // Alu Exp: Node::exp_arg_nonpositive
+  int stage = -1;                // Accumulator of KernelIR::row_stages[stage]; -1: of the kernel's reduce
   // Load with a data-dependent term (a Gather): the element offset is
   //   index + clamp(dynamic, 0, dynamic_extent - 1) * dynamic_stride
   // where `index` is the static part, computed with the gathered axis at 0, and `dynamic`
@@ -73,6 +74,25 @@ struct KernelIR {
   const Value* reduce_body = nullptr;
   const Value* result = nullptr;
 
+  // A row kernel (ScheduledKernel::row_stages; no reduce of its own): for each row, the
+  // output elements along dim row_dim with the other vars fixed,
+  //   for each stage in order: acc = identity; for each element of the row: acc = op(acc, body)
+  //                            (the stage's value: `value`, from its Accumulator)
+  //   for each element of the row: out = result
+  // Bodies and the result run at the row's elements (var row_dim moves); they and the later
+  // stages read a stage through its `value`, the same for the whole row. row_staged, where
+  // set, is a value of the last stage's body that the result reads too (Softmax's exp): the
+  // last stage stores it into the output row and the result reads it back from there.
+  struct RowStage {
+    Op reduce_op;
+    DType acc_dtype;
+    const Value* body;
+    const Value* value;
+  };
+  std::vector<RowStage> row_stages;
+  int row_dim = -1;
+  const Value* row_staged = nullptr;
+
   LaunchPlan launch;                           // decided by the back end
 
   // A piece of a kernel split along its output (split_at_part_boundaries): the loops run
@@ -94,6 +114,7 @@ struct KernelIR {
   }
   int num_vars() const { return static_cast<int>(out_shape.size() + reduce_extents.size()); }
   bool has_reduce() const { return reduce_op != Op::Const; }
+  bool is_row_kernel() const { return !row_stages.empty(); }
   int64_t flops() const;                       // estimate: ALU ops per output * outputs
 };
 

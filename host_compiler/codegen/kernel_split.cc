@@ -177,7 +177,7 @@ KernelIR make_piece(const KernelIR& k, int var, int64_t lo, int64_t hi, const st
 std::vector<KernelIR> split_at_part_boundaries(KernelIR&& k, size_t max_pieces) {
   std::vector<KernelIR> out;
   const int rank = static_cast<int>(k.out_shape.size());
-  if (k.has_reduce() || !k.result || max_pieces < 2) {
+  if (k.has_reduce() || k.is_row_kernel() || !k.result || max_pieces < 2) {
     out.push_back(std::move(k));
     return out;
   }

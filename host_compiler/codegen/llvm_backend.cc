@@ -462,11 +462,12 @@ std::vector<uint64_t> contract_words(const KernelIR& k) {
   return words;
 }
 
-// The first output dim longer than 1 is split across cores (schema/kernel_abi.h).
+// The first output dim longer than 1 is split across cores (schema/kernel_abi.h); not a
+// row kernel's row, which one core computes whole (its stages reduce along it).
 void plan_cpu_launch(KernelIR& k) {
   k.launch = LaunchPlan{};
   for (size_t d = 0; d < k.out_shape.size(); ++d)
-    if (k.out_shape[d] != 1) {
+    if (k.out_shape[d] != 1 && static_cast<int>(d) != k.row_dim) {
       k.launch.parallel_dim = static_cast<int>(d);
       k.launch.parallel_extent = static_cast<uint64_t>(k.out_shape[d]);
       break;

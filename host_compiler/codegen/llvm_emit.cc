@@ -241,6 +241,7 @@ class Emitter {
 
   // Every register tile the cost model allows, cheapest first (the first is its choice).
   std::vector<RegisterTile> allowed_tiles() {
+    if (k_.is_row_kernel()) return {};  // no register tile
     const int vec = plan();
     std::vector<RegisterTile> tiles;
     for (const auto& [cost, tile] : tile_costs(vec, vec >= 0 ? lanes_for(k_.out_shape[vec]) : 1)) tiles.push_back(tile);
@@ -260,8 +261,6 @@ class Emitter {
     auto* entry = llvm::BasicBlock::Create(ctx_, "entry", fn_);
     b_.SetInsertPoint(entry);
     llvm::Argument* args = fn_->getArg(0);
-    llvm::Argument* core = fn_->getArg(1);
-    llvm::Argument* cores = fn_->getArg(2);
     // Every argument is a distinct buffer: the memory planner never lets a kernel's
     // output overlap what it reads. Tell LLVM so it can vectorize freely.
     llvm::MDBuilder mdb(ctx_);
@@ -288,6 +287,11 @@ class Emitter {
     // would cost register pairs there, and nothing it can address needs more.
     idx_ty_ = m_.getDataLayout().getPointerSizeInBits() == 32 ? b_.getInt32Ty() : b_.getInt64Ty();
 
+    if (k_.is_row_kernel()) {
+      emit_row_kernel();
+      b_.CreateRetVoid();
+      return {};
+    }
     const Shape& out = k_.out_shape;
     const int par = k_.launch.parallel_dim;
     const int vec = plan();
@@ -314,45 +318,14 @@ class Emitter {
       const bool vectorized = d == vec && vec >= 0 && max_lanes > 1;
       // Vectors of `lanes` outputs, tile_vectors_ at a time along this dim.
       const int step = vectorized ? lanes_for(out[d]) * tile_vectors_ : 1;
-      LV* lo = ic(0);
-      LV* hi = ic(out[d]);
-      if (d == par) {
-        // This core's share of whole tiles, [tiles*core/cores, tiles*(core+1)/cores) * step,
-        // in 64 bits and capped at the extent: vectors start at multiples of the lanes and
-        // no tile is split between cores.
-        const int64_t tiles = (out[d] + step - 1) / step;
-        LV* c64 = b_.CreateSExt(core, b_.getInt64Ty());
-        LV* n64 = b_.CreateSExt(cores, b_.getInt64Ty());
-        LV* t64 = b_.getInt64(static_cast<uint64_t>(tiles));
-        LV* s64 = b_.getInt64(static_cast<uint64_t>(step));
-        LV* lo64 = b_.CreateMul(udiv(b_.CreateMul(c64, t64), n64), s64);
-        LV* hi64 = b_.CreateMul(udiv(b_.CreateMul(b_.CreateAdd(c64, b_.getInt64(1)), t64), n64), s64);
-        hi64 = b_.CreateSelect(b_.CreateICmpULT(hi64, b_.getInt64(static_cast<uint64_t>(out[d]))), hi64,
-                               b_.getInt64(static_cast<uint64_t>(out[d])));
-        lo = b_.CreateIntCast(lo64, idx_ty_, false);
-        hi = b_.CreateIntCast(hi64, idx_ty_, false);
-      }
+      auto [lo, hi] = d == par ? core_share(out[d], step) : std::pair<LV*, LV*>(ic(0), ic(out[d]));
       if (vectorized) {
         lanes = lanes_for(out[d]);
-        auto body = [&](LV* iv) {
+        emit_tiles_then_rest(lo, hi, out[d], step, [&](LV* iv, LV* end) {
           vars_[d] = iv;
+          vec_end = end;
           loop_out(level + 1);
-        };
-        // Whole tiles unmasked (plain loads that fold into the multiply-adds); the
-        // remainder, if this core has it, once more with the lanes past the end masked off.
-        const int64_t whole = out[d] / step * step;
-        LV* whole_end = d == par ? b_.CreateSelect(b_.CreateICmpSLT(hi, ic(whole)), hi, ic(whole)) : ic(whole);
-        if (whole > 0) emit_loop(lo, whole_end, step, body);
-        if (whole < out[d]) {
-          auto* rest = llvm::BasicBlock::Create(ctx_, "rest", fn_);
-          auto* done = llvm::BasicBlock::Create(ctx_, "rest_done", fn_);
-          b_.CreateCondBr(b_.CreateICmpSGT(hi, ic(whole)), rest, done);
-          b_.SetInsertPoint(rest);
-          vec_end = hi;
-          body(ic(whole));
-          b_.CreateBr(done);
-          b_.SetInsertPoint(done);
-        }
+        });
         lanes = 1;
         vec_end = nullptr;
         return;
@@ -398,6 +371,95 @@ class Emitter {
   }
 
  private:
+  // ---- row kernels (KernelIR::row_stages) ----
+  // The loops run over the output's other dims (the first longer than 1 split across
+  // cores), each row's stages and outputs inside. The row is the innermost dim longer than
+  // 1 (schedule.cc fuse_row_reductions) and runs in vectors along itself: each stage keeps
+  // one partial result per lane, combined in a fixed tree after the row (scalar where the
+  // target's float code is: one accumulator in the row's order). A row is computed by one
+  // core with the same code: bit-identical for any split.
+  void emit_row_kernel() {
+    const Shape& out = k_.out_shape;
+    const int rank = static_cast<int>(out.size()), row = k_.row_dim, par = k_.launch.parallel_dim;
+    for (int d = row + 1; d < rank; ++d)
+      if (out[d] != 1) throw CompileError("internal: row kernel " + k_.name + " whose row is not innermost");
+    const int row_lanes = vector_lanes_ > 1 ? lanes_for(out[size_t(row)]) : 1;
+    for (int d = 0; d < rank; ++d) vars_[d] = ic(0);
+    std::function<void(int)> loop_out = [&](int d) {
+      if (d == rank) {
+        emit_row(row_lanes);
+        return;
+      }
+      if (d == row || out[d] == 1) {
+        loop_out(d + 1);
+        return;
+      }
+      auto [lo, hi] = d == par ? core_share(out[d], 1) : std::pair<LV*, LV*>(ic(0), ic(out[d]));
+      emit_loop(lo, hi, 1, [&](LV* iv) {
+        vars_[d] = iv;
+        loop_out(d + 1);
+      });
+    };
+    loop_out(0);
+  }
+
+  // One row: row_lanes > 1 runs it in vectors along itself.
+  void emit_row(int row_lanes) {
+    const int row = k_.row_dim;
+    const int64_t extent = k_.out_shape[size_t(row)];
+    // Loops over the row, body() at each element (or vector of them, the ragged end's lanes
+    // masked) with a fresh memo: the values of one loop's body do not dominate the next's.
+    auto over_row = [&](const std::function<void()>& body) {
+      if (row_lanes > 1) {
+        emit_tiles_then_rest(ic(0), ic(extent), extent, row_lanes, [&](LV* iv, LV* end) {
+          vars_[row] = iv;
+          begin_lanes(row, row_lanes, end);
+          body();
+          end_lanes();
+        });
+        return;
+      }
+      emit_loop(ic(0), ic(extent), 1, [&](LV* iv) {
+        vars_[row] = iv;
+        memo_.clear();
+        body();
+      });
+      memo_.clear();
+    };
+    // The staged value, read back from the output row by the result.
+    Value staged_load(Value::Kind::Load);
+    staged_load.dtype = k_.out_dtype;
+    staged_load.index = output_index(k_);
+    const size_t stages = k_.row_stages.size();
+    stage_accs_.assign(stages, nullptr);
+    for (size_t j = 0; j < stages; ++j) {
+      const KernelIR::RowStage& st = k_.row_stages[j];
+      llvm::Type* at = lanes_of(scalar_type(st.acc_dtype), row_lanes);
+      llvm::AllocaInst* acc;
+      {
+        IRBuilder<> eb(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+        acc = eb.CreateAlloca(at);
+      }
+      b_.CreateStore(reduce_identity(at, st.reduce_op, st.acc_dtype), acc);
+      over_row([&] {
+        LV* a = b_.CreateLoad(at, acc);
+        LV* c = combine(a, value(st.body), st.reduce_op, st.acc_dtype);
+        if (lane_mask_) c = b_.CreateSelect(lane_mask_, c, a);  // past the row's end
+        b_.CreateStore(c, acc);
+        if (j + 1 == stages && k_.row_staged) store(output_index(k_), splat(value(k_.row_staged), lanes_), k_.args[0].dtype);
+      });
+      LV* a = b_.CreateLoad(at, acc);
+      stage_accs_[j] = row_lanes > 1 ? horizontal(a, st.reduce_op, st.acc_dtype) : a;
+      row_values_[st.value] = value(st.value);  // once per row (a Softmax's reciprocal of the sum)
+    }
+    over_row([&] {
+      if (k_.row_staged) memo_[k_.row_staged] = load(&staged_load);
+      store(output_index(k_), splat(value(k_.result), lanes_), k_.args[0].dtype);
+    });
+    row_values_.clear();
+    memo_.clear();
+  }
+
   // ---- constants of the type of a value (scalars, or splats for vectors) ----
   LV* ic(int64_t v) { return llvm::ConstantInt::get(idx_ty_, static_cast<uint64_t>(v), true); }
   static LV* fc(LV* like, double c) { return llvm::ConstantFP::get(like->getType(), c); }
@@ -454,6 +516,40 @@ class Emitter {
   // Steps iv from `start` while cond(iv) holds and returns where it stopped.
   LV* emit_scan(LV* start, int step, const std::function<LV*(LV*)>& cond) {
     return emit_while(start, step, cond, [](LV*) {});
+  }
+
+  // A loop over [lo, hi) (hi at most `extent`) by `step`: whole steps unmasked, as body(iv,
+  // null) (plain loads that fold into the multiply-adds); the remainder past the last whole
+  // step of the extent, if [lo, hi) has it, once as body(start, hi): lanes from hi on masked off.
+  void emit_tiles_then_rest(LV* lo, LV* hi, int64_t extent, int step, const std::function<void(LV*, LV*)>& body) {
+    const int64_t whole = extent / step * step;
+    LV* whole_end = b_.CreateSelect(b_.CreateICmpSLT(hi, ic(whole)), hi, ic(whole));
+    if (whole > 0) emit_loop(lo, whole_end, step, [&](LV* iv) { body(iv, nullptr); });
+    if (whole < extent) {
+      auto* rest = llvm::BasicBlock::Create(ctx_, "rest", fn_);
+      auto* done = llvm::BasicBlock::Create(ctx_, "rest_done", fn_);
+      b_.CreateCondBr(b_.CreateICmpSGT(hi, ic(whole)), rest, done);
+      b_.SetInsertPoint(rest);
+      body(ic(whole), hi);
+      b_.CreateBr(done);
+      b_.SetInsertPoint(done);
+    }
+  }
+
+  // This core's share [lo, hi) of a parallel loop over [0, extent): whole tiles of `step`,
+  // [tiles*core/cores, tiles*(core+1)/cores) * step, in 64 bits and capped at the extent:
+  // vectors start at multiples of the lanes and no tile is split between cores.
+  std::pair<LV*, LV*> core_share(int64_t extent, int step) {
+    const int64_t tiles = (extent + step - 1) / step;
+    LV* c64 = b_.CreateSExt(fn_->getArg(1), b_.getInt64Ty());
+    LV* n64 = b_.CreateSExt(fn_->getArg(2), b_.getInt64Ty());
+    LV* t64 = b_.getInt64(static_cast<uint64_t>(tiles));
+    LV* s64 = b_.getInt64(static_cast<uint64_t>(step));
+    LV* lo64 = b_.CreateMul(udiv(b_.CreateMul(c64, t64), n64), s64);
+    LV* hi64 = b_.CreateMul(udiv(b_.CreateMul(b_.CreateAdd(c64, b_.getInt64(1)), t64), n64), s64);
+    hi64 = b_.CreateSelect(b_.CreateICmpULT(hi64, b_.getInt64(static_cast<uint64_t>(extent))), hi64,
+                           b_.getInt64(static_cast<uint64_t>(extent)));
+    return {b_.CreateIntCast(lo64, idx_ty_, false), b_.CreateIntCast(hi64, idx_ty_, false)};
   }
 
   // ---- types ----
@@ -924,7 +1020,7 @@ class Emitter {
         IRBuilder<> eb(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
         for (size_t u = 0; u < copies; ++u) accs.push_back(eb.CreateAlloca(at));
       }
-      for (llvm::AllocaInst* acc : accs) b_.CreateStore(reduce_identity(at), acc);
+      for (llvm::AllocaInst* acc : accs) b_.CreateStore(reduce_identity(at, k_.reduce_op, k_.acc_dtype), acc);
       int first = static_cast<int>(k_.out_shape.size());
       // An F16 sum in half accumulates in blocks (kHalfBlock): the iterations of the reduce
       // loop at block_level go block_iters at a time, each block from a zero half
@@ -958,7 +1054,7 @@ class Emitter {
             select_copy(u);
             LV* x = splat(value(k_.reduce_body), acc_lanes);
             LV* a = b_.CreateLoad(at, accs[u]);
-            LV* c = combine(a, x, k_.acc_dtype);
+            LV* c = combine(a, x, k_.reduce_op, k_.acc_dtype);
             if (reduce_vec_ >= 0 && lane_mask_) c = b_.CreateSelect(lane_mask_, c, a);  // past the end
             b_.CreateStore(c, accs[u]);
           }
@@ -1002,7 +1098,7 @@ class Emitter {
         }
         const int64_t span = block_iters * step;
         emit_loop(ic(0), ic(extent), static_cast<int>(span), [&](LV* lo) {
-          for (llvm::AllocaInst* acc : accs) b_.CreateStore(reduce_identity(at), acc);
+          for (llvm::AllocaInst* acc : accs) b_.CreateStore(reduce_identity(at, k_.reduce_op, k_.acc_dtype), acc);
           LV* hi = b_.CreateAdd(lo, ic(span));
           if (extent % span) hi = b_.CreateSelect(b_.CreateICmpSLT(hi, ic(extent)), hi, ic(extent));
           run(lo, hi);
@@ -1033,7 +1129,7 @@ class Emitter {
       }
       for (size_t u = 0; u < copies; ++u) {
         acc_values[u] = block_level >= 0 ? b_.CreateLoad(sum_type, sums[u]) : b_.CreateLoad(at, accs[u]);
-        if (reduce_vec_ >= 0) acc_values[u] = horizontal(acc_values[u], k_.acc_dtype);
+        if (reduce_vec_ >= 0) acc_values[u] = horizontal(acc_values[u], k_.reduce_op, k_.acc_dtype);
         if (block_level >= 0) acc_values[u] = b_.CreateFPTrunc(acc_values[u], same_lanes(acc_values[u], b_.getHalfTy()));
       }
     }
@@ -2140,24 +2236,25 @@ class Emitter {
     varies_memo_.clear();
   }
   // Combines the lanes of a vectorized reduction pairwise (a fixed tree: deterministic).
-  LV* horizontal(LV* v, DType t) {
+  LV* horizontal(LV* v, Op op, DType t) {
     auto* vt = llvm::cast<llvm::FixedVectorType>(v->getType());
     for (int n = static_cast<int>(vt->getNumElements()); n > 1; n /= 2) {
       std::vector<int> lo, hi;
       for (int i = 0; i < n / 2; ++i) lo.push_back(i), hi.push_back(i + n / 2);
-      v = combine(b_.CreateShuffleVector(v, lo), b_.CreateShuffleVector(v, hi), t);
+      v = combine(b_.CreateShuffleVector(v, lo), b_.CreateShuffleVector(v, hi), op, t);
     }
     return b_.CreateExtractElement(v, uint64_t{0});
   }
 
-  LV* reduce_identity(llvm::Type* t) {
-    if (k_.reduce_op == Op::ReduceSum) return llvm::Constant::getNullValue(t);
+  // op: ReduceSum or ReduceMax (the kernel's reduce or a row stage's), acc: its dtype.
+  LV* reduce_identity(llvm::Type* t, Op op, DType acc) {
+    if (op == Op::ReduceSum) return llvm::Constant::getNullValue(t);
     if (t->isFPOrFPVectorTy()) return llvm::ConstantFP::getInfinity(t, true);
-    if (is_unsigned(k_.acc_dtype)) return llvm::Constant::getNullValue(t);
+    if (is_unsigned(acc)) return llvm::Constant::getNullValue(t);
     return llvm::ConstantInt::get(t, llvm::APInt::getSignedMinValue(t->getScalarSizeInBits()));
   }
-  LV* combine(LV* a, LV* x, DType t) {
-    if (k_.reduce_op == Op::ReduceSum) return t == DType::Bool ? b_.CreateOr(a, x) : add(a, x);
+  LV* combine(LV* a, LV* x, Op op, DType t) {
+    if (op == Op::ReduceSum) return t == DType::Bool ? b_.CreateOr(a, x) : add(a, x);
     return max(a, x, t);
   }
 
@@ -2645,6 +2742,7 @@ class Emitter {
 
   // ---- values ----
   LV* value(const Value* v) {
+    if (auto it = row_values_.find(v); it != row_values_.end()) return splat(it->second, lanes_);
     if (auto it = memo_.find(v); it != memo_.end()) return it->second;
     LV* r = compute(v);
     memo_[v] = r;
@@ -2662,7 +2760,7 @@ class Emitter {
   LV* compute(const Value* v) {
     switch (v->kind) {
       case Value::Kind::Const: return constant(v->constant, v->dtype);
-      case Value::Kind::Accumulator: return acc_;
+      case Value::Kind::Accumulator: return v->stage >= 0 ? splat(stage_accs_[size_t(v->stage)], lanes_) : acc_;
       case Value::Kind::InBounds: {
         if (guards_known_true_) return splat(b_.getTrue(), lanes_);
         bool vary = false;
@@ -3136,24 +3234,30 @@ class Emitter {
   // e^x = 2^n * p: x clamped to [-87.34, 88.8] (nonpositive: only from below), n =
   // round(x / ln2) and p = e^r for r = x - n ln2 (Cody-Waite split of ln2, |r| <= ln2/2).
   // Returns {n, p}.
-  std::pair<LV*, LV*> exp_reduced(LV* x, bool nonpositive = false) {
-    LV* xc = nonpositive ? x : b_.CreateSelect(b_.CreateFCmpOGT(x, f32(88.8)), f32(88.8), x);
+  std::pair<LV*, LV*> exp_reduced(LV* x) {
+    LV* xc = b_.CreateSelect(b_.CreateFCmpOGT(x, f32(88.8)), f32(88.8), x);
     xc = b_.CreateSelect(b_.CreateFCmpOLT(xc, f32(-87.33654)), f32(-87.33654), xc);
-    LV* n = intrinsic(llvm::Intrinsic::roundeven, b_.CreateFMul(xc, f32(1.44269504088896341)));
-    LV* r = b_.CreateFSub(xc, b_.CreateFMul(n, f32(0.693359375)));
+    auto [n, q] = exp_reduced_minus_one(xc);
+    return {n, b_.CreateFAdd(q, f32(1.0))};
+  }
+  // n = round(x / ln2) and q = e^r - 1 for r = x - n ln2, x unclamped.
+  std::pair<LV*, LV*> exp_reduced_minus_one(LV* x) {
+    LV* n = intrinsic(llvm::Intrinsic::roundeven, b_.CreateFMul(x, f32(1.44269504088896341)));
+    LV* r = b_.CreateFSub(x, b_.CreateFMul(n, f32(0.693359375)));
     r = b_.CreateFSub(r, b_.CreateFMul(n, f32(-2.12194440e-4)));
     LV* p = poly(r, {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2, 1.6666665459E-1, 5.0000001201E-1});
-    p = b_.CreateFAdd(b_.CreateFAdd(b_.CreateFMul(p, b_.CreateFMul(r, r)), r), f32(1.0));
-    return {n, p};
+    return {n, b_.CreateFAdd(b_.CreateFMul(p, b_.CreateFMul(r, r)), r)};
   }
 
-  // e^x for x <= 0 or NaN (x - max(x) in Softmax): no upper clamp, n in [-126, 0] so 2^n
-  // in one step by exp_saturating's float add; underflow gives 0 as exp() does, and a NaN x
-  // makes p NaN. Equal to exp() there. Softmax computes it twice per element: its kernels
-  // ran ~25% faster with this form (8x512x512, x86_64 and x86_64-avx512).
+  // e^x for x <= 0 or NaN (x - max(x) in Softmax): no clamps, n in [-126, 0] for the x it
+  // keeps so 2^n in one step by exp_saturating's float add; below -87.34 (-inf too: n and r
+  // are then garbage) the last select gives 0 as exp() does, and a NaN x makes q NaN. Then
+  // 2^n (1 + q) as 2^n q + 2^n, one multiply-add: fewer constants live in the loop (AVX2's 16
+  // registers held them only by copying them around each step). Within an ulp of exp().
   LV* exp_nonpositive(LV* x) {
-    auto [n, p] = exp_reduced(x, /*nonpositive=*/true);
-    LV* y = b_.CreateFMul(p, exp2i_by_add(n));
+    auto [n, q] = exp_reduced_minus_one(x);
+    LV* scale = exp2i_by_add(n);
+    LV* y = b_.CreateFAdd(b_.CreateFMul(q, scale), scale);
     return b_.CreateSelect(b_.CreateFCmpOLT(x, f32(-87.33654)), f32(0.0), y);
   }
 
@@ -3260,6 +3364,10 @@ class Emitter {
   std::map<const Value*, LV*> memo_;
   std::map<const Value*, bool> varies_memo_;  // value_varies, for the current lanes
   LV* acc_ = nullptr;
+  // Row kernels: each stage's accumulated value after its loop over the row, and the
+  // stages' values (KernelIR::RowStage::value), computed once per row.
+  std::vector<LV*> stage_accs_;
+  std::map<const Value*, LV*> row_values_;
   const RegisterTile* forced_tile_;
   const bool bf16_dot_;      // the target has vdpbf16ps (TargetSpec::bf16_products)
   const TargetSpec::Int8Dot int8_dot_;  // and vpdpbusd / sdot / vpmaddwd (TargetSpec::int8_dot)

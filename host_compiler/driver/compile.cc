@@ -200,6 +200,7 @@ CompileResult compile_onnx_file(const std::string& model_path, const CompileOpti
   ScheduleOptions schedule_options;
   schedule_options.f16_intermediates_in_f32 = !target.f16_storage;
   schedule_options.channels_last = target.backend == BackendKind::LlvmCpu;
+  schedule_options.fuse_row_reductions = target.backend == BackendKind::LlvmCpu;
   Schedule schedule = schedule_graph(*graph, schedule_options);
   check_io_limits(schedule, target);
   std::vector<KernelIR> kernels;

@@ -546,6 +546,158 @@ void choose_channels_last(Schedule& s) {
   }
 }
 
+// ---- row kernels (ScheduleOptions::fuse_row_reductions) ----
+
+// The reduce that the realized node t computes, where t can be a row stage: the reduce
+// itself, or elementwise ops over it whose other operands are constants (the reciprocal of
+// Softmax's sum). Null otherwise.
+const Node* stage_reduce(const Schedule& s, const Node* t) {
+  const Node* n = t;
+  while (!is_reduce(n->op)) {
+    if (!is_elementwise(n->op)) return nullptr;
+    const Node* below = nullptr;
+    for (const Node* src : n->srcs) {
+      const Node* leaf = src;
+      while (is_movement(leaf->op) && !leaf->srcs.empty()) leaf = leaf->srcs[0];
+      if (leaf->op == Op::Const) continue;
+      if (below) return nullptr;
+      below = src;
+    }
+    if (!below || below->shape != n->shape || s.buffer_of(below) >= 0) return nullptr;
+    n = below;
+  }
+  return n;
+}
+
+// Whether the values below n (the kernel's own nodes, down to buffers) read the stages only
+// as an Expand to `row_shape` reached through elementwise ops: at the element the kernel
+// computes, with the row dim at 0. A kernel's own reduce disqualifies it.
+bool reads_stages_broadcast(const Schedule& s, const Node* n, bool elementwise_path, const std::set<const Node*>& stages,
+                            const Shape& row_shape, std::set<std::pair<const Node*, bool>>& seen) {
+  if (!seen.insert({n, elementwise_path}).second) return true;
+  for (const Node* src : n->srcs) {
+    if (stages.count(src)) return false;  // read without the broadcast
+    if (src->op == Op::Expand && stages.count(src->srcs[0])) {
+      if (!elementwise_path || src->shape != row_shape) return false;
+      continue;
+    }
+    if (s.buffer_of(src) >= 0 || src->op == Op::Const) continue;
+    if (is_reduce(src->op)) return false;
+    if (!reads_stages_broadcast(s, src, elementwise_path && is_elementwise(src->op), stages, row_shape, seen)) return false;
+  }
+  return true;
+}
+
+// Drops the kernels and buffers marked, renumbering the rest.
+void remove_kernels_and_buffers(Schedule& s, const std::vector<bool>& gone_kernel, const std::vector<bool>& gone_buffer) {
+  std::vector<int> buffer_id(s.buffers.size(), -1), kernel_id(s.kernels.size(), -1);
+  std::vector<ScheduledBuffer> buffers;
+  for (size_t b = 0; b < s.buffers.size(); ++b)
+    if (!gone_buffer[b]) buffer_id[b] = static_cast<int>(buffers.size()), buffers.push_back(std::move(s.buffers[b]));
+  std::vector<ScheduledKernel> kernels;
+  for (size_t k = 0; k < s.kernels.size(); ++k) {
+    if (gone_kernel[k]) continue;
+    kernel_id[k] = static_cast<int>(kernels.size());
+    kernels.push_back(std::move(s.kernels[k]));
+    // Names number the kernels in queue order: "k<index>_<buffer>".
+    std::string& name = kernels.back().name;
+    const std::string old_prefix = "k" + std::to_string(k) + "_";
+    if (name.rfind(old_prefix, 0) == 0) name = "k" + std::to_string(kernel_id[k]) + "_" + name.substr(old_prefix.size());
+  }
+  for (ScheduledKernel& k : kernels) {
+    k.output = buffer_id[k.output];
+    for (int& b : k.inputs) b = buffer_id[b];
+  }
+  for (ScheduledCopy& c : s.copies) c.src = buffer_id[c.src], c.dst = buffer_id[c.dst];
+  for (int& b : s.inputs) b = buffer_id[b];
+  for (int& b : s.outputs) b = buffer_id[b];
+  for (int& b : s.node_buffer)
+    if (b >= 0) b = buffer_id[b];
+  std::vector<Step> steps;
+  for (Step st : s.steps) {
+    if (st.kind == Step::Kind::Kernel && (st.index = kernel_id[st.index]) < 0) continue;
+    steps.push_back(st);
+  }
+  s.buffers = std::move(buffers);
+  s.kernels = std::move(kernels);
+  s.steps = std::move(steps);
+}
+
+// Merges into each elementwise kernel the single-axis reductions it reads broadcast along
+// that axis (and those they read, a Softmax's max below its sum), where nothing else reads
+// them: the kernel computes them per row as its row stages, and their buffers go.
+void fuse_row_reductions(Schedule& s) {
+  std::vector<int> producer(s.buffers.size(), -1);
+  std::vector<std::set<int>> readers(s.buffers.size());
+  for (size_t k = 0; k < s.kernels.size(); ++k) {
+    producer[s.kernels[k].output] = static_cast<int>(k);
+    for (int b : s.kernels[k].inputs) readers[b].insert(static_cast<int>(k));
+  }
+  std::vector<bool> gone_kernel(s.kernels.size(), false), gone_buffer(s.buffers.size(), false);
+  for (size_t ki = 0; ki < s.kernels.size(); ++ki) {
+    ScheduledKernel& k = s.kernels[ki];
+    const Shape& row_shape = k.root->shape;
+    if (gone_kernel[ki] || !s.buffers[k.output].layout.empty() || k.root->dtype != DType::F32) continue;
+    // The stages: the reductions of the root's shape along one axis among the buffers the
+    // kernel reads, and among those their kernels read.
+    std::set<const Node*> stages;
+    std::vector<int> stage_kernels;
+    int64_t axis = -1;
+    std::vector<int> open = k.inputs;
+    while (!open.empty()) {
+      const int b = open.back();
+      open.pop_back();
+      const Node* t = s.buffers[b].node;
+      const Node* r = stage_reduce(s, t);
+      if (stages.count(t) || producer[b] < 0 || gone_kernel[producer[b]] || !r ||
+          s.buffers[b].role != BufferRole::Intermediate || r->axes.size() != 1 || r->dtype != DType::F32 ||
+          t->dtype != DType::F32 || r->srcs[0]->shape != row_shape || (axis >= 0 && r->axes[0] != axis))
+        continue;
+      axis = r->axes[0];
+      stages.insert(t);
+      stage_kernels.push_back(producer[b]);
+      open.insert(open.end(), s.kernels[producer[b]].inputs.begin(), s.kernels[producer[b]].inputs.end());
+    }
+    if (stages.empty()) continue;
+    // Rows along the innermost dim only. Along another (Softmax over axis 1 of NCHW) a row's
+    // elements lie a plane apart: one kernel running each vector of rows through all its
+    // passes, the exps stored and read back, made the 4 KB-apart loads and stores alias (and
+    // miss L1) and ran 2.2-2.7x slower than the three kernels ((1, 21, 128, 128) axis 1,
+    // (4, 64, 1024) axis 1, x86_64), whose last one streams.
+    bool innermost = true;
+    for (size_t d = size_t(axis) + 1; d < row_shape.size(); ++d) innermost = innermost && row_shape[d] == 1;
+    if (!innermost) continue;
+    bool fusable = true;
+    for (int sk : stage_kernels)
+      for (int reader : readers[s.kernels[sk].output])
+        fusable = fusable && (reader == static_cast<int>(ki) ||
+                              std::find(stage_kernels.begin(), stage_kernels.end(), reader) != stage_kernels.end());
+    std::set<std::pair<const Node*, bool>> seen;
+    fusable = fusable && is_elementwise(k.root->op) && reads_stages_broadcast(s, k.root, true, stages, row_shape, seen);
+    for (int sk : stage_kernels) {
+      const Node* r = stage_reduce(s, s.kernels[sk].root);
+      std::set<std::pair<const Node*, bool>> seen_below;
+      fusable = fusable && !stages.count(r->srcs[0]) &&
+                reads_stages_broadcast(s, r, true, stages, row_shape, seen_below);
+    }
+    if (!fusable) continue;
+    std::sort(stage_kernels.begin(), stage_kernels.end());  // producers first
+    std::vector<int> inputs;
+    for (int sk : stage_kernels) {
+      k.row_stages.push_back(s.kernels[sk].root);
+      inputs.insert(inputs.end(), s.kernels[sk].inputs.begin(), s.kernels[sk].inputs.end());
+      gone_kernel[sk] = true;
+      gone_buffer[s.kernels[sk].output] = true;
+    }
+    inputs.insert(inputs.end(), k.inputs.begin(), k.inputs.end());
+    k.inputs.clear();
+    for (int b : inputs)
+      if (!gone_buffer[b] && std::find(k.inputs.begin(), k.inputs.end(), b) == k.inputs.end()) k.inputs.push_back(b);
+    k.row_axis = static_cast<int>(axis);
+  }
+  remove_kernels_and_buffers(s, gone_kernel, gone_buffer);
+}
+
 }  // namespace
 
 Schedule schedule_graph(const Graph& graph, const ScheduleOptions& options) {
@@ -556,6 +708,7 @@ Schedule schedule_graph(const Graph& graph, const ScheduleOptions& options) {
       b.storage = DType::F32;
   }
   if (options.channels_last) choose_channels_last(s);
+  if (options.fuse_row_reductions) fuse_row_reductions(s);
   return s;
 }
 

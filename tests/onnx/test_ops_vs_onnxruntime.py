@@ -39,7 +39,9 @@ suite = lib.Suite("test_ops_vs_onnxruntime", costs={
     "conv_transpose_configurations": 3, "padded_dense_strided_convs": 3,
     "full_reductions_over_channels_last": 2, "erf_at_the_extremes": 2,
     # new at stop 33, not yet timed on rusticl
-    "padded_dilated_convs": 6, "softmax_exp_at_the_extremes": 2})
+    "padded_dilated_convs": 6, "softmax_exp_at_the_extremes": 2,
+    # new at session 34, not yet timed on rusticl
+    "softmax_rows_in_one_kernel": 2})
 WORK = None
 _count = [0]
 
@@ -568,6 +570,66 @@ def softmax_exp_at_the_extremes():
                   "--dump-kernels", dump])
     exps = [line for line in dump.read_text().splitlines() if "Exp" in line and "=" in line]
     assert exps and all("Exp_nonpositive(" in line for line in exps), exps
+
+
+@suite.case
+def softmax_rows_in_one_kernel():
+    # The CPU targets compute each Softmax / LogSoftmax along the innermost dim as one row
+    # kernel (schedule.cc fuse_row_reductions, llvm_emit.cc emit_row_kernel): per row its
+    # max, then exp(x - max) and their sum with the exps kept in the output row, then the
+    # scale. Rows of 1 element, short ones, lengths that are no multiple of the vector width
+    # (ragged, masked ends) and long ones, with -inf and huge entries in some rows, and along
+    # other axes (axis 1 of NCHW, axis 0: three kernels each, as before); all in one model
+    # (one compile). The reference is numpy in float64. Then 2 threads must give the same
+    # bits as 1, and, on the CPU targets, the rows along the last axis must be one kernel
+    # per operator.
+    cases = [((6, 1), -1), ((5, 10), -1), ((3, 1000), -1), ((2, 49, 49), -1), ((1, 2, 197, 197), -1),
+             ((2, 512), -1), ((2, 4096), -1), ((4, 37), -1), ((1, 21, 13, 17), 1), ((5, 7, 3), 0)]
+    feeds, nodes, outs, want = {}, [], [], {}
+    for i, (shape, axis) in enumerate(cases):
+        x = randn(*shape, scale=5.0)
+        if shape == (4, 37):
+            x[0, ::3] = -np.inf                         # masked attention
+            x[1, 5] = 1e30                              # one entry far above the rest
+            x[2, :] = -1e30
+            x[2, 36] = 3e38                             # the largest in the ragged tail
+        feeds[f"x{i}"] = x
+        x64 = x.astype(np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            shifted = x64 - x64.max(axis=axis, keepdims=True)
+            e = np.exp(shifted)
+            total = e.sum(axis=axis, keepdims=True)
+        for op, out, ref in (("Softmax", f"s{i}", e / total), ("LogSoftmax", f"l{i}", shifted - np.log(total))):
+            nodes.append(h.make_node(op, [f"x{i}"], [out], axis=axis))
+            outs.append(out)
+            want[out] = ref
+    # log(sum) is off by about the float sum's relative rounding error (a sum of 197 terms in
+    # one scalar accumulator on hexagon-v65: 1.3e-6), absolutely: where it is near 0 as well.
+    atol = {"s": 1e-6, "l": 1e-5}
+    m = model(nodes, feeds, outs, opset=17)
+    _count[0] += 1
+    name = f"m{_count[0]}"
+    got = lib.compile_and_run(m, feeds, WORK, name=name, threads=1)
+    for out, w in want.items():
+        g = got[out].astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            ok = np.isclose(g, w, rtol=1e-5, atol=atol[out[0]], equal_nan=True) | (g == w)
+        bad = np.flatnonzero(~ok)
+        assert bad.size == 0, f"{out}: got {g.ravel()[bad[:5]]}, want {w.ravel()[bad[:5]]} at {bad[:5]}"
+    two = lib.run_bundle(WORK / f"{name}.bundle", feeds, WORK / f"{name}_out2", outs, threads=2)
+    for out in outs:
+        assert np.array_equal(two[out], got[out], equal_nan=True), f"{out}: 2 threads differ from 1"
+    if lib.opencl_target():
+        return
+    dump = WORK / "softmax_rows.kernels.txt"
+    lib.run_tool([lib.find_tool("edgec"), "compile", WORK / f"{name}.onnx", "-o", WORK / "softmax_rows.bundle",
+                  "--dump-kernels", dump])
+    text = dump.read_text()
+    kernels = text.count("\nkernel ") + text.startswith("kernel ")
+    # A row of 1 element has no reduction (x - x): one plain elementwise kernel; the two
+    # cases along another axis 3 kernels per operator.
+    assert kernels == len(outs) + 2 * 2 * 2, f"{kernels} kernels for {len(outs)} softmaxes"
+    assert text.count(" row stage 1:") == len(outs) - 2 - 2 * 2, text.count(" row stage 1:")
 
 
 @suite.case

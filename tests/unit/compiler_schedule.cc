@@ -71,6 +71,77 @@ TEST_CASE("softmax: the max and the sum are realized, the rest fuses") {
   }
 }
 
+namespace {
+// Softmax as the frontend lowers it (ops_nn.cc lower_softmax).
+Node* softmax(Graph& g, Node* x, int64_t axis) {
+  Node* e = g.unary(Op::Exp, g.binary(Op::Sub, x, g.reduce(Op::ReduceMax, x, {axis})));
+  return g.binary(Op::Mul, e, g.unary(Op::Recip, g.reduce(Op::ReduceSum, e, {axis})));
+}
+ScheduleOptions fused_rows() {
+  ScheduleOptions o;
+  o.fuse_row_reductions = true;
+  return o;
+}
+}  // namespace
+
+TEST_CASE("fuse_row_reductions: a softmax is one row kernel, its exps staged in the output row") {
+  Graph g;
+  Node* x = g.input("x", DType::F32, {4, 10});
+  g.add_output("y", softmax(g, x, 1));
+  Schedule s = schedule_graph(g, fused_rows());
+  REQUIRE(s.kernels.size() == 1);
+  CHECK(s.kernels[0].row_stages.size() == 2);
+  CHECK(s.kernels[0].inputs.size() == 1);
+  CHECK(s.buffers.size() == 2);  // x and y: the max and the sum have no buffers
+  KernelIR ir = build_kernel_ir(s, s.kernels[0]);
+  REQUIRE(ir.is_row_kernel());
+  CHECK(ir.row_dim == 1);
+  CHECK(ir.row_stages[0].reduce_op == Op::ReduceMax);
+  CHECK(ir.row_stages[1].reduce_op == Op::ReduceSum);
+  CHECK(ir.row_stages[1].value->op == Op::Recip);
+  REQUIRE(ir.row_staged != nullptr);
+  CHECK(ir.row_staged->op == Op::Exp);
+  CHECK(!ir.has_reduce());
+}
+
+TEST_CASE("fuse_row_reductions: rows along the innermost dim only") {
+  Graph g;
+  Node* x = g.input("x", DType::F32, {1, 21, 8, 8});
+  g.add_output("y", softmax(g, x, 1));  // rows 64 elements apart: three kernels
+  Node* z = g.input("z", DType::F32, {3, 10, 1});
+  g.add_output("w", softmax(g, z, 1));  // only 1-dims after the axis: one row kernel
+  Schedule s = schedule_graph(g, fused_rows());
+  REQUIRE(s.kernels.size() == 4);
+  for (size_t k = 0; k < 3; ++k) CHECK(s.kernels[k].row_stages.empty());
+  CHECK(s.kernels[3].row_stages.size() == 2);
+  KernelIR ir = build_kernel_ir(s, s.kernels[3]);
+  CHECK(ir.row_dim == 1);
+}
+
+TEST_CASE("fuse_row_reductions: a max that another kernel reads keeps its own kernel") {
+  Graph g;
+  Node* x = g.input("x", DType::F32, {4, 10});
+  Node* m = g.reduce(Op::ReduceMax, x, {1});
+  Node* e = g.unary(Op::Exp, g.binary(Op::Sub, x, m));
+  g.add_output("y", g.binary(Op::Mul, e, g.unary(Op::Recip, g.reduce(Op::ReduceSum, e, {1}))));
+  g.add_output("z", g.binary(Op::Sub, x, m));
+  Schedule s = schedule_graph(g, fused_rows());
+  CHECK(s.kernels.size() == 4);  // max, sum, y, z: nothing fused
+  for (const ScheduledKernel& k : s.kernels) CHECK(k.row_stages.empty());
+}
+
+TEST_CASE("fuse_row_reductions: a reduction read other than broadcast along the row is not a stage") {
+  Graph g;
+  Node* x = g.input("x", DType::F32, {4, 10});
+  Node* m = g.reduce(Op::ReduceMax, x, {1});
+  // The row maxima read transposed: (4, 1) -> (1, 4), broadcast to (10, 4), not the row's own.
+  Node* mt = g.expand(g.permute(m, {1, 0}), {10, 4});
+  g.add_output("y", g.binary(Op::Sub, g.permute(x, {1, 0}), mt));
+  Schedule s = schedule_graph(g, fused_rows());
+  CHECK(s.kernels.size() == 2);
+  for (const ScheduledKernel& k : s.kernels) CHECK(k.row_stages.empty());
+}
+
 TEST_CASE("gather: the source is realized, the index and the gather fuse into the consumer") {
   Graph g;
   Node* x = g.input("x", DType::F32, {4, 10});
