@@ -748,11 +748,8 @@ class Emitter {
     // A load whose taps are written out and shared by the tile's outputs: it moves along
     // the unrolled dim by `stride` times its move along the taps.
     auto tap_stride = [&](const Value* l) -> std::optional<int64_t> {
-      if (unroll_dim_ < 0 || tap_var < 0 || taps > 7) return std::nullopt;
-      std::optional<int64_t> along_tap = load_affine_coef(l, tap_var), along_unroll = load_affine_coef(l, unroll_dim_);
-      if (!along_tap || !along_unroll || *along_tap == 0 || *along_unroll == 0 || *along_unroll % *along_tap != 0)
-        return std::nullopt;
-      return std::abs(*along_unroll / *along_tap);
+      if (tap_var < 0 || taps > 7) return std::nullopt;
+      return shared_tap_stride(l, tap_var, taps);
     };
     bool depthwise = false;
     for (const Value* l : loads) depthwise = depthwise || (vec >= 0 && load_varies_along(l, vec, lanes) && tap_stride(l));
@@ -944,15 +941,27 @@ class Emitter {
   // addresses that LLVM merges (u + kw - 1 loads per row of taps instead of u * kw).
   bool unroll_taps_for_reuse(size_t level) const {
     if (level + 1 != reduce_order_.size() || unroll_dim_ < 0 || unroll_copies_ < 2) return false;
-    const int rank = static_cast<int>(k_.out_shape.size());
     const int j = reduce_order_[level];
     if (k_.reduce_extents[j] > 7) return false;
-    for (const Value* l : reduce_body_loads(k_)) {
-      std::optional<int64_t> along_tap = load_affine_coef(l, rank + j), along_unroll = load_affine_coef(l, unroll_dim_);
-      if (along_tap && along_unroll && *along_tap != 0 && *along_unroll != 0 && *along_unroll % *along_tap == 0)
-        return true;
-    }
+    for (const Value* l : reduce_body_loads(k_))
+      if (shared_tap_stride(l, static_cast<int>(k_.out_shape.size()) + j, k_.reduce_extents[j])) return true;
     return false;
+  }
+  // The stride s by which load l's taps (reduce var tap_var, `taps` of them) are shared
+  // along the unrolled dim: output i + 1 at tap t reads what output i reads at tap t + s
+  // (l moves along the unrolled dim by s times its move along the taps, s < taps). None
+  // where no two outputs read one address: a stem's 3 input channels (they move the read by
+  // 1, the next pixel by 3 x stride) written out were 3 x u broadcasts that LLVM hoisted
+  // out of their multiply-adds and spilled (GoogLeNet's 7x7 stem on AVX2, ShuffleNetV2's
+  // 3x3 one on AVX-512).
+  std::optional<int64_t> shared_tap_stride(const Value* l, int tap_var, int64_t taps) const {
+    if (unroll_dim_ < 0) return std::nullopt;
+    std::optional<int64_t> along_tap = load_affine_coef(l, tap_var), along_unroll = load_affine_coef(l, unroll_dim_);
+    if (!along_tap || !along_unroll || *along_tap == 0 || *along_unroll == 0 || *along_unroll % *along_tap != 0)
+      return std::nullopt;
+    const int64_t stride = std::abs(*along_unroll / *along_tap);
+    if (stride >= taps) return std::nullopt;
+    return stride;
   }
 
   // Whether the innermost reduce loop is written out step by step for a grouped conv whose

@@ -408,6 +408,26 @@ SLOW_REASONS = [
       for m in ("resnet18", "resnet50", "googlenet", "densenet121")),
     ("inception_v3", r"_branch7x7",
      "seen on a loaded machine only: the 1x7 / 7x1 convs on 17x17 maps at 9-13 GFLOP/s there"),
+    # Measured on the 2-core AMD EPYC (x86_64, 1 thread, kernels timed by thread CPU time),
+    # against plain streams of the same bytes (one pass of AVX2 loads / stores over buffers
+    # pushed out of the caches by a 64 MB pass of writes first, median of 15).
+    ("googlenet", r"_ReduceSum_209$",
+     "memory-bound: the first pass of conv3's Winograd F(2x2) output transform (3x3, 64 -> 192 on "
+     "56x56) reads the 16 x 784 x 192 products (9.6 MB, past the caches) and writes 4.8 MB of "
+     "half-transformed tiles; on the AMD EPYC 1.05-1.25 ms (11.5-13.7 GB/s) where a plain stream of "
+     "those bytes takes 0.81-0.88 ms (16-18 GB/s). One pass instead of two (no half tiles) took "
+     "1.11 ms for the two passes' 1.33, and was flagged itself"),
+    ("deeplabv3_mobilenet", r"^k\d+_output$",
+     "memory-bound: the height pass of the final bilinear upsample (16x16 -> 256x256, 21 classes) "
+     "writes the 5.5 MB model output past the caches; on the AMD EPYC 0.62 ms (9.5 GB/s) in the "
+     "model, 0.18-0.21 ms in a Resize-only model whose output stays cached, and a plain 5.5 MB store "
+     "stream takes 0.36-0.43 ms (13-15 GB/s); 2% of the time there, so not flagged"),
+    ("ssdlite_head", r"_features_0_2_block_block_1_",
+     "memory-bound: the stride-2 3x3 depthwise conv + ReLU over the 160x160x64 expansion (6.5 MB in, "
+     "past the caches, 1.6 MB out; 0.9 FLOP per byte); on the AMD EPYC 0.72-1.0 ms (8-11 GB/s, "
+     "flagged there too) where a plain stream of those bytes takes 0.36-0.40 ms (20-21 GB/s); with its "
+     "input in cache (48x48x64) the same conv runs at 20 GFLOP/s, 0.37 ms of compute at this size: "
+     "the two add up instead of overlapping"),
 ]
 
 

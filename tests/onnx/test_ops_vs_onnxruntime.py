@@ -40,8 +40,8 @@ suite = lib.Suite("test_ops_vs_onnxruntime", costs={
     "full_reductions_over_channels_last": 2, "erf_at_the_extremes": 2,
     # new at stop 33, not yet timed on rusticl
     "padded_dilated_convs": 6, "softmax_exp_at_the_extremes": 2,
-    # new at session 34, not yet timed on rusticl
-    "softmax_rows_in_one_kernel": 2})
+    # new at stop 34, timed on a 2-core machine at load 12-15, not on rusticl
+    "softmax_rows_in_one_kernel": 2, "stems_over_few_input_channels": 7})
 WORK = None
 _count = [0]
 
@@ -675,6 +675,49 @@ def conv_chains_with_padding_at_every_width():
         feeds = {"x": randn(1, 3, width + 3, width)}
         # d is also a model output: kept NCHW, computed from channels-last data.
         check(model(nodes, feeds, ["y", "d", "m2r", "m3"], inits), feeds, rtol=1e-4, atol=1e-4)
+
+
+@suite.case
+def stems_over_few_input_channels():
+    """Dense convs over the model's 1-4 input channels (ImageNet stems: GoogLeNet's / ResNet's 7x7
+    stride 2 into 64 channels, MobileNet's 3x3 stride 2 into 24, a 5x5 stride 1 into 20), and
+    depthwise convs whose stride reaches their kernel width (3 / stride 3, 2 / stride 2: no
+    tap is shared by neighbouring outputs) beside one whose taps are (3 / stride 2). A stem's
+    input channels are not taps that neighbouring pixels share: the CPU targets keep them a
+    loop; written out, the 3 x u broadcasts of a tile's steps were hoisted out of their
+    multiply-adds and spilled (GoogLeNet's stem: 3.8 -> 2.6 ms of CPU time on x86_64)."""
+    for c, k, stride, out, hw in ((3, 7, 2, 64, (21, 19)), (3, 3, 2, 24, (17, 16)), (1, 7, 2, 16, (15, 15)),
+                                  (4, 3, 2, 24, (9, 13)), (3, 5, 1, 20, (11, 8))):
+        nodes = [h.make_node("Conv", ["x", "w", "b"], ["s"], kernel_shape=[k, k], strides=[stride] * 2, pads=[k // 2] * 4),
+                 h.make_node("Relu", ["s"], ["r"]),
+                 h.make_node("Conv", ["r", "wp"], ["y"])]  # r stays an intermediate (channels-last)
+        inits = [("w", randn(out, c, k, k, scale=(2 / (c * k * k)) ** 0.5)), ("b", randn(out, scale=0.1)),
+                 ("wp", randn(8, out, 1, 1, scale=(1 / out) ** 0.5))]
+        feeds = {"x": randn(1, c, *hw)}
+        check(model(nodes, feeds, ["y", "s"], inits), feeds, rtol=1e-4, atol=1e-4)
+    for k, stride in ((3, 3), (2, 2), (3, 2)):
+        nodes = [h.make_node("Conv", ["x", "w0"], ["e"]),
+                 h.make_node("Conv", ["e", "wd", "bd"], ["d"], group=24, kernel_shape=[k, k], strides=[stride] * 2,
+                             pads=[1, 1, 0, 0]),
+                 h.make_node("Relu", ["d"], ["y"])]
+        inits = [("w0", randn(24, 3, 1, 1, scale=0.5)), ("wd", randn(24, 1, k, k, scale=0.5)), ("bd", randn(24, scale=0.1))]
+        feeds = {"x": randn(1, 3, 20, 23)}
+        check(model(nodes, feeds, ["y"], inits), feeds, rtol=1e-4, atol=1e-4)
+    if lib.opencl_target() or os.environ.get("EDGE_TARGET", "").startswith("hexagon"):
+        return  # no LLVM IR
+    # The 7x7 stem's reduce loops in the x86_64 code: kh, kw and the 3 channels (2 loops with
+    # the channel steps written out).
+    nodes = [h.make_node("Conv", ["x", "w"], ["s"], kernel_shape=[7, 7], strides=[2, 2], pads=[3, 3, 3, 3]),
+             h.make_node("Relu", ["s"], ["r"]), h.make_node("Conv", ["r", "wp"], ["y"])]
+    feeds = {"x": randn(1, 3, 64, 64)}
+    path = WORK / "stem_loops.onnx"
+    path.write_bytes(model(nodes, feeds, ["y"], [("w", randn(64, 3, 7, 7)), ("wp", randn(8, 64, 1, 1))]).SerializeToString())
+    ir = WORK / "stem_loops.ll"
+    lib.run_tool([lib.find_tool("edgec"), "compile", path, "-o", WORK / "stem_loops.bundle", "--dump-llvm-ir", ir])
+    stem = next(name for name, text in _kernels(path, "stem_loops").items() if "over [3,7,7]" in text)
+    body = next(f for f in ir.read_text().split("\ndefine ") if f" @{stem}(" in f.split("\n")[0])
+    loops = sum(1 for line in body.splitlines() if line.lstrip().startswith("br ") and "!llvm.loop" in line)
+    assert loops == 3, f"{stem}: {loops} reduce loops in its LLVM IR, expected kh, kw and the channels"
 
 
 @suite.case
