@@ -132,6 +132,17 @@ bool depthwise_dilated(const Node* x, int64_t groups, const WindowSpec& spec) {
          std::any_of(spec.dilation.begin(), spec.dilation.end(), [](int64_t d) { return d > 1; });
 }
 
+// Whether x is read in the channels-first order it has in memory: a 1-D conv's input (no
+// (N, C, L) value is stored channels-last: schedule.cc's choose_channels_last takes 4-D
+// ones only) or the model's own (N, C, H, W) input, also through the pads and crops of
+// ConvTranspose's phase windows.
+bool reads_channels_first(const Node* x) {
+  if (x->shape.size() == 3) return true;
+  if (x->shape.size() != 4) return false;
+  while ((x->op == Op::Pad || x->op == Op::Shrink) && !x->realize) x = x->srcs[0];
+  return x->op == Op::Input;
+}
+
 // Whether conv_core gives a grouped conv (1 < groups < channels), a dense 1 x k / k x 1
 // one (k >= 3: Inception's 1x7 and 7x1 convs), or a dense strided one, an explicitly
 // padded input (ImportOptions::padded_grouped_convs): float 2-D, some padding, stride 1
@@ -139,24 +150,31 @@ bool depthwise_dilated(const Node* x, int64_t groups, const WindowSpec& spec) {
 // its tiles (Inception-v3's 7x1 / 1x7 convs ran at 8-12 GFLOP/s beside 40-70 for its
 // others). Strided grouped and depthwise convs keep the border tiles (their inside tiles
 // dominate less or the border runs already pay off: llvm_emit.cc).
-bool pads_grouped_input(const Node* x, int64_t groups, bool dot_operands, const WindowSpec& spec) {
-  if (x->dtype != DType::F32 || dot_operands || x->shape.size() != 4) return false;
+// A dense or stride-1 2-D depthwise conv of channels-first data (reads_channels_first) reads
+// a channels-last copy too, padded or not: over the channels-first data its kernel took
+// vectors along the rows (masked at the borders and the row ends) times broadcast weights,
+// over the copy it takes vectors of output channels (or channels) times broadcast inputs
+// (tests/bench/op_cliffs.py, 1 thread, AVX2, CPU time against onnxruntime: Conv1d 1.2-1.8x ->
+// 0.9-1.07x, ConvTranspose 2.3-2.7x -> 0.9-1.7x, depthwise 7x7 1.45-1.94x -> 0.84-1.02x).
+bool copies_input_channels_last(const Node* x, int64_t groups, bool dot_operands, const WindowSpec& spec) {
+  if (x->dtype != DType::F32 || dot_operands) return false;
+  const bool stride_1 = std::all_of(spec.stride.begin(), spec.stride.end(), [](int64_t s) { return s == 1; });
+  const bool depthwise_2d = x->shape.size() == 4 && groups > 1 && groups == x->shape[1];
+  if (reads_channels_first(x) && (groups == 1 || (depthwise_2d && stride_1))) return true;
+  if (x->shape.size() != 4) return false;
   const bool strip = groups == 1 && spec.kernel.size() == 2 && std::min(spec.kernel[0], spec.kernel[1]) == 1 &&
                      std::max(spec.kernel[0], spec.kernel[1]) >= 3;
   // A dense strided conv: its bounds-tested border tiles ran at 1/3 - 1/6 of the speed of
   // the unpadded conv (tests/bench/op_cliffs.py: 3x3 stride 2, 64 -> 128 channels on 56x56
   // at 19 GFLOP/s against 47 unpadded). (Dilated ones mostly go by conv_by_regions.)
-  const bool dense_strided =
-      groups == 1 && std::any_of(spec.stride.begin(), spec.stride.end(), [](int64_t s) { return s != 1; });
+  const bool dense_strided = groups == 1 && !stride_1;
   // A dilated depthwise conv (op_cliffs.py: a rate 4 one ran at 6.9 GFLOP/s over
   // conv_by_regions' 18 kernels, 1.5-3.3x slower than over the copy). Dense and grouped
   // dilated ones stay with conv_by_regions: over the copy they took 0.6-2.1x its time,
   // slower on the AVX2 target.
   const bool dilated_depthwise = depthwise_dilated(x, groups, spec);
   if (!strip && !dense_strided && !dilated_depthwise && (groups <= 1 || groups >= x->shape[1])) return false;
-  if (!dense_strided)
-    for (int64_t s : spec.stride)
-      if (s != 1) return false;
+  if (!dense_strided && !stride_1) return false;
   int64_t padding = 0;
   for (size_t i = 0; i < spec.kernel.size(); ++i) padding += spec.pad_lo[i] + spec.pad_hi[i] + spec.extra_hi[i];
   return padding > 0;
@@ -168,14 +186,22 @@ bool takes_bf16_operands(OpContext& ctx, const Node* x, const Node* w, int64_t g
          ctx.g.is_constant(w);
 }
 
-// x (N, C, H, W) padded over H and W as `spec` says (with fill), realized as (N, H', W', C):
-// a buffer of its own that the consumer's window reads unpadded, each pixel's channels
+// x (N, C, S...) padded over S as `spec` says (with fill), realized as (N, S'..., C): a
+// buffer of its own that the consumer's window reads unpadded, each pixel's channels
 // together as in the other channels-last intermediates.
 Node* channels_last_padded_spatial(Graph& g, Node* x, const WindowSpec& spec, double fill) {
-  Node* nhwc = g.pad(g.permute(x, {0, 2, 3, 1}), {0, spec.pad_lo[0], spec.pad_lo[1], 0},
-                     {0, spec.pad_hi[0] + spec.extra_hi[0], spec.pad_hi[1] + spec.extra_hi[1], 0}, fill);
+  const int64_t r = int64_t(x->shape.size());
+  std::vector<int64_t> to_last{0}, to_first{0, r - 1}, lo(size_t(r), 0), hi(size_t(r), 0);
+  for (int64_t i = 2; i < r; ++i) {
+    to_last.push_back(i);
+    to_first.push_back(i - 1);
+    lo[size_t(i - 1)] = spec.pad_lo[size_t(i - 2)];
+    hi[size_t(i - 1)] = spec.pad_hi[size_t(i - 2)] + spec.extra_hi[size_t(i - 2)];
+  }
+  to_last.push_back(1);
+  Node* nhwc = g.pad(g.permute(x, to_last), lo, hi, fill);
   nhwc->realize = true;
-  return g.permute(nhwc, {0, 3, 1, 2});
+  return g.permute(nhwc, to_first);
 }
 
 // y (N, M, O...) + bias (M) where there is one.
@@ -247,7 +273,7 @@ Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, co
                                                                                                      : 1;
   if (bf16) x = bf16_operand(g, x);
   WindowSpec window = spec;
-  if (ctx.padded_grouped_convs && pads_grouped_input(x, groups, int8 || bf16, spec)) {
+  if (ctx.padded_grouped_convs && copies_input_channels_last(x, groups, int8 || bf16, spec)) {
     // The zero border written once into a channels-last copy of x: the conv then runs
     // unpadded, every tile without bounds tests (the border tiles of a grouped conv's
     // small per-group reductions otherwise cost as much as the inside).
@@ -415,8 +441,11 @@ Node* conv_by_regions(OpContext& ctx, Node* x, Node* w, int64_t groups, const Wi
   const bool dilated = std::any_of(spec.dilation.begin(), spec.dilation.end(), [](int64_t d) { return d > 1; });
   // A dilated depthwise conv reading the input in most of its products runs over the padded
   // copy instead, where conv_core makes one: one kernel, no bounds tests, one pass to copy x.
-  const bool padded_copy = depthwise_dilated(x, groups, spec) && ctx.padded_grouped_convs &&
-                           pads_grouped_input(x, groups, takes_bf16_operands(ctx, x, w, groups), spec);
+  // So does a dilated conv of channels-first data (a dilated Conv1d): each region would
+  // make a copy of its own.
+  const bool padded_copy = (depthwise_dilated(x, groups, spec) || reads_channels_first(x)) &&
+                           ctx.padded_grouped_convs &&
+                           copies_input_channels_last(x, groups, takes_bf16_operands(ctx, x, w, groups), spec);
   if (inside_share >= 1.0 || (inside_share > kMaxInsideShare && (!dilated || padded_copy)) || regions > kMaxRegions)
     return nullptr;
   Graph& g = ctx.g;

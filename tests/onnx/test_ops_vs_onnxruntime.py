@@ -39,7 +39,9 @@ suite = lib.Suite("test_ops_vs_onnxruntime", costs={
     "conv_transpose_configurations": 3, "padded_dense_strided_convs": 3,
     "full_reductions_over_channels_last": 2, "erf_at_the_extremes": 2,
     # new at stop 33, not yet timed on rusticl
-    "padded_dilated_convs": 6, "softmax_exp_at_the_extremes": 2})
+    "padded_dilated_convs": 6, "softmax_exp_at_the_extremes": 2,
+    # new at stop 34 (x86_64 CPU, load 5 on 2 cores), not yet timed on rusticl
+    "channels_first_convs_over_channels_last_copy": 15})
 WORK = None
 _count = [0]
 
@@ -1118,6 +1120,58 @@ def padded_dilated_convs():
         outs.append(f"y{i}")
     check(model(nodes, feeds, outs, inits), feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
     assert_padded_copies("padded_dilated", 2)
+
+
+def assert_channels_last_copy(name):
+    """The last model check() ran, compiled again with --dump-kernels: at least one
+    channels-last copy of the conv's input (a kernel named _Pad_ or _Permute_) and no conv
+    kernel testing bounds; with --padded-grouped-convs 0 no copy. Not on OpenCL."""
+    if lib.opencl_target():
+        return
+    for flag in ((), ("--padded-grouped-convs", "0")):
+        kernels = _kernels(WORK / f"m{_count[0]}.onnx", name, flag)
+        copies = [n for n in kernels if "_Pad_" in n or "_Permute_" in n]
+        guarded = [n for n, text in kernels.items() if "reduce ReduceSum" in text and "inbounds" in text]
+        if flag:
+            assert not copies, f"{name} {flag}: expected no copy, the dump has {copies}"
+        else:
+            assert copies and not guarded, f"{name}: expected a copy and no bounds tests: copies {copies}, guarded {guarded}"
+
+
+@suite.case
+def channels_first_convs_over_channels_last_copy():
+    """Convs reading channels-first data (ops_nn.cc reads_channels_first): Conv1d (whose
+    (N, C, L) inputs are never stored channels-last), dense and stride-1 depthwise convs and
+    ConvTransposes of the model's NCHW input. The CPU targets run them over a channels-last
+    copy of the input (padded where the conv pads; one copy for a dilated Conv1d, not one per
+    conv_by_regions region): vectors of output channels, no masked row loads (they ran at
+    1.2-3.6x onnxruntime's time: tests/bench/op_cliffs.py). Channel counts off the vector
+    width, kernel 1-7, dilations 1-4, strides 1-2, pads symmetric and not, batch 2."""
+    f = lambda *s: randn(*s)  # noqa: E731
+    #        name, x shape, op, weight shape, attrs
+    cases = (("conv1d_k3", (1, 12, 37), "Conv", (20, 12, 3), dict(pads=[1, 1])),
+             ("conv1d_k5_d2", (2, 16, 50), "Conv", (9, 16, 5), dict(pads=[4, 4], dilations=[2])),
+             ("conv1d_k7_d4_asym", (1, 10, 64), "Conv", (24, 10, 7), dict(pads=[12, 5], dilations=[4])),
+             ("conv1d_k3_s2", (1, 13, 41), "Conv", (17, 13, 3), dict(pads=[1, 1], strides=[2])),
+             ("conv1d_k1", (1, 33, 29), "Conv", (16, 33, 1), {}),
+             ("conv2d_1x1", (1, 20, 9, 11), "Conv", (12, 20, 1, 1), {}),
+             ("conv2d_5x5", (1, 6, 13, 10), "Conv", (10, 6, 5, 5), dict(pads=[2, 1, 2, 3])),
+             ("conv2d_3x3_c3", (1, 3, 15, 17), "Conv", (8, 3, 3, 3), dict(pads=[1, 1, 1, 1])),
+             ("depthwise_7x7", (1, 20, 15, 13), "Conv", (20, 1, 7, 7), dict(pads=[3, 3, 3, 3], group=20)),
+             ("depthwise_5x5", (2, 12, 11, 9), "Conv", (12, 1, 5, 5), dict(pads=[2, 1, 2, 2], group=12)),
+             ("convT_k3s2p1op1", (1, 12, 9, 10), "ConvTranspose", (12, 10, 3, 3),
+              dict(strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1])),
+             ("convT_k4s2p1", (1, 9, 7, 8), "ConvTranspose", (9, 16, 4, 4), dict(strides=[2, 2], pads=[1, 1, 1, 1])),
+             ("convT_k2s2", (1, 16, 6, 5), "ConvTranspose", (16, 11, 2, 2), dict(strides=[2, 2])))
+    for name, xs, op, ws, attrs in cases:
+        fan_in = int(np.prod(ws[1:])) if op == "Conv" else ws[0]
+        out_channels = ws[0] if op == "Conv" else ws[1] * attrs.get("group", 1)
+        inits = [("w", f(*ws) * np.float32(fan_in ** -0.5)), ("b", f(out_channels))]
+        feeds = {"x": f(*xs)}
+        kernel = dict(kernel_shape=list(ws[2:]))
+        check(model([h.make_node(op, ["x", "w", "b"], ["y"], **kernel, **attrs)], feeds, ["y"], inits, opset=17),
+              feeds, atol=1e-4, scale_tol=True)
+        assert_channels_last_copy(f"channels_first_{name}")
 
 
 @suite.case
