@@ -150,17 +150,20 @@ bool reads_channels_first(const Node* x) {
 // its tiles (Inception-v3's 7x1 / 1x7 convs ran at 8-12 GFLOP/s beside 40-70 for its
 // others). Strided grouped and depthwise convs keep the border tiles (their inside tiles
 // dominate less or the border runs already pay off: llvm_emit.cc).
-// A dense or stride-1 2-D depthwise conv of channels-first data (reads_channels_first) reads
-// a channels-last copy too, padded or not: over the channels-first data its kernel took
-// vectors along the rows (masked at the borders and the row ends) times broadcast weights,
-// over the copy it takes vectors of output channels (or channels) times broadcast inputs
-// (tests/bench/op_cliffs.py, 1 thread, AVX2, CPU time against onnxruntime: Conv1d 1.2-1.8x ->
-// 0.9-1.07x, ConvTranspose 2.3-2.7x -> 0.9-1.7x, depthwise 7x7 1.45-1.94x -> 0.84-1.02x).
+// A dense, stride-1 2-D depthwise or strided grouped conv of channels-first data
+// (reads_channels_first) reads a channels-last copy too, padded or not: over the
+// channels-first data its kernel took vectors along the rows (masked at the borders and the
+// row ends) times broadcast weights, over the copy it takes vectors of output channels (or
+// channels) times broadcast inputs (tests/bench/op_cliffs.py, 1 thread, AVX2, CPU time against
+// onnxruntime: Conv1d 1.2-1.8x -> 0.9-1.07x, ConvTranspose 2.3-2.7x -> 0.9-1.7x, depthwise 7x7
+// 1.45-1.94x -> 0.84-1.02x, 4 groups of 64 channels at stride 2 7.7x -> 1.35x). Stride-1 grouped
+// ones take the copy where padded (below); an unpadded 1x1 one ran 1.4x slower over it, and a
+// strided depthwise one no faster.
 bool copies_input_channels_last(const Node* x, int64_t groups, bool dot_operands, const WindowSpec& spec) {
   if (x->dtype != DType::F32 || dot_operands) return false;
   const bool stride_1 = std::all_of(spec.stride.begin(), spec.stride.end(), [](int64_t s) { return s == 1; });
   const bool depthwise_2d = x->shape.size() == 4 && groups > 1 && groups == x->shape[1];
-  if (reads_channels_first(x) && (groups == 1 || (depthwise_2d && stride_1))) return true;
+  if (reads_channels_first(x) && (groups == 1 || (depthwise_2d ? stride_1 : !stride_1))) return true;
   if (x->shape.size() != 4) return false;
   const bool strip = groups == 1 && spec.kernel.size() == 2 && std::min(spec.kernel[0], spec.kernel[1]) == 1 &&
                      std::max(spec.kernel[0], spec.kernel[1]) >= 3;
