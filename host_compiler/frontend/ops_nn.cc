@@ -150,20 +150,22 @@ bool reads_channels_first(const Node* x) {
 // its tiles (Inception-v3's 7x1 / 1x7 convs ran at 8-12 GFLOP/s beside 40-70 for its
 // others). Strided grouped and depthwise convs keep the border tiles (their inside tiles
 // dominate less or the border runs already pay off: llvm_emit.cc).
-// A dense, stride-1 2-D depthwise or strided grouped conv of channels-first data
+// A dense, stride-1 2-D depthwise (5x5 and larger) or strided grouped conv of channels-first data
 // (reads_channels_first) reads a channels-last copy too, padded or not: over the
 // channels-first data its kernel took vectors along the rows (masked at the borders and the
 // row ends) times broadcast weights, over the copy it takes vectors of output channels (or
 // channels) times broadcast inputs (tests/bench/op_cliffs.py, 1 thread, AVX2, CPU time against
 // onnxruntime: Conv1d 1.2-1.8x -> 0.9-1.07x, ConvTranspose 2.3-2.7x -> 0.9-1.7x, depthwise 7x7
 // 1.45-1.94x -> 0.84-1.02x, 4 groups of 64 channels at stride 2 7.7x -> 1.35x). Stride-1 grouped
-// ones take the copy where padded (below); an unpadded 1x1 one ran 1.4x slower over it, and a
-// strided depthwise one no faster.
+// ones take the copy where padded (below); an unpadded 1x1 one ran 1.4x slower over it, a
+// strided depthwise one no faster, and depthwise ones under 5x5 (a depthwise ConvTranspose's
+// 1x1 and 2x2 phases) 1.5-5x slower: the copy then costs more than the taps.
 bool copies_input_channels_last(const Node* x, int64_t groups, bool dot_operands, const WindowSpec& spec) {
   if (x->dtype != DType::F32 || dot_operands) return false;
   const bool stride_1 = std::all_of(spec.stride.begin(), spec.stride.end(), [](int64_t s) { return s == 1; });
   const bool depthwise_2d = x->shape.size() == 4 && groups > 1 && groups == x->shape[1];
-  if (reads_channels_first(x) && (groups == 1 || (depthwise_2d ? stride_1 : !stride_1))) return true;
+  const bool large_depthwise = depthwise_2d && stride_1 && spec.kernel[0] * spec.kernel[1] >= 25;
+  if (reads_channels_first(x) && (groups == 1 || large_depthwise || (!depthwise_2d && !stride_1))) return true;
   if (x->shape.size() != 4) return false;
   const bool strip = groups == 1 && spec.kernel.size() == 2 && std::min(spec.kernel[0], spec.kernel[1]) == 1 &&
                      std::max(spec.kernel[0], spec.kernel[1]) >= 3;
@@ -670,6 +672,23 @@ Outs lower_conv_transpose(OpContext& ctx) {
     for (const Phase& ph : phases[i])
       uniform = uniform && !ph.taps.empty() && ph.taps.size() == phases[i][0].taps.size() && ph.e_min == phases[i][0].e_min &&
                 ph.step == phases[i][0].step && ph.count == phases[i][0].count;
+  // The phases' outputs as (N, G, s_0..s_k-1, M/G, Q_0..Q_k-1) (phases_outside_groups: (N,
+  // s_0..s_k-1, G, M/G, Q...)) -> (N, G, M/G, Q_0, s_0, Q_1, s_1, ...) -> (N, M, Q_i*s_i...),
+  // cropped, plus the bias: one permute.
+  auto interleave = [&](Node* y, bool phases_outside_groups) {
+    Shape split{x->shape[0]};
+    if (!phases_outside_groups) split.push_back(groups);
+    split.insert(split.end(), stride.begin(), stride.end());
+    if (phases_outside_groups) split.push_back(groups);
+    split.push_back(mg);
+    for (size_t i = 0; i < k; ++i) split.push_back(phases[i][0].count);
+    const int64_t group_dim = phases_outside_groups ? int64_t(1 + k) : 1, phase_dim = phases_outside_groups ? 1 : 2;
+    std::vector<int64_t> perm{0, group_dim, int64_t(2 + k)};
+    for (size_t i = 0; i < k; ++i) perm.insert(perm.end(), {int64_t(3 + k + i), phase_dim + int64_t(i)});
+    Shape full{x->shape[0], m};
+    for (size_t i = 0; i < k; ++i) full.push_back(phases[i][0].count * stride[i]);
+    return crop_and_bias(g.reshape(g.permute(g.reshape(y, split), perm), full));
+  };
   if (uniform) {
     // Sub-weights (M, C/G, taps...) of every phase (dim 0's phase slowest), stacked per group:
     // (G, P, M/G, C/G, taps...) -> (G*P*M/G, C/G, taps...), the output channels group-major.
@@ -690,17 +709,35 @@ Outs lower_conv_transpose(OpContext& ctx) {
     Node* stacked = concat(g, subs, 1);
     Shape ws2{groups * nphase * mg, cg};
     ws2.insert(ws2.end(), stacked->shape.begin() + 4, stacked->shape.end());
-    Node* y = phase_conv(g.reshape(stacked, ws2), std::vector<int64_t>(k, 0));  // phase 0's window: all alike
-    // (N, G, s_0..s_k-1, M/G, Q_0..Q_k-1) -> (N, G, M/G, Q_0, s_0, Q_1, s_1, ...) -> (N, M, Q_i*s_i...)
-    Shape split{x->shape[0], groups};
-    split.insert(split.end(), stride.begin(), stride.end());
-    split.push_back(mg);
-    for (size_t i = 0; i < k; ++i) split.push_back(phases[i][0].count);
-    std::vector<int64_t> perm{0, 1, int64_t(2 + k)};
-    for (size_t i = 0; i < k; ++i) perm.insert(perm.end(), {int64_t(3 + k + i), int64_t(2 + i)});
-    Shape full{x->shape[0], m};
-    for (size_t i = 0; i < k; ++i) full.push_back(phases[i][0].count * stride[i]);
-    return {crop_and_bias(g.reshape(g.permute(g.reshape(y, split), perm), full))};
+    return {interleave(phase_conv(g.reshape(stacked, ws2), std::vector<int64_t>(k, 0)), false)};  // phase 0's window: all alike
+  }
+  // Phases with as many outputs each but other taps (a 4x4 or 3x3 kernel at stride 2): one
+  // conv per phase, the results stacked in a buffer of their own (N, P, M, Q...) and
+  // interleaved by one permute. Summed as zero-padded interleaved views instead, one kernel
+  // read every phase's buffer through masked div/mod loads per output (tests/bench/op_cliffs.py:
+  // 3x3 stride 2, 64 -> 32 channels on 80x80: that kernel took about half the time).
+  bool equal_counts = true;
+  for (size_t i = 0; i < k; ++i)
+    for (const Phase& ph : phases[i])
+      equal_counts = equal_counts && !ph.taps.empty() && ph.count == phases[i][0].count && ph.count > 0;
+  if (equal_counts) {
+    std::vector<Node*> ys;
+    std::vector<int64_t> rs(k, 0);
+    for (bool more = true; more;) {
+      Node* sub = wt;
+      for (size_t i = 0; i < k; ++i) sub = gather_positions(g, sub, int64_t(2 + i), phases[i][size_t(rs[i])].taps);
+      Node* y = phase_conv(sub, rs);  // (N, M, Q...)
+      Shape one{y->shape[0], 1};
+      one.insert(one.end(), y->shape.begin() + 1, y->shape.end());
+      ys.push_back(g.reshape(y, one));
+      more = false;
+      for (size_t i = k; i-- > 0 && !more;)
+        if (++rs[i] < stride[i]) more = true;
+        else rs[i] = 0;
+    }
+    Node* stacked = concat(g, ys, 1);
+    stacked->realize = true;
+    return {interleave(stacked, true)};
   }
   Node* sum = nullptr;
   std::vector<int64_t> rs(k, 0);

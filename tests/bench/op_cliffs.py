@@ -12,10 +12,16 @@ ITERS is picked per case so a round takes ~--round-ms.
 
     python3 tests/bench/op_cliffs.py [--only SUBSTR[,SUBSTR]] [--list] [--threads 1] [--rounds 5]
         [--flag 1.5] [--json OUT.json] [--target x86_64] [--edgec-args ARGS] [--baseline-args ARGS]
+        [--baseline-edgec PATH] [--cpu-time]
 
 --baseline-args also compiles each case with these edgec options and times that bundle in the
 same alternating rounds (e.g. --baseline-args "--padded-grouped-convs 0": what the padded
-copies change); the line then also gives edgert / baseline.
+copies change); the line then also gives edgert / baseline. --baseline-edgec compiles that
+baseline bundle with another edgec (e.g. main's build: old against new code in the same rounds;
+the bundle runs on this build's edgert).
+--cpu-time times each call by this thread's CPU time (time.thread_time), as benchmark.py's: at
+--threads 1 the binding and onnxruntime both run in this thread, so the time other work takes
+the core away does not count (a loaded shared machine).
 
 Classes: conv1d, dilated 3x3, conv_transpose, depthwise 5x5/7x7, grouped, stride-2 3x3,
 attention matmul, softmax, norms, resize, pool, gather, transpose, concat/split, GRU/LSTM.
@@ -184,8 +190,13 @@ def cases():
     c["dw5x5_c120_28"] = conv(120, 120, [28, 28], 5, group=120)
     c["dw5x5_s2_c72_112"] = conv(72, 72, [112, 112], 5, stride=2, group=72)
     # grouped convs by channels per group (ResNeXt, RegNet, ShuffleNet)
-    for cpg, ch, hw in [(2, 64, 56), (4, 128, 56), (8, 256, 28), (16, 256, 28), (32, 512, 14)]:
+    for cpg, ch, hw in [(2, 64, 56), (4, 128, 56), (8, 256, 28), (16, 256, 28), (32, 512, 14), (16, 512, 28),
+                        (24, 192, 28), (48, 432, 14), (64, 256, 28)]:
         c[f"grouped_cpg{cpg}_c{ch}_{hw}"] = conv(ch, ch, [hw, hw], 3, group=ch // cpg)
+    # strided (the first block of a ResNeXt / RegNet stage) and 1x1 (ShuffleNet v1) grouped convs
+    c["grouped_s2_cpg64_c256_56"] = conv(256, 256, [56, 56], 3, stride=2, group=4)
+    c["grouped_s2_cpg16_c256_56"] = conv(256, 256, [56, 56], 3, stride=2, group=16)
+    c["grouped_1x1_cpg16_c256_28"] = conv(256, 256, [28, 28], 1, group=16)
     # stride-2 3x3 (stems, downsampling)
     c["s2_3x3_c3-32_224"] = conv(3, 32, [224, 224], 3, stride=2)
     c["s2_3x3_c64-128_56"] = conv(64, 128, [56, 56], 3, stride=2)
@@ -243,6 +254,8 @@ def main():
     ap.add_argument("--target", default="x86_64")
     ap.add_argument("--edgec-args", default="")
     ap.add_argument("--baseline-args", help="edgec options of a second bundle timed in the same rounds")
+    ap.add_argument("--baseline-edgec", help="the edgec that compiles that second bundle (default: this build's)")
+    ap.add_argument("--cpu-time", action="store_true", help="time this thread's CPU time (--threads 1)")
     ap.add_argument("--json")
     args = ap.parse_args()
     all_cases = cases()
@@ -250,6 +263,12 @@ def main():
     if args.list:
         print("\n".join(names))
         return
+    if args.cpu_time:
+        if args.threads != 1:
+            ap.error("--cpu-time: only at --threads 1")
+        bm.CLOCK = time.thread_time
+    if args.baseline_edgec and args.baseline_args is None:
+        args.baseline_args = ""
     import onnxruntime as ort
     edgec = lib.find_tool("edgec")
     edgert = bm.import_edgert()
@@ -286,8 +305,9 @@ def main():
             base_run = None
             if args.baseline_args is not None:
                 base_bundle = Path(tmp) / f"{name}.baseline.bundle"
-                subprocess.run([str(edgec), "compile", str(path), "-o", str(base_bundle), "-q", "--target", args.target,
-                                *shlex.split(args.baseline_args)], check=True, stdout=subprocess.DEVNULL)
+                subprocess.run([args.baseline_edgec or str(edgec), "compile", str(path), "-o", str(base_bundle), "-q",
+                                "--target", args.target, *shlex.split(args.baseline_args)], check=True,
+                               stdout=subprocess.DEVNULL)
                 base_run = bm.binding_runner(edgert, base_bundle, args.threads, feeds, iters)
             e_med, o_med, b_med = [], [], []
             for _ in range(args.rounds):
@@ -305,7 +325,8 @@ def main():
                 base = f"; baseline {b:.3f} ms (ratio {b / o:.2f}), this / baseline {e / b:.3f}"
             print(f"{name}: edgert {e:.3f} ms, onnxruntime {o:.3f} ms, ratio {e / o:.2f}, best {best:.2f}{flag}{base}",
                   flush=True)
-    print(f"\ntarget {args.target}, threads {args.threads}, {args.rounds} rounds, alternating; "
+    print(f"\ntarget {args.target}, threads {args.threads}, {args.rounds} rounds, alternating"
+          f"{', CPU time of the calling thread' if args.cpu_time else ''}; "
           f"cases whose best ratio is above {args.flag}x, worst first:")
     for name, e, o, best in sorted(rows, key=lambda r: -r[3]):
         if best > args.flag:
