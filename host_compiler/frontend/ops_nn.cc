@@ -246,7 +246,7 @@ Node* winograd_if_it_pays(OpContext& ctx, Node* x, Node* w, int64_t groups, cons
 // are widened at the multiply, so the reduction reads the raw 8-bit operands (what a
 // dot-product instruction takes) and the packed weight stays 8-bit in the bundle.
 Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, const WindowSpec& spec,
-                double fill = 0.0, int64_t* x_shift = nullptr) {
+                double fill = 0.0, int64_t* x_shift = nullptr, bool copy_channels_first = true) {
   if (x_shift) *x_shift = 0;
   Graph& g = ctx.g;
   const Shape& ws = w->shape;
@@ -278,7 +278,8 @@ Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, co
                                                                                                      : 1;
   if (bf16) x = bf16_operand(g, x);
   WindowSpec window = spec;
-  if (ctx.padded_grouped_convs && copies_input_channels_last(x, groups, int8 || bf16, spec)) {
+  if (ctx.padded_grouped_convs && (copy_channels_first || !reads_channels_first(x)) &&
+      copies_input_channels_last(x, groups, int8 || bf16, spec)) {
     // The zero border written once into a channels-last copy of x: the conv then runs
     // unpadded, every tile without bounds tests (the border tiles of a grouped conv's
     // small per-group reductions otherwise cost as much as the inside).
@@ -645,7 +646,7 @@ Outs lower_conv_transpose(OpContext& ctx) {
   };
   // The conv of x with sub-weights w of phase rs[i] along each dim (unit stride, the phase's tap
   // spacing as dilation, x padded or cropped to the phase's window): (N, M, count_i...).
-  auto phase_conv = [&](Node* w, const std::vector<int64_t>& rs) {
+  auto phase_conv = [&](Node* w, const std::vector<int64_t>& rs, bool copy_channels_first = true) {
     WindowSpec spec;
     std::vector<int64_t> plo(k), phi(k);
     for (size_t i = 0; i < k; ++i) {
@@ -660,7 +661,7 @@ Outs lower_conv_transpose(OpContext& ctx) {
     spec.pad_lo.assign(k, 0);
     spec.pad_hi.assign(k, 0);
     spec.extra_hi.assign(k, 0);
-    return conv_core(ctx, pad_or_crop(g, x, plo, phi), w, nullptr, groups, spec);
+    return conv_core(ctx, pad_or_crop(g, x, plo, phi), w, nullptr, groups, spec, 0.0, nullptr, copy_channels_first);
   };
   // Uniform phases (every phase of a dim has the same taps count, offset and spacing, and as
   // many outputs: e.g. kernel == stride, the 2x2 stride-2 upsampling of detector heads): one
@@ -709,7 +710,13 @@ Outs lower_conv_transpose(OpContext& ctx) {
     Node* stacked = concat(g, subs, 1);
     Shape ws2{groups * nphase * mg, cg};
     ws2.insert(ws2.end(), stacked->shape.begin() + 4, stacked->shape.end());
-    return {interleave(phase_conv(g.reshape(stacked, ws2), std::vector<int64_t>(k, 0)), false)};  // phase 0's window: all alike
+    // Phases of one tap each (kernel == stride) keep reading channels-first data: over the
+    // copy their 1x1 conv into P*M channels ran at 0.6x the time in a fresh process but 1.6-1.8x
+    // in op_cliffs.py's, depending on where the buffers lie (256 -> 128 channels on 32x32:
+    // stores 4 KB apart; not traced further).
+    bool one_tap = true;
+    for (size_t i = 0; i < k; ++i) one_tap = one_tap && phases[i][0].taps.size() == 1;
+    return {interleave(phase_conv(g.reshape(stacked, ws2), std::vector<int64_t>(k, 0), !one_tap), false)};  // phase 0's window: all alike
   }
   // Phases with as many outputs each but other taps (a 4x4 or 3x3 kernel at stride 2): one
   // conv per phase, the results stacked in a buffer of their own (N, P, M, Q...) and

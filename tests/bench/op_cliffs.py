@@ -170,6 +170,7 @@ def cases():
     for cin, cout, n, k, d in [(64, 64, 16000, 3, 1), (128, 128, 4000, 3, 2), (128, 128, 4000, 5, 4),
                                (256, 256, 1000, 3, 1), (256, 256, 1000, 5, 2), (64, 128, 8000, 5, 1)]:
         c[f"conv1d_c{cin}-{cout}_l{n}_k{k}_d{d}"] = conv(cin, cout, [n], k, dil=d)
+    c["conv1d_s2_c128-256_l2000_k3"] = conv(128, 256, [2000], 3, stride=2)
     c["conv1d_dw_c256_l4000_k5"] = conv(256, 256, [4000], 5, group=256)
     # dilated 3x3 (DeepLab ASPP: rates 6/12/18 at output stride 16, 2/4 in dilated backbones)
     for cin, cout, hw, d in [(256, 256, 33, 2), (256, 256, 33, 4), (320, 256, 33, 6), (128, 128, 65, 2)]:
@@ -201,6 +202,7 @@ def cases():
     c["s2_3x3_c3-32_224"] = conv(3, 32, [224, 224], 3, stride=2)
     c["s2_3x3_c64-128_56"] = conv(64, 128, [56, 56], 3, stride=2)
     c["s2_3x3_c256-256_28"] = conv(256, 256, [28, 28], 3, stride=2)
+    c["s4_4x4_c3-96_224"] = conv(3, 96, [224, 224], 4, stride=4, pad=0)  # ConvNeXt / Swin patchify stem
     # attention: B*H x S x D
     for bh, s, d in [(8, 64, 64), (12, 197, 64), (8, 256, 32), (4, 1024, 32), (8, 512, 64)]:
         c[f"attn_qk_bh{bh}_s{s}_d{d}"] = batched_matmul(bh, s, d, s)
