@@ -154,9 +154,9 @@ bool reads_channels_first(const Node* x) {
 // (reads_channels_first) reads a channels-last copy too, padded or not: over the
 // channels-first data its kernel took vectors along the rows (masked at the borders and the
 // row ends) times broadcast weights, over the copy it takes vectors of output channels (or
-// channels) times broadcast inputs (tests/bench/op_cliffs.py, 1 thread, AVX2, CPU time against
-// onnxruntime: Conv1d 1.2-1.8x -> 0.9-1.07x, ConvTranspose 2.3-2.7x -> 0.9-1.7x, depthwise 7x7
-// 1.45-1.94x -> 0.84-1.02x, 4 groups of 64 channels at stride 2 7.7x -> 1.35x). Stride-1 grouped
+// channels) times broadcast inputs (tests/bench/op_cliffs.py --cpu-time, 1 thread, AVX2, against
+// onnxruntime: Conv1d 1.0-2.0x -> 0.8-1.1x, ConvTranspose 1.3-3.4x -> 1.0-1.3x, depthwise 7x7
+// 1.45x -> 0.8x, 4 groups of 64 channels at stride 2 8.8x -> 1.8x; BENCHMARKS.md). Stride-1 grouped
 // ones take the copy where padded (below); an unpadded 1x1 one ran 1.4x slower over it, a
 // strided depthwise one no faster, and depthwise ones under 5x5 (a depthwise ConvTranspose's
 // 1x1 and 2x2 phases) 1.5-5x slower: the copy then costs more than the taps.
@@ -716,7 +716,8 @@ Outs lower_conv_transpose(OpContext& ctx) {
     // stores 4 KB apart; not traced further).
     bool one_tap = true;
     for (size_t i = 0; i < k; ++i) one_tap = one_tap && phases[i][0].taps.size() == 1;
-    return {interleave(phase_conv(g.reshape(stacked, ws2), std::vector<int64_t>(k, 0), !one_tap), false)};  // phase 0's window: all alike
+    // Phase 0's window: all alike.
+    return {interleave(phase_conv(g.reshape(stacked, ws2), std::vector<int64_t>(k, 0), !one_tap), false)};
   }
   // Phases with as many outputs each but other taps (a 4x4 or 3x3 kernel at stride 2): one
   // conv per phase, the results stacked in a buffer of their own (N, P, M, Q...) and
