@@ -132,6 +132,17 @@ bool depthwise_dilated(const Node* x, int64_t groups, const WindowSpec& spec) {
          std::any_of(spec.dilation.begin(), spec.dilation.end(), [](int64_t d) { return d > 1; });
 }
 
+// Whether x is read in the channels-first order it has in memory: a 1-D conv's input (no
+// (N, C, L) value is stored channels-last: schedule.cc's choose_channels_last takes 4-D
+// ones only) or the model's own (N, C, H, W) input, also through the pads and crops of
+// ConvTranspose's phase windows.
+bool reads_channels_first(const Node* x) {
+  if (x->shape.size() == 3) return true;
+  if (x->shape.size() != 4) return false;
+  while ((x->op == Op::Pad || x->op == Op::Shrink) && !x->realize) x = x->srcs[0];
+  return x->op == Op::Input;
+}
+
 // Whether conv_core gives a grouped conv (1 < groups < channels), a dense 1 x k / k x 1
 // one (k >= 3: Inception's 1x7 and 7x1 convs), or a dense strided one, an explicitly
 // padded input (ImportOptions::padded_grouped_convs): float 2-D, some padding, stride 1
@@ -139,24 +150,36 @@ bool depthwise_dilated(const Node* x, int64_t groups, const WindowSpec& spec) {
 // its tiles (Inception-v3's 7x1 / 1x7 convs ran at 8-12 GFLOP/s beside 40-70 for its
 // others). Strided grouped and depthwise convs keep the border tiles (their inside tiles
 // dominate less or the border runs already pay off: llvm_emit.cc).
-bool pads_grouped_input(const Node* x, int64_t groups, bool dot_operands, const WindowSpec& spec) {
-  if (x->dtype != DType::F32 || dot_operands || x->shape.size() != 4) return false;
+// A dense, stride-1 2-D depthwise (5x5 and larger) or strided grouped conv of channels-first data
+// (reads_channels_first) reads a channels-last copy too, padded or not: over the
+// channels-first data its kernel took vectors along the rows (masked at the borders and the
+// row ends) times broadcast weights, over the copy it takes vectors of output channels (or
+// channels) times broadcast inputs (tests/bench/op_cliffs.py --cpu-time, 1 thread, AVX2, against
+// onnxruntime: Conv1d 1.0-2.0x -> 0.8-1.1x, ConvTranspose 1.3-3.4x -> 1.0-1.3x, depthwise 7x7
+// 1.45x -> 0.8x, 4 groups of 64 channels at stride 2 8.8x -> 1.8x; BENCHMARKS.md). Stride-1 grouped
+// ones take the copy where padded (below); an unpadded 1x1 one ran 1.4x slower over it, a
+// strided depthwise one no faster, and depthwise ones under 5x5 (a depthwise ConvTranspose's
+// 1x1 and 2x2 phases) 1.5-5x slower: the copy then costs more than the taps.
+bool copies_input_channels_last(const Node* x, int64_t groups, bool dot_operands, const WindowSpec& spec) {
+  if (x->dtype != DType::F32 || dot_operands) return false;
+  const bool stride_1 = std::all_of(spec.stride.begin(), spec.stride.end(), [](int64_t s) { return s == 1; });
+  const bool depthwise_2d = x->shape.size() == 4 && groups > 1 && groups == x->shape[1];
+  const bool large_depthwise = depthwise_2d && stride_1 && spec.kernel[0] * spec.kernel[1] >= 25;
+  if (reads_channels_first(x) && (groups == 1 || large_depthwise || (!depthwise_2d && !stride_1))) return true;
+  if (x->shape.size() != 4) return false;
   const bool strip = groups == 1 && spec.kernel.size() == 2 && std::min(spec.kernel[0], spec.kernel[1]) == 1 &&
                      std::max(spec.kernel[0], spec.kernel[1]) >= 3;
   // A dense strided conv: its bounds-tested border tiles ran at 1/3 - 1/6 of the speed of
   // the unpadded conv (tests/bench/op_cliffs.py: 3x3 stride 2, 64 -> 128 channels on 56x56
   // at 19 GFLOP/s against 47 unpadded). (Dilated ones mostly go by conv_by_regions.)
-  const bool dense_strided =
-      groups == 1 && std::any_of(spec.stride.begin(), spec.stride.end(), [](int64_t s) { return s != 1; });
+  const bool dense_strided = groups == 1 && !stride_1;
   // A dilated depthwise conv (op_cliffs.py: a rate 4 one ran at 6.9 GFLOP/s over
   // conv_by_regions' 18 kernels, 1.5-3.3x slower than over the copy). Dense and grouped
   // dilated ones stay with conv_by_regions: over the copy they took 0.6-2.1x its time,
   // slower on the AVX2 target.
   const bool dilated_depthwise = depthwise_dilated(x, groups, spec);
   if (!strip && !dense_strided && !dilated_depthwise && (groups <= 1 || groups >= x->shape[1])) return false;
-  if (!dense_strided)
-    for (int64_t s : spec.stride)
-      if (s != 1) return false;
+  if (!dense_strided && !stride_1) return false;
   int64_t padding = 0;
   for (size_t i = 0; i < spec.kernel.size(); ++i) padding += spec.pad_lo[i] + spec.pad_hi[i] + spec.extra_hi[i];
   return padding > 0;
@@ -168,14 +191,22 @@ bool takes_bf16_operands(OpContext& ctx, const Node* x, const Node* w, int64_t g
          ctx.g.is_constant(w);
 }
 
-// x (N, C, H, W) padded over H and W as `spec` says (with fill), realized as (N, H', W', C):
-// a buffer of its own that the consumer's window reads unpadded, each pixel's channels
+// x (N, C, S...) padded over S as `spec` says (with fill), realized as (N, S'..., C): a
+// buffer of its own that the consumer's window reads unpadded, each pixel's channels
 // together as in the other channels-last intermediates.
 Node* channels_last_padded_spatial(Graph& g, Node* x, const WindowSpec& spec, double fill) {
-  Node* nhwc = g.pad(g.permute(x, {0, 2, 3, 1}), {0, spec.pad_lo[0], spec.pad_lo[1], 0},
-                     {0, spec.pad_hi[0] + spec.extra_hi[0], spec.pad_hi[1] + spec.extra_hi[1], 0}, fill);
+  const int64_t r = int64_t(x->shape.size());
+  std::vector<int64_t> to_last{0}, to_first{0, r - 1}, lo(size_t(r), 0), hi(size_t(r), 0);
+  for (int64_t i = 2; i < r; ++i) {
+    to_last.push_back(i);
+    to_first.push_back(i - 1);
+    lo[size_t(i - 1)] = spec.pad_lo[size_t(i - 2)];
+    hi[size_t(i - 1)] = spec.pad_hi[size_t(i - 2)] + spec.extra_hi[size_t(i - 2)];
+  }
+  to_last.push_back(1);
+  Node* nhwc = g.pad(g.permute(x, to_last), lo, hi, fill);
   nhwc->realize = true;
-  return g.permute(nhwc, {0, 3, 1, 2});
+  return g.permute(nhwc, to_first);
 }
 
 // y (N, M, O...) + bias (M) where there is one.
@@ -211,7 +242,7 @@ Node* winograd_if_it_pays(OpContext& ctx, Node* x, Node* w, int64_t groups, cons
 }
 
 Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, const WindowSpec& spec,
-                double fill = 0.0, int64_t* x_shift = nullptr);
+                double fill = 0.0, int64_t* x_shift = nullptr, bool copy_channels_first = true);
 
 // A conv whose products (N, M, O..., C/G, K...: each output times its taps, a graph node
 // before the reduction sums them) are more than a node may hold (kMaxTensorElements;
@@ -219,7 +250,7 @@ Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, co
 // fewer output channels, whole groups each, concatenated along the channels. Null where
 // the products fit, or where one group's alone do not (the node's error then says so).
 Node* conv_in_channel_chunks(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, const WindowSpec& spec,
-                             double fill, int64_t* x_shift) {
+                             double fill, int64_t* x_shift, bool copy_channels_first) {
   const int64_t c = x->shape[1], m = w->shape[0], cg = c / groups, mg = m / groups;
   // C/G as the 8-bit forms may pad it: up to their dot-product group.
   const int64_t dot = std::max<int64_t>(1, ctx.dots.int8_group);
@@ -244,7 +275,7 @@ Node* conv_in_channel_chunks(OpContext& ctx, Node* x, Node* w, Node* bias, int64
       xc = g.shrink(x, x_begin, x_end);
     }
     parts.push_back(conv_core(ctx, xc, g.shrink(w, w_begin, w_end), nullptr, groups > 1 ? (m1 - m0) / mg : 1, spec,
-                              fill, x_shift));
+                              fill, x_shift, copy_channels_first));
   }
   return add_conv_bias(ctx, concat(g, parts, 1), bias);
 }
@@ -254,7 +285,7 @@ Node* conv_in_channel_chunks(OpContext& ctx, Node* x, Node* w, Node* bias, int64
 // are widened at the multiply, so the reduction reads the raw 8-bit operands (what a
 // dot-product instruction takes) and the packed weight stays 8-bit in the bundle.
 Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, const WindowSpec& spec,
-                double fill, int64_t* x_shift) {
+                double fill, int64_t* x_shift, bool copy_channels_first) {
   if (x_shift) *x_shift = 0;
   Graph& g = ctx.g;
   const Shape& ws = w->shape;
@@ -266,7 +297,8 @@ Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, co
   auto is_8bit = [](const Node* v) { return v->dtype == DType::I8 || v->dtype == DType::U8; };
   const bool int8 = is_8bit(x) && is_8bit(w);
   if (w->dtype != x->dtype && !int8) ctx.fail("input and weight dtypes differ");
-  if (Node* y = conv_in_channel_chunks(ctx, x, w, bias, groups, spec, fill, x_shift)) return y;
+  if (Node* y = conv_in_channel_chunks(ctx, x, w, bias, groups, spec, fill, x_shift, copy_channels_first))
+    return y;
   std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
   if (Node* y = winograd_if_it_pays(ctx, x, w, groups, spec)) return add_conv_bias(ctx, y, bias);
   // The channel reduction in the groups of the target's dot-product instruction (DotLayout):
@@ -287,7 +319,8 @@ Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, co
                                                                                                      : 1;
   if (bf16) x = bf16_operand(g, x);
   WindowSpec window = spec;
-  if (ctx.padded_grouped_convs && pads_grouped_input(x, groups, int8 || bf16, spec)) {
+  if (ctx.padded_grouped_convs && (copy_channels_first || !reads_channels_first(x)) &&
+      copies_input_channels_last(x, groups, int8 || bf16, spec)) {
     // The zero border written once into a channels-last copy of x: the conv then runs
     // unpadded, every tile without bounds tests (the border tiles of a grouped conv's
     // small per-group reductions otherwise cost as much as the inside).
@@ -455,8 +488,11 @@ Node* conv_by_regions(OpContext& ctx, Node* x, Node* w, int64_t groups, const Wi
   const bool dilated = std::any_of(spec.dilation.begin(), spec.dilation.end(), [](int64_t d) { return d > 1; });
   // A dilated depthwise conv reading the input in most of its products runs over the padded
   // copy instead, where conv_core makes one: one kernel, no bounds tests, one pass to copy x.
-  const bool padded_copy = depthwise_dilated(x, groups, spec) && ctx.padded_grouped_convs &&
-                           pads_grouped_input(x, groups, takes_bf16_operands(ctx, x, w, groups), spec);
+  // So does a dilated conv of channels-first data (a dilated Conv1d): each region would
+  // make a copy of its own.
+  const bool padded_copy = (depthwise_dilated(x, groups, spec) || reads_channels_first(x)) &&
+                           ctx.padded_grouped_convs &&
+                           copies_input_channels_last(x, groups, takes_bf16_operands(ctx, x, w, groups), spec);
   if (inside_share >= 1.0 || (inside_share > kMaxInsideShare && (!dilated || padded_copy)) || regions > kMaxRegions)
     return nullptr;
   Graph& g = ctx.g;
@@ -651,7 +687,7 @@ Outs lower_conv_transpose(OpContext& ctx) {
   };
   // The conv of x with sub-weights w of phase rs[i] along each dim (unit stride, the phase's tap
   // spacing as dilation, x padded or cropped to the phase's window): (N, M, count_i...).
-  auto phase_conv = [&](Node* w, const std::vector<int64_t>& rs) {
+  auto phase_conv = [&](Node* w, const std::vector<int64_t>& rs, bool copy_channels_first = true) {
     WindowSpec spec;
     std::vector<int64_t> plo(k), phi(k);
     for (size_t i = 0; i < k; ++i) {
@@ -666,7 +702,7 @@ Outs lower_conv_transpose(OpContext& ctx) {
     spec.pad_lo.assign(k, 0);
     spec.pad_hi.assign(k, 0);
     spec.extra_hi.assign(k, 0);
-    return conv_core(ctx, pad_or_crop(g, x, plo, phi), w, nullptr, groups, spec);
+    return conv_core(ctx, pad_or_crop(g, x, plo, phi), w, nullptr, groups, spec, 0.0, nullptr, copy_channels_first);
   };
   // Uniform phases (every phase of a dim has the same taps count, offset and spacing, and as
   // many outputs: e.g. kernel == stride, the 2x2 stride-2 upsampling of detector heads): one
@@ -678,6 +714,23 @@ Outs lower_conv_transpose(OpContext& ctx) {
     for (const Phase& ph : phases[i])
       uniform = uniform && !ph.taps.empty() && ph.taps.size() == phases[i][0].taps.size() && ph.e_min == phases[i][0].e_min &&
                 ph.step == phases[i][0].step && ph.count == phases[i][0].count;
+  // The phases' outputs as (N, G, s_0..s_k-1, M/G, Q_0..Q_k-1) (phases_outside_groups: (N,
+  // s_0..s_k-1, G, M/G, Q...)) -> (N, G, M/G, Q_0, s_0, Q_1, s_1, ...) -> (N, M, Q_i*s_i...),
+  // cropped, plus the bias: one permute.
+  auto interleave = [&](Node* y, bool phases_outside_groups) {
+    Shape split{x->shape[0]};
+    if (!phases_outside_groups) split.push_back(groups);
+    split.insert(split.end(), stride.begin(), stride.end());
+    if (phases_outside_groups) split.push_back(groups);
+    split.push_back(mg);
+    for (size_t i = 0; i < k; ++i) split.push_back(phases[i][0].count);
+    const int64_t group_dim = phases_outside_groups ? int64_t(1 + k) : 1, phase_dim = phases_outside_groups ? 1 : 2;
+    std::vector<int64_t> perm{0, group_dim, int64_t(2 + k)};
+    for (size_t i = 0; i < k; ++i) perm.insert(perm.end(), {int64_t(3 + k + i), phase_dim + int64_t(i)});
+    Shape full{x->shape[0], m};
+    for (size_t i = 0; i < k; ++i) full.push_back(phases[i][0].count * stride[i]);
+    return crop_and_bias(g.reshape(g.permute(g.reshape(y, split), perm), full));
+  };
   if (uniform) {
     // Sub-weights (M, C/G, taps...) of every phase (dim 0's phase slowest), stacked per group:
     // (G, P, M/G, C/G, taps...) -> (G*P*M/G, C/G, taps...), the output channels group-major.
@@ -698,17 +751,42 @@ Outs lower_conv_transpose(OpContext& ctx) {
     Node* stacked = concat(g, subs, 1);
     Shape ws2{groups * nphase * mg, cg};
     ws2.insert(ws2.end(), stacked->shape.begin() + 4, stacked->shape.end());
-    Node* y = phase_conv(g.reshape(stacked, ws2), std::vector<int64_t>(k, 0));  // phase 0's window: all alike
-    // (N, G, s_0..s_k-1, M/G, Q_0..Q_k-1) -> (N, G, M/G, Q_0, s_0, Q_1, s_1, ...) -> (N, M, Q_i*s_i...)
-    Shape split{x->shape[0], groups};
-    split.insert(split.end(), stride.begin(), stride.end());
-    split.push_back(mg);
-    for (size_t i = 0; i < k; ++i) split.push_back(phases[i][0].count);
-    std::vector<int64_t> perm{0, 1, int64_t(2 + k)};
-    for (size_t i = 0; i < k; ++i) perm.insert(perm.end(), {int64_t(3 + k + i), int64_t(2 + i)});
-    Shape full{x->shape[0], m};
-    for (size_t i = 0; i < k; ++i) full.push_back(phases[i][0].count * stride[i]);
-    return {crop_and_bias(g.reshape(g.permute(g.reshape(y, split), perm), full))};
+    // Phases of one tap each (kernel == stride) keep reading channels-first data: over the
+    // copy their 1x1 conv into P*M channels ran at 0.6x the time in a fresh process but 1.6-1.8x
+    // in op_cliffs.py's, depending on where the buffers lie (256 -> 128 channels on 32x32:
+    // stores 4 KB apart; not traced further).
+    bool one_tap = true;
+    for (size_t i = 0; i < k; ++i) one_tap = one_tap && phases[i][0].taps.size() == 1;
+    // Phase 0's window: all alike.
+    return {interleave(phase_conv(g.reshape(stacked, ws2), std::vector<int64_t>(k, 0), !one_tap), false)};
+  }
+  // Phases with as many outputs each but other taps (a 4x4 or 3x3 kernel at stride 2): one
+  // conv per phase, the results stacked in a buffer of their own (N, P, M, Q...) and
+  // interleaved by one permute. Summed as zero-padded interleaved views instead, one kernel
+  // read every phase's buffer through masked div/mod loads per output (tests/bench/op_cliffs.py:
+  // 3x3 stride 2, 64 -> 32 channels on 80x80: that kernel took about half the time).
+  bool equal_counts = true;
+  for (size_t i = 0; i < k; ++i)
+    for (const Phase& ph : phases[i])
+      equal_counts = equal_counts && !ph.taps.empty() && ph.count == phases[i][0].count && ph.count > 0;
+  if (equal_counts) {
+    std::vector<Node*> ys;
+    std::vector<int64_t> rs(k, 0);
+    for (bool more = true; more;) {
+      Node* sub = wt;
+      for (size_t i = 0; i < k; ++i) sub = gather_positions(g, sub, int64_t(2 + i), phases[i][size_t(rs[i])].taps);
+      Node* y = phase_conv(sub, rs);  // (N, M, Q...)
+      Shape one{y->shape[0], 1};
+      one.insert(one.end(), y->shape.begin() + 1, y->shape.end());
+      ys.push_back(g.reshape(y, one));
+      more = false;
+      for (size_t i = k; i-- > 0 && !more;)
+        if (++rs[i] < stride[i]) more = true;
+        else rs[i] = 0;
+    }
+    Node* stacked = concat(g, ys, 1);
+    stacked->realize = true;
+    return {interleave(stacked, true)};
   }
   Node* sum = nullptr;
   std::vector<int64_t> rs(k, 0);

@@ -12,10 +12,16 @@ ITERS is picked per case so a round takes ~--round-ms.
 
     python3 tests/bench/op_cliffs.py [--only SUBSTR[,SUBSTR]] [--list] [--threads 1] [--rounds 5]
         [--flag 1.5] [--json OUT.json] [--target x86_64] [--edgec-args ARGS] [--baseline-args ARGS]
+        [--baseline-edgec PATH] [--cpu-time]
 
 --baseline-args also compiles each case with these edgec options and times that bundle in the
 same alternating rounds (e.g. --baseline-args "--padded-grouped-convs 0": what the padded
-copies change); the line then also gives edgert / baseline.
+copies change); the line then also gives edgert / baseline. --baseline-edgec compiles that
+baseline bundle with another edgec (e.g. main's build: old against new code in the same rounds;
+the bundle runs on this build's edgert).
+--cpu-time times each call by this thread's CPU time (time.thread_time), as benchmark.py's: at
+--threads 1 the binding and onnxruntime both run in this thread, so the time other work takes
+the core away does not count (a loaded shared machine).
 
 Classes: conv1d, dilated 3x3, conv_transpose, depthwise 5x5/7x7, grouped, stride-2 3x3,
 attention matmul, softmax, norms, resize, pool, gather, transpose, concat/split, GRU/LSTM.
@@ -164,6 +170,7 @@ def cases():
     for cin, cout, n, k, d in [(64, 64, 16000, 3, 1), (128, 128, 4000, 3, 2), (128, 128, 4000, 5, 4),
                                (256, 256, 1000, 3, 1), (256, 256, 1000, 5, 2), (64, 128, 8000, 5, 1)]:
         c[f"conv1d_c{cin}-{cout}_l{n}_k{k}_d{d}"] = conv(cin, cout, [n], k, dil=d)
+    c["conv1d_s2_c128-256_l2000_k3"] = conv(128, 256, [2000], 3, stride=2)
     c["conv1d_dw_c256_l4000_k5"] = conv(256, 256, [4000], 5, group=256)
     # dilated 3x3 (DeepLab ASPP: rates 6/12/18 at output stride 16, 2/4 in dilated backbones)
     for cin, cout, hw, d in [(256, 256, 33, 2), (256, 256, 33, 4), (320, 256, 33, 6), (128, 128, 65, 2)]:
@@ -184,12 +191,18 @@ def cases():
     c["dw5x5_c120_28"] = conv(120, 120, [28, 28], 5, group=120)
     c["dw5x5_s2_c72_112"] = conv(72, 72, [112, 112], 5, stride=2, group=72)
     # grouped convs by channels per group (ResNeXt, RegNet, ShuffleNet)
-    for cpg, ch, hw in [(2, 64, 56), (4, 128, 56), (8, 256, 28), (16, 256, 28), (32, 512, 14)]:
+    for cpg, ch, hw in [(2, 64, 56), (4, 128, 56), (8, 256, 28), (16, 256, 28), (32, 512, 14), (16, 512, 28),
+                        (24, 192, 28), (48, 432, 14), (64, 256, 28)]:
         c[f"grouped_cpg{cpg}_c{ch}_{hw}"] = conv(ch, ch, [hw, hw], 3, group=ch // cpg)
+    # strided (the first block of a ResNeXt / RegNet stage) and 1x1 (ShuffleNet v1) grouped convs
+    c["grouped_s2_cpg64_c256_56"] = conv(256, 256, [56, 56], 3, stride=2, group=4)
+    c["grouped_s2_cpg16_c256_56"] = conv(256, 256, [56, 56], 3, stride=2, group=16)
+    c["grouped_1x1_cpg16_c256_28"] = conv(256, 256, [28, 28], 1, group=16)
     # stride-2 3x3 (stems, downsampling)
     c["s2_3x3_c3-32_224"] = conv(3, 32, [224, 224], 3, stride=2)
     c["s2_3x3_c64-128_56"] = conv(64, 128, [56, 56], 3, stride=2)
     c["s2_3x3_c256-256_28"] = conv(256, 256, [28, 28], 3, stride=2)
+    c["s4_4x4_c3-96_224"] = conv(3, 96, [224, 224], 4, stride=4, pad=0)  # ConvNeXt / Swin patchify stem
     # attention: B*H x S x D
     for bh, s, d in [(8, 64, 64), (12, 197, 64), (8, 256, 32), (4, 1024, 32), (8, 512, 64)]:
         c[f"attn_qk_bh{bh}_s{s}_d{d}"] = batched_matmul(bh, s, d, s)
@@ -243,6 +256,8 @@ def main():
     ap.add_argument("--target", default="x86_64")
     ap.add_argument("--edgec-args", default="")
     ap.add_argument("--baseline-args", help="edgec options of a second bundle timed in the same rounds")
+    ap.add_argument("--baseline-edgec", help="the edgec that compiles that second bundle (default: this build's)")
+    ap.add_argument("--cpu-time", action="store_true", help="time this thread's CPU time (--threads 1)")
     ap.add_argument("--json")
     args = ap.parse_args()
     all_cases = cases()
@@ -250,6 +265,12 @@ def main():
     if args.list:
         print("\n".join(names))
         return
+    if args.cpu_time:
+        if args.threads != 1:
+            ap.error("--cpu-time: only at --threads 1")
+        bm.CLOCK = time.thread_time
+    if args.baseline_edgec and args.baseline_args is None:
+        args.baseline_args = ""
     import onnxruntime as ort
     edgec = lib.find_tool("edgec")
     edgert = bm.import_edgert()
@@ -286,8 +307,9 @@ def main():
             base_run = None
             if args.baseline_args is not None:
                 base_bundle = Path(tmp) / f"{name}.baseline.bundle"
-                subprocess.run([str(edgec), "compile", str(path), "-o", str(base_bundle), "-q", "--target", args.target,
-                                *shlex.split(args.baseline_args)], check=True, stdout=subprocess.DEVNULL)
+                subprocess.run([args.baseline_edgec or str(edgec), "compile", str(path), "-o", str(base_bundle), "-q",
+                                "--target", args.target, *shlex.split(args.baseline_args)], check=True,
+                               stdout=subprocess.DEVNULL)
                 base_run = bm.binding_runner(edgert, base_bundle, args.threads, feeds, iters)
             e_med, o_med, b_med = [], [], []
             for _ in range(args.rounds):
@@ -305,7 +327,8 @@ def main():
                 base = f"; baseline {b:.3f} ms (ratio {b / o:.2f}), this / baseline {e / b:.3f}"
             print(f"{name}: edgert {e:.3f} ms, onnxruntime {o:.3f} ms, ratio {e / o:.2f}, best {best:.2f}{flag}{base}",
                   flush=True)
-    print(f"\ntarget {args.target}, threads {args.threads}, {args.rounds} rounds, alternating; "
+    print(f"\ntarget {args.target}, threads {args.threads}, {args.rounds} rounds, alternating"
+          f"{', CPU time of the calling thread' if args.cpu_time else ''}; "
           f"cases whose best ratio is above {args.flag}x, worst first:")
     for name, e, o, best in sorted(rows, key=lambda r: -r[3]):
         if best > args.flag:

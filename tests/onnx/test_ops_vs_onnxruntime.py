@@ -40,8 +40,9 @@ suite = lib.Suite("test_ops_vs_onnxruntime", costs={
     "full_reductions_over_channels_last": 2, "erf_at_the_extremes": 2,
     # new at stop 33, not yet timed on rusticl
     "padded_dilated_convs": 6, "softmax_exp_at_the_extremes": 2,
-    # new at stop 34, timed on a 2-core machine at load 12-15, not on rusticl
-    "softmax_rows_in_one_kernel": 2, "stems_over_few_input_channels": 7})
+    # new at stop 34, timed on x86_64 on a 2-core machine at load 5-15, not on rusticl
+    "softmax_rows_in_one_kernel": 2, "stems_over_few_input_channels": 7,
+    "channels_first_convs_over_channels_last_copy": 20, "grouped_convs_tile_loads_each_pixel_once": 3})
 WORK = None
 _count = [0]
 
@@ -1223,6 +1224,102 @@ def padded_dilated_convs():
         outs.append(f"y{i}")
     check(model(nodes, feeds, outs, inits), feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
     assert_padded_copies("padded_dilated", 2)
+
+
+def assert_channels_last_copy(name):
+    """The last model check() ran, compiled again with --dump-kernels: at least one
+    channels-last copy of the conv's input (a kernel named _Pad_ or _Permute_) and no conv
+    kernel testing bounds; with --padded-grouped-convs 0 no copy. Not on OpenCL."""
+    if lib.opencl_target():
+        return
+    for flag in ((), ("--padded-grouped-convs", "0")):
+        kernels = _kernels(WORK / f"m{_count[0]}.onnx", name, flag)
+        copies = [n for n in kernels if "_Pad_" in n or "_Permute_" in n]
+        guarded = [n for n, text in kernels.items() if "reduce ReduceSum" in text and "inbounds" in text]
+        if flag:
+            assert not copies, f"{name} {flag}: expected no copy, the dump has {copies}"
+        else:
+            assert copies and not guarded, f"{name}: expected a copy and no bounds tests: copies {copies}, guarded {guarded}"
+
+
+@suite.case
+def grouped_convs_tile_loads_each_pixel_once():
+    """Grouped convs whose channels per group are a multiple of the vector width but no power
+    of 2 (24, 40, 48; RegNet's and ResNeXt-style widths) and a power of 2 for contrast (16, 64
+    stride 2): the register tile's vectors cover one group, so an input pixel is the same for
+    all of them. The CPU emitter indexes it from the tile's first vector (llvm_emit.cc
+    same_for_every_tile_lane), one load per pixel: it loaded it once per vector (LLVM cannot
+    prove (v + 8) / 24 == v / 24), 15 loads for 12 multiply-adds, 1.4-1.5x onnxruntime's time
+    (tests/bench/op_cliffs.py). Checked against onnxruntime after a 1x1 conv + ReLU (channels-last
+    input) with bias + ReLU; on x86_64 the 24-per-group conv's kernel must have fewer scalar
+    (broadcast) loads than vector loads in its LLVM IR."""
+    #         c, groups, hw, stride, pads
+    convs = ((48, 2, (9, 11), 1, [1, 1, 1, 1]),    # 24 per group
+             (120, 3, (7, 6), 1, [1, 0, 1, 2]),    # 40 per group, asymmetric pads
+             (96, 2, (6, 7), 2, [1, 1, 1, 1]),     # 48 per group, stride 2
+             (64, 4, (8, 8), 1, [1, 1, 1, 1]),     # 16 per group
+             (128, 2, (9, 9), 2, [1, 1, 1, 1]))    # 64 per group, stride 2
+    for i, (c, g, hw, s, pads) in enumerate(convs):
+        feeds = {"z": randn(1, 8, *hw)}
+        nodes = [h.make_node("Conv", ["z", "ws"], ["s"]), h.make_node("Relu", ["s"], ["a"]),
+                 h.make_node("Conv", ["a", "w", "b"], ["p"], kernel_shape=[3, 3], group=g, strides=[s, s], pads=pads),
+                 h.make_node("Relu", ["p"], ["y"])]
+        inits = [("ws", randn(c, 8, 1, 1, scale=8 ** -0.5)), ("w", randn(c, c // g, 3, 3, scale=(2 / (c // g * 9)) ** 0.5)),
+                 ("b", randn(c, scale=0.1))]
+        check(model(nodes, feeds, ["y"], inits), feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
+        if i == 0 and os.environ.get("EDGE_TARGET", "x86_64") == "x86_64":
+            ir = WORK / "grouped_tile_loads.ll"
+            lib.run_tool([lib.find_tool("edgec"), "compile", WORK / f"m{_count[0]}.onnx", "-o", WORK / "grouped_tile.bundle",
+                          "--dump-llvm-ir", ir])
+            functions = ir.read_text().split("\ndefine ")
+            conv = [f for f in functions if "fmul" in f]
+            assert len(conv) == 2, f"expected two conv kernels in the LLVM IR, found {len(conv)}"
+            scalar, vector = conv[1].count("= load float,"), conv[1].count("= load <8 x float>,")
+            assert scalar < vector, f"the grouped conv loads each input pixel per vector: {scalar} scalar loads, {vector} vector loads"
+
+
+@suite.case
+def channels_first_convs_over_channels_last_copy():
+    """Convs reading channels-first data (ops_nn.cc reads_channels_first): Conv1d (whose
+    (N, C, L) inputs are never stored channels-last), dense and stride-1 depthwise convs and
+    ConvTransposes of the model's NCHW input, strided grouped convs of it. The CPU targets run them over a channels-last
+    copy of the input (padded where the conv pads; one copy for a dilated Conv1d, not one per
+    conv_by_regions region): vectors of output channels, no masked row loads; the phases of
+    a ConvTranspose with as many outputs each are stacked and interleaved by one permute (they ran at
+    1.2-3.6x onnxruntime's time, a stride-2 conv of 4 groups of 64 channels 8x: tests/bench/op_cliffs.py). Channel counts off the vector
+    width, kernel 1-7, dilations 1-4, strides 1-2, pads symmetric and not, batch 2."""
+    f = lambda *s: randn(*s)  # noqa: E731
+    #        name, x shape, op, weight shape, attrs
+    cases = (("conv1d_k3", (1, 12, 37), "Conv", (20, 12, 3), dict(pads=[1, 1])),
+             ("conv1d_k5_d2", (2, 16, 50), "Conv", (9, 16, 5), dict(pads=[4, 4], dilations=[2])),
+             ("conv1d_k7_d4_asym", (1, 10, 64), "Conv", (24, 10, 7), dict(pads=[12, 5], dilations=[4])),
+             ("conv1d_k3_s2", (1, 13, 41), "Conv", (17, 13, 3), dict(pads=[1, 1], strides=[2])),
+             ("conv1d_k1", (1, 33, 29), "Conv", (16, 33, 1), {}),
+             ("conv2d_1x1", (1, 20, 9, 11), "Conv", (12, 20, 1, 1), {}),
+             ("conv2d_5x5", (1, 6, 13, 10), "Conv", (10, 6, 5, 5), dict(pads=[2, 1, 2, 3])),
+             ("conv2d_3x3_c3", (1, 3, 15, 17), "Conv", (8, 3, 3, 3), dict(pads=[1, 1, 1, 1])),
+             ("depthwise_7x7", (1, 20, 15, 13), "Conv", (20, 1, 7, 7), dict(pads=[3, 3, 3, 3], group=20)),
+             ("depthwise_5x5", (2, 12, 11, 9), "Conv", (12, 1, 5, 5), dict(pads=[2, 1, 2, 2], group=12)),
+             ("grouped_s2", (1, 32, 13, 12), "Conv", (32, 8, 3, 3), dict(pads=[1, 1, 1, 1], strides=[2, 2], group=4)),
+             ("grouped_s2_unpadded", (1, 24, 9, 10), "Conv", (36, 8, 3, 3), dict(strides=[2, 2], group=3)),
+             ("convT_k3s2p1op1", (1, 12, 9, 10), "ConvTranspose", (12, 10, 3, 3),
+              dict(strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1])),
+             ("convT_k4s2p1", (1, 9, 7, 8), "ConvTranspose", (9, 16, 4, 4), dict(strides=[2, 2], pads=[1, 1, 1, 1])))
+    for name, xs, op, ws, attrs in cases:
+        fan_in = int(np.prod(ws[1:])) if op == "Conv" else ws[0]
+        out_channels = ws[0] if op == "Conv" else ws[1] * attrs.get("group", 1)
+        inits = [("w", f(*ws) * np.float32(fan_in ** -0.5)), ("b", f(out_channels))]
+        feeds = {"x": f(*xs)}
+        kernel = dict(kernel_shape=list(ws[2:]))
+        check(model([h.make_node(op, ["x", "w", "b"], ["y"], **kernel, **attrs)], feeds, ["y"], inits, opset=17),
+              feeds, atol=1e-4, scale_tol=True)
+        assert_channels_last_copy(f"channels_first_{name}")
+        if op == "ConvTranspose" and not lib.opencl_target():
+            # Phases with other taps but as many outputs: stacked and permuted, no kernel summing
+            # every phase's buffer through guarded (masked div/mod) loads.
+            kernels = _kernels(WORK / f"m{_count[0]}.onnx", f"channels_first_{name}")
+            summing = [n for n, text in kernels.items() if text.count(" if ") > 1]
+            assert not summing, f"{name}: kernels reading several phases through guards: {summing}"
 
 
 @suite.case
