@@ -30,6 +30,14 @@ struct CodegenOptions {
   // schedule_key -> the tile to use instead of the cost model's (edgec --tune, --tune-cache).
   // Only tiles that register_tile_candidates offers for the kernel are taken.
   std::map<std::string, RegisterTile> register_tiles;
+  // CPU targets of the cpu port (not Hexagon): a launch with less work than this
+  // (launch_work: ALU operations + elements read and written) runs as one part, on the calling
+  // thread. Splitting it, the parts' hand-off between threads (claims, the other core's
+  // cache misses on the data) costs more than the share of work it moves: on a 2-core AMD EPYC
+  // (AVX2), a 1 x 256 by 256 x 256 product (~200k) ran 7% slower in 2 parts than in one, a
+  // 2 x 256 one (~330k) 34% faster (the fastest of 5 x 400 runs; BENCHMARKS.md). 0: split
+  // every launch (edgec --one-part-below).
+  int64_t one_part_below_work = int64_t{1} << 18;
 };
 
 // What identifies a kernel for a schedule decision: a hash of its loop IR (without its name)
