@@ -81,7 +81,7 @@ const char* kUsage =
     "                           a CPU with avx512bf16 (default fp32)\n"
     "  --one-part-below WORK    CPU targets but Hexagon: a kernel launch with less work\n"
     "                           (ALU operations + elements read and written) runs whole on\n"
-    "                           one thread, not split (default 262144; 0 splits every launch)\n"
+    "                           one thread, not split (default 131072; 0 splits every launch)\n"
     "  -O0 / -O1 / -O2 / -O3    LLVM optimization level (default -O3)\n"
     "  --dump-kernels FILE      write the kernel IR (loop nests, index math)\n"
     "  --dump-llvm-ir FILE      write the optimized LLVM IR (CPU targets)\n"

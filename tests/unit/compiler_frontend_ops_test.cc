@@ -473,7 +473,7 @@ TEST_CASE("CPU launches: a tiny kernel runs as one part, a big one is split") {
   };
   const int64_t dflt = CodegenOptions{}.one_part_below_work;
   CHECK(planned_parts(1, 64, dflt) == 1);
-  CHECK(planned_parts(16, 64, dflt) == 1);
+  CHECK(planned_parts(4, 64, dflt) == 1);
   CHECK(planned_parts(1, 64, 0) == 64);     // 0: every launch split
   CHECK(planned_parts(64, 256, dflt) == 64);  // ~4M operations
 }
