@@ -82,6 +82,9 @@ const char* kUsage =
     "                           dot products: about 2x the multiply-adds per cycle, relative\n"
     "                           error ~1e-2; target x86_64-avx512 only, the bundle then needs\n"
     "                           a CPU with avx512bf16 (default fp32)\n"
+    "  --one-part-below WORK    CPU targets but Hexagon: a kernel launch with less work\n"
+    "                           (ALU operations + elements read and written) runs whole on\n"
+    "                           one thread, not split (default 131072; 0 splits every launch)\n"
     "  -O0 / -O1 / -O2 / -O3    LLVM optimization level (default -O3)\n"
     "  --dump-kernels FILE      write the kernel IR (loop nests, index math)\n"
     "  --dump-llvm-ir FILE      write the optimized LLVM IR (CPU targets)\n"
@@ -370,6 +373,11 @@ int cmd_compile(const std::vector<std::string>& args) {
       std::string v = value();
       if (v != "0" && v != "1") throw edgec::CompileError("--padded-grouped-convs wants 1 or 0, not '" + v + "'");
       opt.padded_grouped_convs = v == "1";
+    } else if (a == "--one-part-below") {
+      std::string v = value();
+      if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 18)
+        throw edgec::CompileError("--one-part-below wants a count of operations, not '" + v + "'");
+      opt.one_part_below_work = std::stoll(v);
     } else if (a == "--precision") {
       std::string v = value();
       if (v == "fp32") opt.precision = edgec::DType::F32;

@@ -30,6 +30,15 @@ struct CodegenOptions {
   // schedule_key -> the tile to use instead of the cost model's (edgec --tune, --tune-cache).
   // Only tiles that register_tile_candidates offers for the kernel are taken.
   std::map<std::string, RegisterTile> register_tiles;
+  // CPU targets of the cpu port (not Hexagon): a launch with less work than this
+  // (launch_work: ALU operations + elements read and written) runs as one part, on the calling
+  // thread. Splitting it, the parts' hand-off between threads (claims, the other core's
+  // cache misses on the data) costs more than the share of work it moves. On a 2-core AMD
+  // EPYC (AVX2), fastest of 6 x 200 runs at 2 threads: GRU steps of hidden 128 (3 products of
+  // ~66k) took 0.28 ms whole, 0.32 ms split; of hidden 256 (~197k each, the recurrent
+  // weights reused every step: split, each core keeps its half in its L2) 1.11 ms whole,
+  // 0.84 ms split (BENCHMARKS.md). 0: split every launch (edgec --one-part-below).
+  int64_t one_part_below_work = int64_t{1} << 17;
 };
 
 // What identifies a kernel for a schedule decision: a hash of its loop IR (without its name)

@@ -462,9 +462,18 @@ std::vector<uint64_t> contract_words(const KernelIR& k) {
   return words;
 }
 
-// The first output dim longer than 1 is split across cores (schema/kernel_abi.h); not a
-// row kernel's row, which one core computes whole (its stages reduce along it).
-void plan_cpu_launch(KernelIR& k) {
+}  // namespace
+
+int64_t launch_work(const KernelIR& k) {
+  int64_t elements = 0;
+  for (const ArgUse& u : arg_contracts(k)) elements += static_cast<int64_t>(u.extent_bytes / dtype_size(u.dtype));
+  return k.flops() + elements;
+}
+
+// The first output dim longer than 1 is split across cores (schema/kernel_abi.h), into one
+// part when the launch has less work than one_part_below_work; not a row kernel's row,
+// which one core computes whole (its stages reduce along it).
+void plan_cpu_launch(KernelIR& k, int64_t one_part_below_work) {
   k.launch = LaunchPlan{};
   for (size_t d = 0; d < k.out_shape.size(); ++d)
     if (k.out_shape[d] != 1 && static_cast<int>(d) != k.row_dim) {
@@ -472,7 +481,12 @@ void plan_cpu_launch(KernelIR& k) {
       k.launch.parallel_extent = static_cast<uint64_t>(k.out_shape[d]);
       break;
     }
+  // The code stays the same (it splits by core_id / num_cores); only the parts the runtime
+  // asks for change, so the outputs are the same bits either way.
+  if (k.launch.parallel_extent > 1 && launch_work(k) < one_part_below_work) k.launch.parallel_extent = 1;
 }
+
+namespace {
 
 class LlvmCpuBackend : public Backend {
  public:
@@ -486,8 +500,11 @@ class LlvmCpuBackend : public Backend {
     module.setDataLayout(tm->createDataLayout());
     std::vector<std::string> names;
     std::set<std::string> features;  // the code needs beyond the target's (dot-product instructions)
+    // Hexagon's threads share one core and run fixed shares (ports/hexagon/fixed_pool.cc):
+    // the threshold, measured on x86-64 cores, is not theirs.
+    const bool hexagon = llvm::Triple(target_.triple).getArch() == llvm::Triple::hexagon;
     for (KernelIR& k : kernels) {
-      plan_cpu_launch(k);
+      plan_cpu_launch(k, hexagon ? 0 : options.one_part_below_work);
       const RegisterTile* tile = nullptr;
       if (!options.register_tiles.empty()) {
         auto it = options.register_tiles.find(schedule_key(k, target_));
@@ -550,7 +567,7 @@ class LlvmCpuBackend : public Backend {
 
 std::vector<RegisterTile> register_tile_candidates(KernelIR& k, const TargetSpec& target, size_t max) {
   if (target.backend != BackendKind::LlvmCpu) return {};
-  plan_cpu_launch(k);
+  plan_cpu_launch(k, 0);  // the tiles depend on the parallel dim only
   std::vector<RegisterTile> tiles = register_tiles_by_cost(k, target);
   if (tiles.size() < 2) return {};  // nothing to choose
   if (tiles.size() > max) tiles.resize(max);

@@ -25,4 +25,13 @@ struct CodeBlob {
 CodeBlob link_flat(const std::vector<uint8_t>& elf_object, const std::vector<std::string>& entry_symbols,
                    uint64_t code_start = 0);
 
+// The work of one launch of a kernel: its ALU operations (KernelIR::flops) plus the elements
+// of the buffers it reads and writes.
+int64_t launch_work(const KernelIR& k);
+
+// Plans a CPU kernel's launch (k.launch): its first output dim longer than 1 is split into
+// parts across threads, at most its extent; a launch with less work than
+// one_part_below_work runs as one part (CodegenOptions::one_part_below_work).
+void plan_cpu_launch(KernelIR& k, int64_t one_part_below_work);
+
 }  // namespace edgec

@@ -219,6 +219,7 @@ CompileResult compile_onnx_file(const std::string& model_path, const CompileOpti
 
   CodegenOptions cg;
   cg.opt_level = options.opt_level;
+  if (options.one_part_below_work) cg.one_part_below_work = *options.one_part_below_work;
   // The code generation and everything after it; `final` writes the dumps, the reference
   // data and the progress lines (--tune's trial compiles do not).
   auto build = [&](const CodegenOptions& codegen, bool final) {

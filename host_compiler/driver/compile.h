@@ -27,6 +27,8 @@ struct CompileOptions {
   // --precision: F32, or BF16 (convolutions and matrix products with constant weights take
   // bfloat16 operands; codegen/target.h with_precision says which targets can).
   DType precision = DType::F32;
+  // --one-part-below: CodegenOptions::one_part_below_work; unset: its default.
+  std::optional<int64_t> one_part_below_work;
   std::string dump_kernels;                    // write the kernel IR here
   std::string dump_llvm_ir;                    // write the optimized LLVM IR here
   std::string dump_source;                     // OpenCL targets: write the OpenCL C here

@@ -11,6 +11,7 @@
 
 #include "codegen/backend.h"
 #include "codegen/kernel_ir.h"
+#include "codegen/llvm_backend.h"
 #include "codegen/target.h"
 #include "frontend/lowering.h"
 #include "frontend/onnx_importer.h"
@@ -467,4 +468,27 @@ TEST_CASE("register tiles: an AVX2 1x1 conv keeps more than 8 accumulators") {
   REQUIRE_FALSE(tiles.empty());
   INFO(tiles[0].vectors << " x " << tiles[0].unroll);
   CHECK(tiles[0].vectors * tiles[0].unroll > 8);
+}
+
+TEST_CASE("CPU launches: a tiny kernel runs as one part, a big one is split") {
+  // A GRU step's product (1 x 64 by 64 x 64, ~13k operations) split across 2 threads ran
+  // slower than on one: the hand-off costs more than half its work (CodegenOptions).
+  auto planned_parts = [](int64_t rows, int64_t n, int64_t one_part_below) {
+    Model m(13);
+    m.input("x", {rows, n});
+    m.init_f32("w", {n, n}, std::vector<float>(size_t(n * n), 0.5f));
+    m.node("MatMul", {"x", "w"}, {"y"}, "mm");
+    m.output("y");
+    std::unique_ptr<Graph> g = m.import();
+    Schedule s = schedule_graph(*g);
+    REQUIRE(s.kernels.size() == 1);
+    KernelIR ir = build_kernel_ir(s, s.kernels[0]);
+    plan_cpu_launch(ir, one_part_below);
+    return ir.launch.parallel_extent;
+  };
+  const int64_t dflt = CodegenOptions{}.one_part_below_work;
+  CHECK(planned_parts(1, 64, dflt) == 1);
+  CHECK(planned_parts(4, 64, dflt) == 1);
+  CHECK(planned_parts(1, 64, 0) == 64);     // 0: every launch split
+  CHECK(planned_parts(64, 256, dflt) == 64);  // ~4M operations
 }
