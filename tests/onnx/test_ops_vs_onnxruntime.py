@@ -413,6 +413,36 @@ def batched_products_with_transposed_operands():
     check(model([h.make_node("Attention", ["q", "k", "v"], ["y"])], feeds, ["y"], opset=23), feeds, atol=1e-4)
 
 
+@suite.case
+def transposes_in_register_blocks():
+    """Transposes whose output vectors read the source across its rows, which the CPU code
+    loads as rows along another output dim and transposes in registers: remainders along both
+    dims, a transposed operand fused with a contiguous one, int32, 3 threads; the LLVM IR of
+    the NHWC -> NCHW copy has no gather (the element-by-element form it replaces)."""
+    rng = np.random.default_rng(23)  # not RNG: later cases keep their inputs
+    cases = [((1, 19, 13, 37), [0, 3, 1, 2], np.float32), ((1, 37, 13, 19), [0, 2, 3, 1], np.float32),
+             ((33, 17), [1, 0], np.int32), ((3, 8, 16, 5), [0, 3, 2, 1], np.float32)]
+    for i, (shape, perm, dtype) in enumerate(cases):
+        feeds = {"x": (rng.standard_normal(shape) * 100).astype(dtype)}
+        m = model([h.make_node("Transpose", ["x"], ["y"], perm=perm)], feeds, ["y"])
+        want = lib.ort_run(m, feeds)["y"]
+        for threads in (1, 3):
+            got = lib.compile_and_run(m, feeds, WORK, name=f"transpose{i}_{threads}", threads=threads)["y"]
+            assert np.array_equal(got, want), f"Transpose{perm} of {shape} ({threads} threads)"
+    feeds = {"x": rng.standard_normal((2, 24, 41)).astype(np.float32),
+             "y": rng.standard_normal((2, 41, 24)).astype(np.float32)}
+    check(model([h.make_node("Transpose", ["x"], ["xt"], perm=[0, 2, 1]), h.make_node("Add", ["xt", "y"], ["s"]),
+                 h.make_node("Relu", ["s"], ["r"])], feeds, ["r"]), feeds, rtol=0, atol=0)
+    if lib.opencl_target() or os.environ.get("EDGE_TARGET", "").startswith("hexagon"):
+        return  # no LLVM IR; hexagon-v65's HVX has no float lanes
+    feeds = {"x": np.zeros((1, 20, 20, 64), np.float32)}
+    path = WORK / "nhwc_to_nchw.onnx"
+    path.write_bytes(model([h.make_node("Transpose", ["x"], ["y"], perm=[0, 3, 1, 2])], feeds, ["y"]).SerializeToString())
+    ir = WORK / "nhwc_to_nchw.ll"
+    lib.run_tool([lib.find_tool("edgec"), "compile", path, "-o", WORK / "nhwc_to_nchw.bundle", "--dump-llvm-ir", ir])
+    assert "masked.gather" not in ir.read_text(), "the NHWC -> NCHW copy gathers its elements"
+
+
 def check_fp16(nodes, feeds16, outputs, inits16=(), rtol=1e-2, atol=1e-2, opset=18):
     """The float16 model against onnxruntime on the same model in float32, fed the same
     (float16) values upcast: the exact sums of the float16 numbers, not another float16 code."""
