@@ -331,6 +331,14 @@ bool reads_contiguous_along(const Node* x, size_t dim, int depth = 16) {
 // and the copy, K * N elements against M * K * N multiply-adds, costs a fraction of that.
 // With fewer rows the product keeps its dot products along K (choose_reduce_vectorization).
 constexpr int64_t kRowsToCopyStridedOperand = 16;
+// Nor where N is just past a multiple of the vectors (less than 7/8 of N's blocks of 16
+// columns useful): the product's last, mostly masked vector of columns costs as much as a
+// full one, and swin_t's 49 columns (3 x 49 x 32 per window) ran at 17-21 GFLOP/s that way
+// against 35 as dot products along K (x86_64 AVX2, edgert-bench --profile).
+bool columns_fill_vectors(int64_t n) {
+  constexpr int64_t kBlock = 16;  // a multiple of every CPU target's float lanes (4, 8, 16)
+  return n * 8 >= (n + kBlock - 1) / kBlock * kBlock * 7;
+}
 }  // namespace
 
 Node* matmul(Graph& g, Node* a, Node* b, const DotLayout& dots, int64_t* a_shift) {
@@ -387,6 +395,7 @@ Node* matmul(Graph& g, Node* a, Node* b, const DotLayout& dots, int64_t* a_shift
     std::swap(perm[rb - 1], perm[rb - 2]);
     if (weights) b = packed_in_column_blocks(g, b);
     else if (!g.is_constant(b) && !b_vec && a->shape[ra - 2] >= kRowsToCopyStridedOperand &&
+             columns_fill_vectors(b->shape[rb - 1]) &&
              !reads_contiguous_along(b, rb - 1))
       b->realize = true;
     Node* bt = g.permute(b, perm);

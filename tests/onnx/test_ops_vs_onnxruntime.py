@@ -370,28 +370,29 @@ def float16_versions_of_new_ops():
 @suite.case
 def batched_products_with_transposed_operands():
     """Matrix products whose second operand is computed and read across its rows (the K^T of
-    attention), which edgec copies into (..., K, N) rows first from 16 rows per product on:
-    remainders in M, N and K, broadcast batch dims, the transformer's head split (slice ->
-    reshape -> transpose), a scaled K^T (opset-23 Attention), Gemm transB; and the ones it
-    leaves as they are (few rows, V read along its rows). Its own random numbers: drawing from
+    attention), which edgec copies into (..., K, N) rows first from 16 rows per product on
+    where N fills its vectors: remainders in M, N and K, broadcast batch dims, the
+    transformer's head split (slice -> reshape -> transpose), a scaled K^T (opset-23
+    Attention), Gemm transB; and the ones it leaves as they are (few rows, swin_t's 49
+    columns, V read along its rows). Its own random numbers: drawing from
     RNG would change every later case's inputs (dynamic_quantize_lstm fails on some)."""
     rng = np.random.default_rng(22)
     randn = lambda *shape: rng.standard_normal(shape).astype(np.float32)  # noqa: E731
     mm = lambda a, b, y: h.make_node("MatMul", [a, b], [y])  # noqa: E731
     tr = lambda x, y, perm: h.make_node("Transpose", [x], [y], perm=perm)  # noqa: E731
-    for bh, m, n, k in [(3, 19, 21, 13), (2, 16, 9, 8), (4, 33, 17, 24), (2, 4, 10, 6)]:
+    for bh, m, n, k in [(3, 19, 30, 13), (2, 16, 15, 8), (4, 33, 29, 24), (2, 4, 10, 6), (3, 49, 49, 32)]:
         feeds = {"q": randn(bh, m, k), "k": randn(bh, n, k)}
         check(model([tr("k", "kt", [0, 2, 1]), mm("q", "kt", "y")], feeds, ["y"]), feeds, atol=1e-4)
     # Broadcast batch dims: q (2, 1, M, K) against K^T of (3, N, K) -> (2, 3, M, N); and a
     # shared K^T (N, K) -> (K, N) for every batch entry.
-    feeds = {"q": randn(2, 1, 18, 7), "k": randn(3, 11, 7)}
+    feeds = {"q": randn(2, 1, 18, 7), "k": randn(3, 14, 7)}
     check(model([tr("k", "kt", [0, 2, 1]), mm("q", "kt", "y")], feeds, ["y"]), feeds, atol=1e-4)
-    feeds = {"q": randn(3, 20, 5), "k": randn(9, 5)}
+    feeds = {"q": randn(3, 20, 5), "k": randn(15, 5)}
     check(model([h.make_node("Relu", ["k"], ["kr"]), tr("kr", "kt", [1, 0]), mm("q", "kt", "y")], feeds, ["y"]),
           feeds, atol=1e-4)
     # The transformer's self-attention: one (S, 3E) projection, K's heads split off by
-    # slice -> reshape -> transpose, scores, softmax, times V (S = 23, E = 24, 3 heads of 8).
-    s_len, e, heads = 23, 24, 3
+    # slice -> reshape -> transpose, scores, softmax, times V (S = 29, E = 24, 3 heads of 8).
+    s_len, e, heads = 29, 24, 3
     qkv = "qkv"
     feeds = {qkv: randn(s_len, 3 * e)}
     inits = [(f"{x}_{i}", np.array(v, np.int64)) for i, (x, v) in enumerate(
@@ -406,10 +407,10 @@ def batched_products_with_transposed_operands():
               h.make_node("Softmax", ["scores"], ["p"], axis=-1), mm("p", "vh", "y")]
     check(model(nodes, feeds, ["scores", "y"], inits), feeds, atol=1e-4)
     # Gemm with a computed B read transposed, and opset-23 Attention's scaled K^T at 18 queries.
-    feeds = {"a": randn(20, 9), "b": randn(11, 9)}
+    feeds = {"a": randn(20, 9), "b": randn(14, 9)}
     check(model([h.make_node("Tanh", ["b"], ["bt"]), h.make_node("Gemm", ["a", "bt"], ["y"], transB=1)],
                 feeds, ["y"]), feeds, atol=1e-4)
-    feeds = {"q": randn(1, 2, 18, 8), "k": randn(1, 2, 21, 8), "v": randn(1, 2, 21, 8)}
+    feeds = {"q": randn(1, 2, 18, 8), "k": randn(1, 2, 30, 8), "v": randn(1, 2, 30, 8)}
     check(model([h.make_node("Attention", ["q", "k", "v"], ["y"])], feeds, ["y"], opset=23), feeds, atol=1e-4)
 
 
