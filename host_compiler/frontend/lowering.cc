@@ -335,10 +335,8 @@ constexpr int64_t kRowsToCopyStridedOperand = 16;
 // columns useful): the product's last, mostly masked vector of columns costs as much as a
 // full one, and swin_t's 49 columns (3 x 49 x 32 per window) ran at 17-21 GFLOP/s that way
 // against 35 as dot products along K (x86_64 AVX2, edgert-bench --profile).
-bool columns_fill_vectors(int64_t n) {
-  constexpr int64_t kBlock = 16;  // a multiple of every CPU target's float lanes (4, 8, 16)
-  return n * 8 >= (n + kBlock - 1) / kBlock * kBlock * 7;
-}
+constexpr int64_t kColumnBlock = 16;  // a multiple of every CPU target's float lanes (4, 8, 16)
+bool columns_fill_vectors(int64_t n) { return n * 8 >= (n + kColumnBlock - 1) / kColumnBlock * kColumnBlock * 7; }
 }  // namespace
 
 Node* matmul(Graph& g, Node* a, Node* b, const DotLayout& dots, int64_t* a_shift) {
@@ -424,8 +422,6 @@ Node* matmul(Graph& g, Node* a, Node* b, const DotLayout& dots, int64_t* a_shift
 }
 
 namespace {
-constexpr int64_t kColumnBlock = 16;  // a multiple of every CPU target's float lanes (4, 8, 16)
-
 // x with its last dim filled up with zero columns to a multiple of `columns` (a
 // classifier's 1000 columns: 63 panels of 16).
 Node* filled_to_column_blocks(Graph& g, Node* x, int64_t columns = kColumnBlock) {
