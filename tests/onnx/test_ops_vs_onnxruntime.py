@@ -39,7 +39,9 @@ suite = lib.Suite("test_ops_vs_onnxruntime", costs={
     "conv_transpose_configurations": 3, "padded_dense_strided_convs": 3,
     "full_reductions_over_channels_last": 2, "erf_at_the_extremes": 2,
     # new at stop 33, not yet timed on rusticl
-    "padded_dilated_convs": 6, "softmax_exp_at_the_extremes": 2})
+    "padded_dilated_convs": 6, "softmax_exp_at_the_extremes": 2,
+    # new at stop 34, timed alone on rusticl opencl-image (load average 10-15 on 2 cores)
+    "batched_products_with_transposed_operands": 31, "transposes_in_register_blocks": 14})
 WORK = None
 _count = [0]
 
