@@ -236,6 +236,7 @@ class Emitter {
     unroll_dim_ = choose_unroll_dim(reduce_vec_ >= 0 ? reduce_vec_ : vec, k_.launch.parallel_dim);
     choose_register_tile(vec, vec >= 0 ? lanes_for(out[vec]) : 1);
     find_depthwise_hvx(vec);
+    choose_transposed_blocks(vec);
     return vec;
   }
 
@@ -328,6 +329,17 @@ class Emitter {
         });
         lanes = 1;
         vec_end = nullptr;
+        return;
+      }
+      if (d == transpose_dim_) {
+        // Blocks of as many outputs as a vector has lanes (transposed_loads_); the last one
+        // may be short.
+        emit_loop(lo, hi, lanes_for(out[vec]), [&](LV* iv) {
+          vars_[d] = iv;
+          transpose_end_ = hi;
+          loop_out(level + 1);
+          transpose_end_ = nullptr;
+        });
         return;
       }
       if (d == unroll_dim_) {
@@ -895,6 +907,10 @@ class Emitter {
 
   // end: where the vectorized dim stops for this core; lanes at or past it are masked.
   void emit_element(int lanes, LV* end = nullptr) {
+    if (transpose_end_) {
+      emit_transposed_block(lanes, end);
+      return;
+    }
     if (unroll_dim_ >= 0) {
       emit_unrolled_element(lanes, end);
       return;
@@ -914,6 +930,111 @@ class Emitter {
     }
     emit_element_copies(lanes, end, values);
     vars_[unroll_dim_] = base;
+  }
+
+  // A kernel without a reduction that reads a buffer across its rows (a Transpose: lanes
+  // along the output's last dim, elements far apart in the source) gathers every vector
+  // element by element. Where such a load reads consecutive elements along another output
+  // dim, a block of `lanes` x `lanes` outputs loads `lanes` rows along that dim instead and
+  // transposes them in registers (log2(lanes) rounds of interleaving shuffles). x86_64 AVX2
+  // (edgert-bench medians): 12 x 197 x 64 floats -> 12 x 64 x 197 0.11 -> 0.047 ms, NHWC ->
+  // NCHW of 56 x 56 x 128 1.0 -> 0.15 ms. Decides transpose_dim_ (-1: none) and
+  // transposed_loads_: 4-byte loads without guards that gather along the lanes and move by
+  // one element along the chosen dim.
+  void choose_transposed_blocks(int vec) {
+    transpose_dim_ = -1;
+    transposed_loads_.clear();
+    if (k_.has_reduce() || vec < 0 || vector_lanes_ < 4 || int_vectors_ || byte_vectors_) return;
+    const int lanes = lanes_for(k_.out_shape[size_t(vec)]);
+    if (lanes < 4 || k_.out_shape[size_t(vec)] < lanes) return;
+    for (int d = 0; d < vec; ++d) {  // a dim whose loop is outside the lanes' (row-major order)
+      if (k_.out_shape[size_t(d)] < lanes) continue;
+      std::vector<const Value*> loads;
+      for (const auto& v : k_.values) {
+        const Value* l = v.get();
+        if (l->kind != Value::Kind::Load || l->dynamic || !l->guards.empty() || cheap_vector_load(l, vec)) continue;
+        const DType stored = k_.args[size_t(l->arg)].dtype;
+        if (stored != l->dtype || dtype_size(stored) != 4 || index_affine_coef(l->index, d) != 1) continue;
+        loads.push_back(l);
+      }
+      if (loads.size() > transposed_loads_.size()) transpose_dim_ = d, transposed_loads_ = loads;
+    }
+  }
+  // The outputs of a block along transpose_dim_ (up to transpose_end_) for one vector along
+  // the lanes (lanes at or past `end` masked off): row j holds the block's elements along t
+  // at lane j's position along vec (a lane past `end` reads the last real one's again);
+  // transposed, vector i holds the block's output i along t for every lane.
+  void emit_transposed_block(int lanes, LV* end) {
+    const int t = transpose_dim_, vec = vec_var_;
+    LV* t_base = vars_[t];
+    LV* vec_base = vars_[vec];
+    // A short block (out[t] not a multiple of the lanes, or a core's share of t) reads its
+    // rows masked and stores only its outputs.
+    const int64_t extent = k_.out_shape[size_t(t)];
+    const bool may_be_short = extent % lanes != 0 || t == k_.launch.parallel_dim;
+    LV* row_mask = nullptr;
+    if (may_be_short) {
+      std::vector<llvm::Constant*> iota;
+      for (int i = 0; i < lanes; ++i) iota.push_back(llvm::ConstantInt::get(idx_ty_, static_cast<uint64_t>(i)));
+      row_mask = b_.CreateICmpSLT(llvm::ConstantVector::get(iota),
+                                  b_.CreateVectorSplat(static_cast<unsigned>(lanes), b_.CreateSub(transpose_end_, t_base)));
+    }
+    end_lanes();
+    std::map<const Value*, std::vector<LV*>> columns;
+    for (const Value* l : transposed_loads_) {
+      llvm::Type* st = storage_type(l->dtype);
+      llvm::Type* vt = llvm::FixedVectorType::get(st, static_cast<unsigned>(lanes));
+      std::vector<LV*> rows;
+      for (int j = 0; j < lanes; ++j) {
+        LV* at = b_.CreateAdd(vec_base, ic(j));
+        if (end) at = b_.CreateSelect(b_.CreateICmpSLT(at, end), at, b_.CreateSub(end, ic(1)));
+        vars_[vec] = at;
+        LV* ptr = b_.CreateInBoundsGEP(st, buffers_[size_t(l->arg)], index(l->index));
+        rows.push_back(vector_load(vt, ptr, llvm::Align(dtype_size(l->dtype)), row_mask, l->arg));
+      }
+      columns[l] = transposed(rows);
+    }
+    vars_[vec] = vec_base;
+    for (int i = 0; i < lanes; ++i) {
+      vars_[t] = b_.CreateAdd(t_base, ic(i));
+      llvm::BasicBlock* done = nullptr;
+      if (may_be_short && i > 0) {
+        auto* store_block = llvm::BasicBlock::Create(ctx_, "transposed_out", fn_);
+        done = llvm::BasicBlock::Create(ctx_, "transposed_next", fn_);
+        b_.CreateCondBr(b_.CreateICmpSLT(vars_[t], transpose_end_), store_block, done);
+        b_.SetInsertPoint(store_block);
+      }
+      begin_lanes(vec, lanes, end);
+      for (const auto& [l, cols] : columns) memo_[l] = cols[size_t(i)];
+      acc_ = nullptr;
+      store(output_index(k_), splat(value(k_.result), lanes), k_.args[0].dtype);
+      if (done) {
+        b_.CreateBr(done);
+        b_.SetInsertPoint(done);
+      }
+    }
+    vars_[t] = t_base;
+    vec_var_ = vec;
+  }
+  // The transpose of a square matrix of vectors (rows[j] lane i -> result[i] lane j),
+  // as log2(n) rounds of the perfect shuffle: row 2m of a round interleaves the low halves of
+  // rows m and m + n/2, row 2m + 1 their high halves.
+  std::vector<LV*> transposed(std::vector<LV*> rows) {
+    const int n = static_cast<int>(rows.size());
+    std::vector<int> low, high;
+    for (int i = 0; i < n / 2; ++i) {
+      low.push_back(i), low.push_back(i + n);
+      high.push_back(i + n / 2), high.push_back(i + n / 2 + n);
+    }
+    for (int round = 1; round < n; round *= 2) {
+      std::vector<LV*> next;
+      for (int m = 0; m < n / 2; ++m) {
+        next.push_back(b_.CreateShuffleVector(rows[size_t(m)], rows[size_t(m + n / 2)], low));
+        next.push_back(b_.CreateShuffleVector(rows[size_t(m)], rows[size_t(m + n / 2)], high));
+      }
+      rows = std::move(next);
+    }
+    return rows;
   }
 
   // Whether a tile's reduce loops stay rolled. Each step loads values that several of the
@@ -3454,6 +3575,9 @@ class Emitter {
   LV* tile_vec_base_ = nullptr;      // the vectorized var at the tile's first vector (tiles of several)
   int tile_lanes_ = 0;               // lanes of all the tile's vectors
   std::vector<int> reduce_order_;    // reduce dims (indices into reduce_extents), outermost first
+  int transpose_dim_ = -1;           // output dim of blocks whose loads are transposed rows (-1: none)
+  std::vector<const Value*> transposed_loads_;  // the loads read as rows along it
+  LV* transpose_end_ = nullptr;       // inside such a block: where its dim ends (else null)
   int reduce_vec_ = -1;              // reduce variable vectorized instead of the output
   bool guards_known_true_ = false;   // emitting the copy of the reduction for inside tiles
   LV* unroll_end_ = nullptr;         // where it stops for this core

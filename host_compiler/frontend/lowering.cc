@@ -307,6 +307,46 @@ Node* int8_operand_i32(Graph& g, Node* v, bool shift) {
   return shift ? g.binary(Op::Sub, wide, g.constant(128.0, DType::I32)) : wide;
 }
 
+namespace {
+// Whether consecutive elements along `dim` of x are consecutive in the memory that a kernel
+// computing from x reads: the views (Permute, Reshape, ...) and fused elementwise ops above
+// the buffers x comes from keep `dim` their last one. Anything else (an input, a reduce, a
+// node the frontend realizes) is taken as stored row-major in its own shape. Conservative
+// where unsure (a reshape's inner dims, a window, a flip): false; past `depth` levels, true.
+bool reads_contiguous_along(const Node* x, size_t dim, int depth = 16) {
+  if (depth == 0) return true;
+  if (x->realize || is_reduce(x->op)) return dim + 1 == x->shape.size();
+  if (x->op == Op::Const || x->shape[dim] == 1) return true;  // the same element for every step
+  if (is_elementwise(x->op)) {
+    for (const Node* s : x->srcs)
+      if (!reads_contiguous_along(s, dim, depth - 1)) return false;
+    return true;
+  }
+  switch (x->op) {
+    case Op::Permute: return reads_contiguous_along(x->srcs[0], size_t(x->axes[dim]), depth - 1);
+    case Op::Reshape:
+      return dim + 1 == x->shape.size() && !x->srcs[0]->shape.empty() &&
+             reads_contiguous_along(x->srcs[0], x->srcs[0]->shape.size() - 1, depth - 1);
+    case Op::Expand: case Op::Pad: case Op::Shrink: return reads_contiguous_along(x->srcs[0], dim, depth - 1);
+    case Op::Flip: case Op::Window: return false;
+    default: return dim + 1 == x->shape.size();  // a leaf or a gather's own buffer
+  }
+}
+// A computed (non-constant) b of a product with at least this many rows per batch entry is
+// copied into its own (..., K, N) buffer where the product would read it across its rows
+// (the K^T of attention's Q K^T): the product's vectors along N then load consecutive
+// elements instead of gathering them (41 -> 81 GFLOP/s on x86_64 AVX2, 12 heads x 197 x 64),
+// and the copy, K * N elements against M * K * N multiply-adds, costs a fraction of that.
+// With fewer rows the product keeps its dot products along K (choose_reduce_vectorization).
+constexpr int64_t kRowsToCopyStridedOperand = 16;
+// Nor where N is just past a multiple of the vectors (less than 7/8 of N's blocks of 16
+// columns useful): the product's last, mostly masked vector of columns costs as much as a
+// full one, and swin_t's 49 columns (3 x 49 x 32 per window) ran at 17-21 GFLOP/s that way
+// against 35 as dot products along K (x86_64 AVX2, edgert-bench --profile).
+constexpr int64_t kColumnBlock = 16;  // a multiple of every CPU target's float lanes (4, 8, 16)
+bool columns_fill_vectors(int64_t n) { return n * 8 >= (n + kColumnBlock - 1) / kColumnBlock * kColumnBlock * 7; }
+}  // namespace
+
 Node* matmul(Graph& g, Node* a, Node* b, const DotLayout& dots, int64_t* a_shift) {
   if (a_shift) *a_shift = 0;
   if (a->shape.empty() || b->shape.empty()) throw CompileError("MatMul of a scalar");
@@ -360,6 +400,10 @@ Node* matmul(Graph& g, Node* a, Node* b, const DotLayout& dots, int64_t* a_shift
     std::vector<int64_t> perm = iota_ints(0, int64_t(rb));
     std::swap(perm[rb - 1], perm[rb - 2]);
     if (weights) b = packed_in_column_blocks(g, b);
+    else if (!g.is_constant(b) && !b_vec && a->shape[ra - 2] >= kRowsToCopyStridedOperand &&
+             columns_fill_vectors(b->shape[rb - 1]) &&
+             !reads_contiguous_along(b, rb - 1))
+      b->realize = true;
     Node* bt = g.permute(b, perm);
     // 8-bit weights in the folded (N, K) order: Node::packed stores them as they are, instead
     // of the fold widening them to int32 with the cast below.
@@ -386,8 +430,6 @@ Node* matmul(Graph& g, Node* a, Node* b, const DotLayout& dots, int64_t* a_shift
 }
 
 namespace {
-constexpr int64_t kColumnBlock = 16;  // a multiple of every CPU target's float lanes (4, 8, 16)
-
 // x with its last dim filled up with zero columns to a multiple of `columns` (a
 // classifier's 1000 columns: 63 panels of 16).
 Node* filled_to_column_blocks(Graph& g, Node* x, int64_t columns = kColumnBlock) {

@@ -42,7 +42,9 @@ suite = lib.Suite("test_ops_vs_onnxruntime", costs={
     "padded_dilated_convs": 6, "softmax_exp_at_the_extremes": 2,
     # new at stop 34, timed on x86_64 on a 2-core machine at load 5-15, not on rusticl
     "softmax_rows_in_one_kernel": 2, "stems_over_few_input_channels": 7,
-    "channels_first_convs_over_channels_last_copy": 20, "grouped_convs_tile_loads_each_pixel_once": 3})
+    "channels_first_convs_over_channels_last_copy": 20, "grouped_convs_tile_loads_each_pixel_once": 3,
+    # new at stop 34, timed alone on rusticl opencl-image (load average 10-15 on 2 cores)
+    "batched_products_with_transposed_operands": 31, "transposes_in_register_blocks": 14})
 WORK = None
 _count = [0]
 
@@ -368,6 +370,83 @@ def float16_versions_of_new_ops():
                     ["y"], [(n, v.astype(np.float32) if v.dtype == np.float16 else v) for n, v in init16], opset=opset)
         check(m16, feeds16, rtol=1e-2, atol=1e-2, ref_model=m32,
               ref_feeds={k: v.astype(np.float32) for k, v in feeds16.items()}, scale_tol=True)
+
+
+@suite.case
+def batched_products_with_transposed_operands():
+    """Matrix products whose second operand is computed and read across its rows (the K^T of
+    attention), which edgec copies into (..., K, N) rows first from 16 rows per product on
+    where N fills its vectors: remainders in M, N and K, broadcast batch dims, the
+    transformer's head split (slice -> reshape -> transpose), a scaled K^T (opset-23
+    Attention), Gemm transB; and the ones it leaves as they are (few rows, swin_t's 49
+    columns, V read along its rows). Its own random numbers: drawing from
+    RNG would change every later case's inputs (dynamic_quantize_lstm fails on some)."""
+    rng = np.random.default_rng(22)
+    randn = lambda *shape: rng.standard_normal(shape).astype(np.float32)  # noqa: E731
+    mm = lambda a, b, y: h.make_node("MatMul", [a, b], [y])  # noqa: E731
+    tr = lambda x, y, perm: h.make_node("Transpose", [x], [y], perm=perm)  # noqa: E731
+    for bh, m, n, k in [(3, 19, 30, 13), (2, 16, 15, 8), (4, 33, 29, 24), (2, 4, 10, 6), (3, 49, 49, 32)]:
+        feeds = {"q": randn(bh, m, k), "k": randn(bh, n, k)}
+        check(model([tr("k", "kt", [0, 2, 1]), mm("q", "kt", "y")], feeds, ["y"]), feeds, atol=1e-4)
+    # Broadcast batch dims: q (2, 1, M, K) against K^T of (3, N, K) -> (2, 3, M, N); and a
+    # shared K^T (N, K) -> (K, N) for every batch entry.
+    feeds = {"q": randn(2, 1, 18, 7), "k": randn(3, 14, 7)}
+    check(model([tr("k", "kt", [0, 2, 1]), mm("q", "kt", "y")], feeds, ["y"]), feeds, atol=1e-4)
+    feeds = {"q": randn(3, 20, 5), "k": randn(15, 5)}
+    check(model([h.make_node("Relu", ["k"], ["kr"]), tr("kr", "kt", [1, 0]), mm("q", "kt", "y")], feeds, ["y"]),
+          feeds, atol=1e-4)
+    # The transformer's self-attention: one (S, 3E) projection, K's heads split off by
+    # slice -> reshape -> transpose, scores, softmax, times V (S = 29, E = 24, 3 heads of 8).
+    s_len, e, heads = 29, 24, 3
+    qkv = "qkv"
+    feeds = {qkv: randn(s_len, 3 * e)}
+    inits = [(f"{x}_{i}", np.array(v, np.int64)) for i, (x, v) in enumerate(
+        [("st", [0]), ("en", [e]), ("st", [e]), ("en", [2 * e]), ("st", [2 * e]), ("en", [3 * e])])]
+    inits += [("ax", np.array([1], np.int64)), ("heads", np.array([s_len, heads, e // heads], np.int64))]
+    nodes = []
+    for i, part in enumerate("qkv"):
+        nodes += [h.make_node("Slice", [qkv, f"st_{2 * i}", f"en_{2 * i + 1}", "ax"], [f"{part}2"]),
+                  h.make_node("Reshape", [f"{part}2", "heads"], [f"{part}3"]),
+                  tr(f"{part}3", f"{part}h", [1, 0, 2])]
+    nodes += [tr("kh", "kt", [0, 2, 1]), mm("qh", "kt", "scores"),
+              h.make_node("Softmax", ["scores"], ["p"], axis=-1), mm("p", "vh", "y")]
+    check(model(nodes, feeds, ["scores", "y"], inits), feeds, atol=1e-4)
+    # Gemm with a computed B read transposed, and opset-23 Attention's scaled K^T at 18 queries.
+    feeds = {"a": randn(20, 9), "b": randn(14, 9)}
+    check(model([h.make_node("Tanh", ["b"], ["bt"]), h.make_node("Gemm", ["a", "bt"], ["y"], transB=1)],
+                feeds, ["y"]), feeds, atol=1e-4)
+    feeds = {"q": randn(1, 2, 18, 8), "k": randn(1, 2, 30, 8), "v": randn(1, 2, 30, 8)}
+    check(model([h.make_node("Attention", ["q", "k", "v"], ["y"])], feeds, ["y"], opset=23), feeds, atol=1e-4)
+
+
+@suite.case
+def transposes_in_register_blocks():
+    """Transposes whose output vectors read the source across its rows, which the CPU code
+    loads as rows along another output dim and transposes in registers: remainders along both
+    dims, a transposed operand fused with a contiguous one, int32, 3 threads; the LLVM IR of
+    the NHWC -> NCHW copy has no gather (the element-by-element form it replaces)."""
+    rng = np.random.default_rng(23)  # not RNG: later cases keep their inputs
+    cases = [((1, 19, 13, 37), [0, 3, 1, 2], np.float32), ((1, 37, 13, 19), [0, 2, 3, 1], np.float32),
+             ((33, 17), [1, 0], np.int32), ((3, 8, 16, 5), [0, 3, 2, 1], np.float32)]
+    for i, (shape, perm, dtype) in enumerate(cases):
+        feeds = {"x": (rng.standard_normal(shape) * 100).astype(dtype)}
+        m = model([h.make_node("Transpose", ["x"], ["y"], perm=perm)], feeds, ["y"])
+        want = lib.ort_run(m, feeds)["y"]
+        for threads in (1, 3):
+            got = lib.compile_and_run(m, feeds, WORK, name=f"transpose{i}_{threads}", threads=threads)["y"]
+            assert np.array_equal(got, want), f"Transpose{perm} of {shape} ({threads} threads)"
+    feeds = {"x": rng.standard_normal((2, 24, 41)).astype(np.float32),
+             "y": rng.standard_normal((2, 41, 24)).astype(np.float32)}
+    check(model([h.make_node("Transpose", ["x"], ["xt"], perm=[0, 2, 1]), h.make_node("Add", ["xt", "y"], ["s"]),
+                 h.make_node("Relu", ["s"], ["r"])], feeds, ["r"]), feeds, rtol=0, atol=0)
+    if lib.opencl_target() or os.environ.get("EDGE_TARGET", "").startswith("hexagon"):
+        return  # no LLVM IR; hexagon-v65's HVX has no float lanes
+    feeds = {"x": np.zeros((1, 20, 20, 64), np.float32)}
+    path = WORK / "nhwc_to_nchw.onnx"
+    path.write_bytes(model([h.make_node("Transpose", ["x"], ["y"], perm=[0, 3, 1, 2])], feeds, ["y"]).SerializeToString())
+    ir = WORK / "nhwc_to_nchw.ll"
+    lib.run_tool([lib.find_tool("edgec"), "compile", path, "-o", WORK / "nhwc_to_nchw.bundle", "--dump-llvm-ir", ir])
+    assert "masked.gather" not in ir.read_text(), "the NHWC -> NCHW copy gathers its elements"
 
 
 def check_fp16(nodes, feeds16, outputs, inits16=(), rtol=1e-2, atol=1e-2, opset=18):
