@@ -250,16 +250,8 @@ def _external_data_files(path: Path, data: bytes):
         model = onnx.load_model_from_string(data)
     except Exception:  # not a model: its bytes alone are the key
         return []
-    graphs, locations = [model.graph], set()
-    while graphs:
-        g = graphs.pop()
-        tensors = list(g.initializer)
-        for node in g.node:
-            for a in node.attribute:
-                tensors += ([a.t] if a.HasField("t") else []) + list(a.tensors)
-                graphs += ([a.g] if a.HasField("g") else []) + list(a.graphs)
-        for t in tensors:
-            locations |= {e.value for e in t.external_data if e.key == "location"}
+    from onnx.external_data_helper import _get_all_tensors  # every graph's, subgraphs' included (onnx is pinned)
+    locations = {e.value for t in _get_all_tensors(model) for e in t.external_data if e.key == "location"}
     files = [path.parent / loc for loc in sorted(locations)]
     return [f for f in files if f.is_file()]
 
