@@ -221,7 +221,12 @@ Outs lower_split(OpContext& ctx) {
     sizes.emplace();
     for (int64_t p = 0, left = dim; p < parts; ++p, left -= chunk) sizes->push_back(std::clamp(left, int64_t(0), chunk));
   }
-  if (std::accumulate(sizes->begin(), sizes->end(), int64_t(0)) != dim)
+  if (sizes->size() != ctx.num_outputs())
+    ctx.fail("split sizes " + shape_str(*sizes) + " for " + std::to_string(ctx.num_outputs()) + " outputs");
+  int64_t total = 0;
+  bool valid = true;
+  for (int64_t s : *sizes) valid = valid && s >= 0 && !__builtin_add_overflow(total, s, &total);
+  if (!valid || total != dim)
     ctx.fail("split sizes " + shape_str(*sizes) + " do not add up to dim " + std::to_string(dim));
   Outs outs;
   int64_t offset = 0;
@@ -372,12 +377,13 @@ Outs lower_pad(OpContext& ctx) {
     lo[a] = pads[i];
     hi[a] = pads[i + axes.size()];
   }
-  // Negative pads crop first.
+  // Negative pads crop first (compared before negated: -INT64_MIN overflows).
   std::vector<int64_t> begin(static_cast<size_t>(rank)), end = x->shape;
   for (int64_t a = 0; a < rank; ++a) {
+    if (lo[a] < -x->shape[a] || hi[a] < -x->shape[a] || -std::min<int64_t>(0, lo[a]) > end[a] + std::min<int64_t>(0, hi[a]))
+      ctx.fail("negative pads remove more than the dim");
     begin[a] = std::max<int64_t>(0, -lo[a]);
     end[a] -= std::max<int64_t>(0, -hi[a]);
-    if (begin[a] > end[a]) ctx.fail("negative pads remove more than the dim");
     lo[a] = std::max<int64_t>(0, lo[a]);
     hi[a] = std::max<int64_t>(0, hi[a]);
   }

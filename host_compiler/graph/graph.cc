@@ -400,7 +400,8 @@ Node* Graph::pad(Node* x, std::vector<int64_t> lo, std::vector<int64_t> hi, doub
   bool any = false;
   for (size_t i = 0; i < rank; ++i) {
     if (lo[i] < 0 || hi[i] < 0) fail("Pad: negative padding " + ints_str(lo) + " / " + ints_str(hi));
-    shape[i] += lo[i] + hi[i];
+    if (__builtin_add_overflow(shape[i], lo[i], &shape[i]) || __builtin_add_overflow(shape[i], hi[i], &shape[i]))
+      fail("Pad: padding " + ints_str(lo) + " / " + ints_str(hi) + " of " + shape_str(x->shape) + " overflows a dim");
     any = any || lo[i] || hi[i];
   }
   if (!any) return x;
