@@ -8,7 +8,7 @@ file, an operator set from the future, shapes past the size limit (Range to 2^60
 kernels or dilations or negative pads (found by tests/fuzz/fuzz_onnx); nested Loops past the
 unrolling budget, overflowing pads and split sizes, per-channel parameters of the wrong length,
 constant indices out of range, a negative opset and a NUL byte in a name (all compiled, or ran
-for hours, before).
+for hours, before). A chain of 10,000 dead DequantizeLinear compiles in seconds (minutes before).
 Compiled and run, matching onnxruntime: zero-size reductions (MatMul with K = 0, a Conv
 with no input channels), a chain of 4,000 elementwise ops and a Sum of 2,000 inputs (deep
 recursion in the compiler), Slice with a step of INT64_MIN, and models from the wild that
@@ -176,6 +176,21 @@ def nested_loops_stop_at_the_unrolling_budget():
     m = model([h.make_node("Loop", ["trips", "", "x"], ["y"], name="outer_loop", body=inner)], [vi("x", TP.FLOAT, [4])],
               [vi("y", TP.FLOAT, [4])], [("trips", np.array(1000, np.int64))])
     refused("loops_1000_cubed", m, ["outer_loop", "Loop", "unrolls to more than 262144 nodes"], timeout=60)
+
+
+@suite.case
+def dead_dequantize_chain_is_dropped_in_one_pass():
+    """A fused QDQ group (DequantizeLinear -> Reshape -> QuantizeLinear, one scale) and a chain
+    of 10,000 DequantizeLinear whose end nothing reads: the QDQ fusion dropped one dead node
+    per pass over the graph (8,000 took minutes); now one pass. The output is the input."""
+    inits = [("s", np.array(0.5, np.float32)), ("z", np.array(3, np.uint8)), ("shape", np.array([4], np.int64))]
+    nodes = [h.make_node("DequantizeLinear", ["xq", "s", "z"], ["xf"]), h.make_node("Reshape", ["xf", "shape"], ["r"]),
+             h.make_node("QuantizeLinear", ["r", "s", "z"], ["y"])]
+    nodes += [h.make_node("DequantizeLinear", ["xq" if i == 0 else f"d{i - 1}", "s", "z"], [f"d{i}"]) for i in range(10000)]
+    m = model(nodes, [vi("xq", TP.UINT8, [4])], [vi("y", TP.UINT8, [4])], inits)
+    xq = np.array([0, 3, 200, 255], np.uint8)
+    out = lib.compile_and_run(m, {"xq": xq}, WORK, name="dead_dequantize_chain", timeout=60)
+    assert np.array_equal(out["y"], xq), out["y"]
 
 
 @suite.case
