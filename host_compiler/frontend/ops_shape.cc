@@ -251,7 +251,10 @@ Outs lower_tile(OpContext& ctx) {
   for (size_t i = 0; i < repeats.size(); ++i) {
     interleaved.insert(interleaved.end(), {1, x->shape[i]});
     expanded.insert(expanded.end(), {repeats[i], x->shape[i]});
-    out.push_back(repeats[i] * x->shape[i]);
+    int64_t dim = 0;
+    if (repeats[i] < 0 || __builtin_mul_overflow(repeats[i], x->shape[i], &dim))  // before Expand checks the size
+      ctx.fail("repeats " + shape_str(repeats) + " of " + shape_str(x->shape) + " are negative or overflow a dim");
+    out.push_back(dim);
   }
   return {ctx.g.reshape(ctx.g.expand(ctx.g.reshape(x, interleaved), expanded), out)};
 }

@@ -195,7 +195,7 @@ def dead_dequantize_chain_is_dropped_in_one_pass():
 
 @suite.case
 def values_no_model_can_mean_are_refused_naming_the_node():
-    """Each compiled on main: an overflowing pad wrapped to a smaller output, split sizes for
+    """Each compiled on main: an overflowing pad (or Tile) wrapped to another output, split sizes for
     more outputs than the node has (or whose sum wraps to the dim) were cut, a per-channel
     parameter of the wrong length broadcast the output to more channels, constant indices out
     of range were clamped, opset -5 ran, a NUL in a name made a bundle no runtime opens."""
@@ -207,6 +207,10 @@ def values_no_model_can_mean_are_refused_naming_the_node():
                                    [("p", i64([0, 0, hi, 0, 0, 0, hi, 0]))]), ["pad", "Pad", "overflows"])
     refused("pad_int64_min", model([h.make_node("Pad", ["x", "p"], ["y"], name="crop")], x4, y,
                                    [("p", i64([0, 0, lo, 0, 0, 0, 0, 0]))]), ["crop", "Pad", "remove more than the dim"])
+    # fuzz_onnx (tile_repeats_product_overflow.onnx): repeats x dim wrapped (UB), here 4 x 2^62 to
+    # 0; with a zero dim the output has no elements, so no size check caught the wrapped dims.
+    refused("tile_repeats_overflow", model([h.make_node("Tile", ["x", "r"], ["y"], name="tile")], [vi("x", TP.FLOAT, [0, 4])], y,
+                                           [("r", i64([1, 1 << 62]))]), ["tile", "Tile", "overflow a dim"])
     x6 = [vi("x", TP.FLOAT, [6])]
     for name, sizes, outs in (("split_3_sizes_2_outputs", [2, 2, 2], "yz"), ("split_sizes_wrap", [hi, hi, 8], "yzw")):
         refused(name, model([h.make_node("Split", ["x", "s"], list(outs), name="cut")], x6, [vi(o, TP.FLOAT, None) for o in outs],
