@@ -259,16 +259,28 @@ Outs lower_tile(OpContext& ctx) {
   return {ctx.g.reshape(ctx.g.expand(ctx.g.reshape(x, interleaved), expanded), out)};
 }
 
+// The product of a dim and blocksize factors; the node fails where it overflows (blocksize
+// 2^32 squared wrapped to 0, and edgec died of SIGFPE taking the channels modulo it; an input
+// with a zero dim bounds none of its other dims).
+int64_t block_product(const OpContext& ctx, int64_t dim, int64_t b, int64_t times) {
+  for (int64_t i = 0; i < times; ++i)
+    if (__builtin_mul_overflow(dim, b, &dim)) ctx.fail("blocksize " + std::to_string(b) + " overflows the dims");
+  return dim;
+}
+
 // DepthToSpace / SpaceToDepth are a reshape, a permutation and a reshape.
 Outs lower_depth_to_space(OpContext& ctx) {
   Node* x = ctx.input(0);
   if (x->shape.size() != 4) ctx.fail("input must be 4-D");
   int64_t b = ctx.attr_int("blocksize", 0), n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3];
-  if (b < 1 || c % (b * b)) ctx.fail("blocksize does not divide the channels");
+  if (b < 1) ctx.fail("blocksize must be positive");
+  const int64_t bb = block_product(ctx, 1, b, 2);
+  if (c % bb) ctx.fail("blocksize does not divide the channels");
   bool crd = ctx.attr_string("mode", "DCR") == "CRD";
-  Shape split = crd ? Shape{n, c / (b * b), b, b, h, w} : Shape{n, b, b, c / (b * b), h, w};
+  Shape split = crd ? Shape{n, c / bb, b, b, h, w} : Shape{n, b, b, c / bb, h, w};
   std::vector<int64_t> perm = crd ? std::vector<int64_t>{0, 1, 4, 2, 5, 3} : std::vector<int64_t>{0, 3, 4, 1, 5, 2};
-  return {ctx.g.reshape(ctx.g.permute(ctx.g.reshape(x, split), perm), {n, c / (b * b), h * b, w * b})};
+  return {ctx.g.reshape(ctx.g.permute(ctx.g.reshape(x, split), perm),
+                        {n, c / bb, block_product(ctx, h, b, 1), block_product(ctx, w, b, 1)})};
 }
 
 Outs lower_space_to_depth(OpContext& ctx) {
@@ -277,7 +289,7 @@ Outs lower_space_to_depth(OpContext& ctx) {
   int64_t b = ctx.attr_int("blocksize", 0), n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3];
   if (b < 1 || h % b || w % b) ctx.fail("blocksize does not divide the spatial dims");
   Node* split = ctx.g.reshape(x, {n, c, h / b, b, w / b, b});
-  return {ctx.g.reshape(ctx.g.permute(split, {0, 3, 5, 1, 2, 4}), {n, c * b * b, h / b, w / b})};
+  return {ctx.g.reshape(ctx.g.permute(split, {0, 3, 5, 1, 2, 4}), {n, block_product(ctx, c, b, 2), h / b, w / b})};
 }
 
 Outs lower_constant(OpContext& ctx) {

@@ -211,6 +211,12 @@ def values_no_model_can_mean_are_refused_naming_the_node():
     # 0; with a zero dim the output has no elements, so no size check caught the wrapped dims.
     refused("tile_repeats_overflow", model([h.make_node("Tile", ["x", "r"], ["y"], name="tile")], [vi("x", TP.FLOAT, [0, 4])], y,
                                            [("r", i64([1, 1 << 62]))]), ["tile", "Tile", "overflow a dim"])
+    # DepthToSpace by 2^32: blocksize squared wrapped to 0 and edgec died of SIGFPE (channels % 0);
+    # SpaceToDepth by 2^21 of 2^40 channels (no elements: batch 0) wrapped to 0 channels.
+    refused("depth_to_space_2_32", model([h.make_node("DepthToSpace", ["x"], ["y"], name="d2s", blocksize=1 << 32)],
+                                         [vi("x", TP.FLOAT, [1, 4, 2, 2])], y), ["d2s", "DepthToSpace", "overflows"])
+    refused("space_to_depth_wraps", model([h.make_node("SpaceToDepth", ["x"], ["y"], name="s2d", blocksize=1 << 21)],
+                                          [vi("x", TP.FLOAT, [0, 1 << 40, 1 << 21, 1 << 21])], y), ["s2d", "SpaceToDepth", "overflows"])
     x6 = [vi("x", TP.FLOAT, [6])]
     for name, sizes, outs in (("split_3_sizes_2_outputs", [2, 2, 2], "yz"), ("split_sizes_wrap", [hi, hi, 8], "yzw")):
         refused(name, model([h.make_node("Split", ["x", "s"], list(outs), name="cut")], x6, [vi(o, TP.FLOAT, None) for o in outs],
