@@ -217,6 +217,13 @@ def values_no_model_can_mean_are_refused_naming_the_node():
                                          [vi("x", TP.FLOAT, [1, 4, 2, 2])], y), ["d2s", "DepthToSpace", "overflows"])
     refused("space_to_depth_wraps", model([h.make_node("SpaceToDepth", ["x"], ["y"], name="s2d", blocksize=1 << 21)],
                                           [vi("x", TP.FLOAT, [0, 1 << 40, 1 << 21, 1 << 21])], y), ["s2d", "SpaceToDepth", "overflows"])
+    # Col2Im with a stride of 0 (edgec died of SIGFPE), and 2^60 taps of a [1, 0, 1] input (no
+    # elements to bound them: edgec placed taps for hours).
+    for name, xshape, block, attrs in (("col2im_stride_0", [1, 4, 9], [2, 2], dict(strides=[0, 1])),
+                                       ("col2im_2_60_taps", [1, 0, 1], [1 << 30, 1 << 30], {})):
+        refused(name, model([h.make_node("Col2Im", ["x", "im", "bl"], ["y"], name="c2i", **attrs)], [vi("x", TP.FLOAT, xshape)], y,
+                            [("im", i64([4, 4] if block == [2, 2] else block)), ("bl", i64(block))], opset=18), ["c2i", "Col2Im"],
+                timeout=60)
     x6 = [vi("x", TP.FLOAT, [6])]
     for name, sizes, outs in (("split_3_sizes_2_outputs", [2, 2, 2], "yz"), ("split_sizes_wrap", [hi, hi, 8], "yzw")):
         refused(name, model([h.make_node("Split", ["x", "s"], list(outs), name="cut")], x6, [vi(o, TP.FLOAT, None) for o in outs],
