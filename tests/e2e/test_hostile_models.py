@@ -6,9 +6,9 @@ a hang or an allocation failure: graphs that break ONNX's single-definition rule
 file, an operator set from the future, shapes past the size limit (Range to 2^60, Resize by
 1e9, OneHot of depth 2^40, Expand to 2^80 elements), pooling windows with zero or huge strides,
 kernels or dilations or negative pads (found by tests/fuzz/fuzz_onnx); nested Loops past the
-unrolling budget, overflowing pads and split sizes, per-channel parameters of the wrong length,
-constant indices out of range, a negative opset and a NUL byte in a name (all compiled, or ran
-for hours, before). A chain of 10,000 dead DequantizeLinear compiles in seconds (minutes before).
+unrolling budget, overflowing pads, Tile repeats, blocksizes and split sizes, Col2Im with a zero
+stride or 2^60 taps, per-channel parameters of the wrong length, constant indices out of range,
+a negative opset and a NUL byte in a name (each compiled, crashed or ran for hours before). A chain of 10,000 dead DequantizeLinear compiles in seconds (minutes before).
 Compiled and run, matching onnxruntime: zero-size reductions (MatMul with K = 0, a Conv
 with no input channels), a chain of 4,000 elementwise ops and a Sum of 2,000 inputs (deep
 recursion in the compiler), Slice with a step of INT64_MIN, and models from the wild that
