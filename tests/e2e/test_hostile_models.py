@@ -7,7 +7,7 @@ file, an operator set from the future, shapes past the size limit (Range to 2^60
 1e9, OneHot of depth 2^40, Expand to 2^80 elements), pooling windows with zero or huge strides,
 kernels or dilations or negative pads (found by tests/fuzz/fuzz_onnx); nested Loops past the
 unrolling budget, overflowing pads, Tile repeats, blocksizes and split sizes, Col2Im with a zero
-stride or 2^60 taps, per-channel parameters of the wrong length, constant indices out of range,
+stride or 2^60 taps, Resize to a 2^40 dim of an empty output, per-channel parameters of the wrong length, constant indices out of range,
 a negative opset and a NUL byte in a name (each compiled, crashed or ran for hours before). A chain of 10,000 dead DequantizeLinear compiles in seconds (minutes before).
 Compiled and run, matching onnxruntime: zero-size reductions (MatMul with K = 0, a Conv
 with no input channels), a chain of 4,000 elementwise ops and a Sum of 2,000 inputs (deep
@@ -224,6 +224,11 @@ def values_no_model_can_mean_are_refused_naming_the_node():
         refused(name, model([h.make_node("Col2Im", ["x", "im", "bl"], ["y"], name="c2i", **attrs)], [vi("x", TP.FLOAT, xshape)], y,
                             [("im", i64([4, 4] if block == [2, 2] else block)), ("bl", i64(block))], opset=18), ["c2i", "Col2Im"],
                 timeout=60)
+    # fuzz_onnx (resize_sizes_huge_dim_of_empty_output.onnx): an output of no elements bounds no
+    # dim; Resize planned one table entry per position of a 2^40 dim (hours).
+    refused("resize_to_2_40_by_0", model([h.make_node("Resize", ["x", "", "", "sz"], ["y"], name="zoom")], x4, y,
+                                         [("sz", i64([1, 1, 1 << 40, 0]))], opset=19), ["zoom", "Resize", "output dim 2"],
+            timeout=60)
     x6 = [vi("x", TP.FLOAT, [6])]
     for name, sizes, outs in (("split_3_sizes_2_outputs", [2, 2, 2], "yz"), ("split_sizes_wrap", [hi, hi, 8], "yzw")):
         refused(name, model([h.make_node("Split", ["x", "s"], list(outs), name="cut")], x6, [vi(o, TP.FLOAT, None) for o in outs],
