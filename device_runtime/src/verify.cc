@@ -382,11 +382,17 @@ edgert_status check_buffers(const Bundle* b) {
             texels < (elems + edge::abi::kImageChannels - 1) / edge::abi::kImageChannels)
           return EDGE_INVALID("buffer %u (%s): image %ux%u texels cannot hold its %" PRIu64 " elements",
                               i, name, buf->image_width(), buf->image_height(), elems);
-        uint64_t padded = 0;  // texels * 4 * element size: what an arena image owns
-        if (buf->kind() == BufferKind::Arena &&
-            (__builtin_mul_overflow(texels, edge::abi::kImageChannels * dtype_size(static_cast<uint32_t>(buf->dtype())),
-                                    &padded) ||
-             !range_inside(buf->offset(), padded, b->arena_size())))
+        // texels * 4 * element size: what an arena image owns, and what a port allocates and
+        // copies for any image (the opencl port stages a weight's padded texels on the heap:
+        // 2^30 x 2^30 texels of floats wrapped to 0 bytes, then took the weight's bytes).
+        uint64_t padded = 0;
+        if (__builtin_mul_overflow(texels, edge::abi::kImageChannels * dtype_size(static_cast<uint32_t>(buf->dtype())),
+                                   &padded) ||
+            padded > SIZE_MAX)
+          return EDGE_INVALID("buffer %u (%s): image %ux%u texels of %s overflow this machine's sizes", i, name,
+                              buf->image_width(), buf->image_height(),
+                              enum_name(kDTypeNames, static_cast<uint32_t>(buf->dtype())));
+        if (buf->kind() == BufferKind::Arena && !range_inside(buf->offset(), padded, b->arena_size()))
           return EDGE_INVALID("buffer %u (%s): image %ux%u at arena offset %" PRIu64 " exceeds arena_size %" PRIu64,
                               i, name, buf->image_width(), buf->image_height(), buf->offset(), b->arena_size());
         break;

@@ -158,7 +158,11 @@ void check_io_limits(const Schedule& schedule, const TargetSpec& target) {
   for (const std::vector<int>* list : {&schedule.inputs, &schedule.outputs})
     for (int id : *list) {
       const ScheduledBuffer& b = schedule.buffers[id];
-      const std::string what = std::string(list == &schedule.inputs ? "input" : "output") + " '" + b.name + "'";
+      const std::string kind = list == &schedule.inputs ? "input" : "output", what = kind + " '" + b.name + "'";
+      // The runtime takes names as C strings (edgert_tensor_info.name).
+      if (const size_t nul = b.name.find('\0'); nul != std::string::npos)
+        throw CompileError(kind + " '" + b.name.substr(0, nul) +
+                           "\\0...': a name with a NUL byte, which the runtime refuses (names are C strings)");
       if (b.shape.size() > edge::limits::kMaxRank)
         throw CompileError(what + " has rank " + std::to_string(b.shape.size()) + "; the runtime takes at most " +
                            std::to_string(edge::limits::kMaxRank) + " dimensions (EDGERT_MAX_RANK)");

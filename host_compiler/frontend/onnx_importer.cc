@@ -148,6 +148,10 @@ struct Scope {
 // Control flow is unrolled at compile time: If needs a constant condition, Loop a
 // constant trip count (or conditions that fold), Scan a static sequence length.
 constexpr int64_t kMaxUnrolledIterations = 1024;
+// ONNX nodes that unrolling may instantiate in all, bodies of nested loops once per
+// iteration of every enclosing loop: three Loops of 1,000 trips, one inside the other, are
+// 10^9 bodies (edgec ran for hours). A loop of 1,024 trips over a 256-node body fits.
+constexpr int64_t kMaxUnrolledNodes = int64_t{1} << 18;
 
 struct NodeImporter {
   Graph& g;
@@ -156,6 +160,7 @@ struct NodeImporter {
   DotLayout dots;                       // ImportOptions::dots
   bool padded_grouped_convs = false;    // ImportOptions::padded_grouped_convs
   bool byte_pair_tables = false;        // ImportOptions::byte_pair_tables
+  int64_t unrolled_nodes = 0;           // body nodes instantiated so far (kMaxUnrolledNodes)
 
   void run(const onnx::GraphProto& graph, Scope& scope) {
     const auto& table = onnx_frontend::op_table();
@@ -224,6 +229,10 @@ struct NodeImporter {
                           const std::vector<Node*>& args) {
     Scope scope;
     scope.parent = &outer;
+    unrolled_nodes += graph.node_size();
+    if (unrolled_nodes > kMaxUnrolledNodes)
+      throw CompileError(what + ": control flow unrolls to more than " + std::to_string(kMaxUnrolledNodes) +
+                         " nodes (loop and scan bodies times their iterations, nested ones included)");
     if (size_t(graph.input_size()) != args.size())
       throw CompileError(what + " takes " + std::to_string(graph.input_size()) + " inputs, " + std::to_string(args.size()) + " given");
     for (int i = 0; i < graph.input_size(); ++i) scope.values[graph.input(i).name()] = args[size_t(i)];
@@ -388,11 +397,12 @@ struct NodeImporter {
 std::unique_ptr<Graph> import_graph(const onnx::ModelProto& model, const ImportOptions& options) {
   const int64_t opset = opset_version(model, true), ml_opset = opset_version(model, false);
   if (!model.has_graph()) throw CompileError("the model has no graph");
-  if (opset > kMaxOpset)
-    throw CompileError("the model imports operator set " + std::to_string(opset) + " of ai.onnx; edgec implements up to " +
+  // 0: none imported (refused at the first node that needs one); no version is negative.
+  if (opset < 0 || opset > kMaxOpset)
+    throw CompileError("the model imports operator set " + std::to_string(opset) + " of ai.onnx; edgec implements 1 to " +
                        std::to_string(kMaxOpset));
-  if (ml_opset > kMaxMlOpset)
-    throw CompileError("the model imports operator set " + std::to_string(ml_opset) + " of ai.onnx.ml; edgec implements up to " +
+  if (ml_opset < 0 || ml_opset > kMaxMlOpset)
+    throw CompileError("the model imports operator set " + std::to_string(ml_opset) + " of ai.onnx.ml; edgec implements 1 to " +
                        std::to_string(kMaxMlOpset));
   check_graph_names(model.graph());
   // QDQ groups become the integer ops onnxruntime runs them as (qdq_fusion.cc); a copy, as

@@ -20,6 +20,19 @@ void check_int_indices(const OpContext& ctx, const Node* idx) {
     ctx.fail(std::string("indices must be int32 or int64, got ") + dtype_name(idx->dtype));
 }
 
+// Indices known at compile time are held to the dims they index, as Gather's are: element e
+// of idx indexes a dim of size dims[e % dims.size()] (GatherND / ScatterND: one index tuple
+// per row of the last axis). An index known only at run time stays inside the data in the
+// kernels; a constant one out of range is a broken model (onnxruntime refuses it when it runs).
+void check_constant_indices(const OpContext& ctx, const Node* idx, const Shape& dims) {
+  if (!ctx.g.is_constant(idx) || dims.empty()) return;
+  const std::vector<int64_t> values = ctx.g.evaluate(idx).to_ints();
+  for (size_t e = 0; e < values.size(); ++e) {
+    const int64_t i = values[e], dim = dims[e % dims.size()];
+    if (i < -dim || i >= dim) ctx.fail("index " + std::to_string(i) + " out of range for dim " + std::to_string(dim));
+  }
+}
+
 Shape insert_dim(Shape s, size_t at, int64_t size) {
   s.insert(s.begin() + int64_t(at), size);
   return s;
@@ -47,6 +60,7 @@ Outs lower_gather_elements(OpContext& ctx) {
   end[axis] = dim;
   for (int64_t d = 0; d < rank; ++d)
     if (end[d] > data->shape[d]) ctx.fail("indices " + shape_str(idx->shape) + " exceed data " + shape_str(data->shape));
+  check_constant_indices(ctx, idx, {dim});
   if (dim > 0 || numel(idx->shape) == 0) {
     // The data-dependent read: data restricted to the index extent in the other dims.
     Node* i = wrap_negative(g, idx, dim);
@@ -91,6 +105,7 @@ Outs lower_gather_nd(OpContext& ctx) {
   Shape indexed(data->shape.begin() + b, data->shape.begin() + b + k);
   Shape rest(data->shape.begin() + b + k, data->shape.end());
   Shape qdims(idx->shape.begin() + b, idx->shape.end() - 1);
+  check_constant_indices(ctx, idx, indexed);
   int64_t f = numel(indexed);
   Node* flat = flat_index(g, idx, indexed);  // (B..., Q...)
   Shape out = batch;
@@ -177,6 +192,7 @@ Outs lower_scatter_elements(OpContext& ctx) {
     ctx.fail("indices " + shape_str(idx->shape) + " and updates " + shape_str(upd->shape) + " must match in shape and data's rank");
   if (upd->dtype != data->dtype) ctx.fail("updates and data differ in dtype");
   int64_t axis = ctx.axis(ctx.attr_int("axis", 0), rank), dim = data->shape[axis], n = idx->shape[axis];
+  check_constant_indices(ctx, idx, {dim});
   // Candidates per data element: the updates in its line along the axis, (D.. with 1 at axis, n),
   // padded with index -1 (never matches) beyond the index extent in the other dims.
   std::vector<int64_t> lo(size_t(rank + 1), 0), hi(size_t(rank + 1), 0);
@@ -207,6 +223,7 @@ Outs lower_scatter_nd(OpContext& ctx) {
   want.insert(want.end(), rest.begin(), rest.end());
   if (upd->shape != want) ctx.fail("updates " + shape_str(upd->shape) + " should be " + shape_str(want));
   if (upd->dtype != data->dtype) ctx.fail("updates and data differ in dtype");
+  check_constant_indices(ctx, idx, indexed);
   int64_t f = numel(indexed), u = numel(qdims);
   Node* flat = g.reshape(flat_index(g, idx, indexed), {1, u});  // (1, U)
   Node* mask = g.binary(Op::CmpEq, flat, iota(g, f, DType::I64, 2, 0));  // (F, U)

@@ -117,8 +117,18 @@ Outs lower_col2im(OpContext& ctx) {
   std::vector<int64_t> pads = ctx.attr_ints("pads", std::vector<int64_t>(2 * k, 0));
   if (dil.size() != k || stride.size() != k || pads.size() != 2 * k) ctx.fail("dilations / strides / pads do not match");
   if (x->shape.size() != 3) ctx.fail("input must be (N, C*prod(block_shape), L)");
-  int64_t n = x->shape[0], kprod = numel(block);
-  if (kprod == 0 || x->shape[1] % kprod) ctx.fail("input channels are not a multiple of the block size");
+  // Bounded as Conv's windows are (a stride of 0 divided by zero: SIGFPE), and the taps, one
+  // placement each, as a tensor's elements are not when it has none (C = 0).
+  constexpr int64_t kMaxWindowValue = int64_t{1} << 31, kMaxTaps = 4096;
+  for (size_t i = 0; i < k; ++i)
+    if (image[i] < 1 || block[i] < 1 || dil[i] < 1 || stride[i] < 1 || image[i] >= kMaxWindowValue ||
+        block[i] >= kMaxWindowValue || dil[i] >= kMaxWindowValue || stride[i] >= kMaxWindowValue ||
+        pads[i] < 0 || pads[k + i] < 0 || pads[i] >= kMaxWindowValue || pads[k + i] >= kMaxWindowValue)
+      ctx.fail("image_shape, block_shape, dilations and strides must be in [1, 2^31), pads in [0, 2^31)");
+  int64_t n = x->shape[0], kprod = 1;
+  for (int64_t b : block)
+    if ((kprod *= b) > kMaxTaps) ctx.fail("block_shape " + shape_str(block) + " has more than 4096 taps");
+  if (x->shape[1] % kprod) ctx.fail("input channels are not a multiple of the block size");
   int64_t c = x->shape[1] / kprod;
   std::vector<int64_t> blocks(k);
   for (size_t i = 0; i < k; ++i) {

@@ -979,11 +979,20 @@ Outs lower_global_max_pool(OpContext& ctx) {
   return {ctx.g.reduce(Op::ReduceMax, x, spatial_axes(ctx, x))};
 }
 
-// Per-channel parameters (C) or (C, spatial...) shaped to broadcast against (N, C, ...).
+// Per-channel parameters (C) shaped to broadcast against (N, C, ...).
 Node* channel_param(Graph& g, Node* p, size_t x_rank) {
   Shape s = p->shape;
   if (s.size() == 1) s.insert(s.end(), x_rank - 2, 1);
   return g.reshape(p, s);
+}
+
+// Inputs `params` of the node are one value per channel of x (N, C, ...): a [3] scale for
+// one channel would broadcast x to three (onnxruntime refuses such a model).
+void check_channel_params(const OpContext& ctx, const Node* x, std::initializer_list<size_t> params) {
+  for (size_t i : params)
+    if (ctx.input(i)->shape != Shape{x->shape[1]})
+      ctx.fail("input " + std::to_string(i) + " ('" + ctx.node.input(int(i)) + "') is " +
+               shape_str(ctx.input(i)->shape) + ", not one value per channel of " + shape_str(x->shape));
 }
 
 // Training mode: normalizes with the batch statistics (over all dims but the channel) and
@@ -1016,6 +1025,7 @@ Outs lower_batch_norm(OpContext& ctx) {
   Node* x = ctx.input(0);
   if (x->shape.size() < 2) ctx.fail("input " + shape_str(x->shape) + " has no channel dim");
   if (ctx.opset < 9 && ctx.attr_int("spatial", 1) == 0) ctx.fail("spatial = 0 (per-element statistics) is not supported");
+  check_channel_params(ctx, x, {1, 2, 3, 4});
   if (ctx.attr_int("training_mode", 0)) {
     if (ctx.opset < 14) ctx.fail("training_mode before opset 14 is not supported");
     return batch_norm_training(ctx);
@@ -1047,6 +1057,7 @@ Outs lower_instance_norm(OpContext& ctx) {
   Graph& g = ctx.g;
   Node* x = ctx.input(0);
   Node* y = normalize(g, x, spatial_axes(ctx, x), ctx.attr_float("epsilon", 1e-5f))[0];
+  check_channel_params(ctx, x, {1, 2});
   size_t rank = x->shape.size();
   y = g.binary(Op::Mul, y, channel_param(g, ctx.input(1), rank));
   return {g.binary(Op::Add, y, channel_param(g, ctx.input(2), rank))};

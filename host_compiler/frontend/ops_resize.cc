@@ -265,6 +265,12 @@ Node* resize(OpContext& ctx, Node* x, const ResizeParams& p, const std::vector<i
       p.nearest_mode != "floor" && p.nearest_mode != "ceil")
     ctx.fail("unknown nearest_mode '" + p.nearest_mode + "'");
   checked_numel(Shape(out_size.begin(), out_size.end()), "output");  // before any per-position table
+  // Each dim too: with a zero dim elsewhere the output has no elements, and a table per position
+  // of a dim of 2e17 ran for hours (fuzz_onnx: resize_sizes_huge_dim_of_empty_output.onnx).
+  for (size_t d = 0; d < r; ++d)
+    if (out_size[d] > kMaxTensorElements)
+      ctx.fail("output dim " + std::to_string(d) + " of " + shape_str(Shape(out_size.begin(), out_size.end())) +
+               " is larger than edgec supports");
   std::vector<AxisPlan> plans(r);
   Node* valid = nullptr;  // tf_crop_and_resize: every coordinate inside the input
   for (size_t d = 0; d < r; ++d) {

@@ -221,7 +221,12 @@ Outs lower_split(OpContext& ctx) {
     sizes.emplace();
     for (int64_t p = 0, left = dim; p < parts; ++p, left -= chunk) sizes->push_back(std::clamp(left, int64_t(0), chunk));
   }
-  if (std::accumulate(sizes->begin(), sizes->end(), int64_t(0)) != dim)
+  if (sizes->size() != ctx.num_outputs())
+    ctx.fail("split sizes " + shape_str(*sizes) + " for " + std::to_string(ctx.num_outputs()) + " outputs");
+  int64_t total = 0;
+  bool valid = true;
+  for (int64_t s : *sizes) valid = valid && s >= 0 && !__builtin_add_overflow(total, s, &total);
+  if (!valid || total != dim)
     ctx.fail("split sizes " + shape_str(*sizes) + " do not add up to dim " + std::to_string(dim));
   Outs outs;
   int64_t offset = 0;
@@ -246,9 +251,21 @@ Outs lower_tile(OpContext& ctx) {
   for (size_t i = 0; i < repeats.size(); ++i) {
     interleaved.insert(interleaved.end(), {1, x->shape[i]});
     expanded.insert(expanded.end(), {repeats[i], x->shape[i]});
-    out.push_back(repeats[i] * x->shape[i]);
+    int64_t dim = 0;
+    if (repeats[i] < 0 || __builtin_mul_overflow(repeats[i], x->shape[i], &dim))  // before Expand checks the size
+      ctx.fail("repeats " + shape_str(repeats) + " of " + shape_str(x->shape) + " are negative or overflow a dim");
+    out.push_back(dim);
   }
   return {ctx.g.reshape(ctx.g.expand(ctx.g.reshape(x, interleaved), expanded), out)};
+}
+
+// The product of a dim and blocksize factors; the node fails where it overflows (blocksize
+// 2^32 squared wrapped to 0, and edgec died of SIGFPE taking the channels modulo it; an input
+// with a zero dim bounds none of its other dims).
+int64_t block_product(const OpContext& ctx, int64_t dim, int64_t b, int64_t times) {
+  for (int64_t i = 0; i < times; ++i)
+    if (__builtin_mul_overflow(dim, b, &dim)) ctx.fail("blocksize " + std::to_string(b) + " overflows the dims");
+  return dim;
 }
 
 // DepthToSpace / SpaceToDepth are a reshape, a permutation and a reshape.
@@ -256,11 +273,14 @@ Outs lower_depth_to_space(OpContext& ctx) {
   Node* x = ctx.input(0);
   if (x->shape.size() != 4) ctx.fail("input must be 4-D");
   int64_t b = ctx.attr_int("blocksize", 0), n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3];
-  if (b < 1 || c % (b * b)) ctx.fail("blocksize does not divide the channels");
+  if (b < 1) ctx.fail("blocksize must be positive");
+  const int64_t bb = block_product(ctx, 1, b, 2);
+  if (c % bb) ctx.fail("blocksize does not divide the channels");
   bool crd = ctx.attr_string("mode", "DCR") == "CRD";
-  Shape split = crd ? Shape{n, c / (b * b), b, b, h, w} : Shape{n, b, b, c / (b * b), h, w};
+  Shape split = crd ? Shape{n, c / bb, b, b, h, w} : Shape{n, b, b, c / bb, h, w};
   std::vector<int64_t> perm = crd ? std::vector<int64_t>{0, 1, 4, 2, 5, 3} : std::vector<int64_t>{0, 3, 4, 1, 5, 2};
-  return {ctx.g.reshape(ctx.g.permute(ctx.g.reshape(x, split), perm), {n, c / (b * b), h * b, w * b})};
+  return {ctx.g.reshape(ctx.g.permute(ctx.g.reshape(x, split), perm),
+                        {n, c / bb, block_product(ctx, h, b, 1), block_product(ctx, w, b, 1)})};
 }
 
 Outs lower_space_to_depth(OpContext& ctx) {
@@ -269,7 +289,7 @@ Outs lower_space_to_depth(OpContext& ctx) {
   int64_t b = ctx.attr_int("blocksize", 0), n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3];
   if (b < 1 || h % b || w % b) ctx.fail("blocksize does not divide the spatial dims");
   Node* split = ctx.g.reshape(x, {n, c, h / b, b, w / b, b});
-  return {ctx.g.reshape(ctx.g.permute(split, {0, 3, 5, 1, 2, 4}), {n, c * b * b, h / b, w / b})};
+  return {ctx.g.reshape(ctx.g.permute(split, {0, 3, 5, 1, 2, 4}), {n, block_product(ctx, c, b, 2), h / b, w / b})};
 }
 
 Outs lower_constant(OpContext& ctx) {
@@ -372,12 +392,13 @@ Outs lower_pad(OpContext& ctx) {
     lo[a] = pads[i];
     hi[a] = pads[i + axes.size()];
   }
-  // Negative pads crop first.
+  // Negative pads crop first (compared before negated: -INT64_MIN overflows).
   std::vector<int64_t> begin(static_cast<size_t>(rank)), end = x->shape;
   for (int64_t a = 0; a < rank; ++a) {
+    if (lo[a] < -x->shape[a] || hi[a] < -x->shape[a] || -std::min<int64_t>(0, lo[a]) > end[a] + std::min<int64_t>(0, hi[a]))
+      ctx.fail("negative pads remove more than the dim");
     begin[a] = std::max<int64_t>(0, -lo[a]);
     end[a] -= std::max<int64_t>(0, -hi[a]);
-    if (begin[a] > end[a]) ctx.fail("negative pads remove more than the dim");
     lo[a] = std::max<int64_t>(0, lo[a]);
     hi[a] = std::max<int64_t>(0, hi[a]);
   }

@@ -292,19 +292,26 @@ int fuse_qdq_groups(onnx::GraphProto& graph, int64_t opset) {
   }
   graph.mutable_node()->Swap(&nodes);
   // DequantizeLinear nodes nothing reads any more (the fused groups' weights): dropped, so
-  // their float copies are never built.
-  for (bool again = true; again;) {
-    again = false;
-    GraphIndex ix(graph);
-    google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
-    for (const auto& n : graph.node()) {
-      bool dead = is_op(n, "DequantizeLinear") && n.output_size() == 1 && !ix.outputs.count(n.output(0)) &&
-                  !ix.consumers.count(n.output(0));
-      if (dead) again = true;
-      else *kept.Add() = n;
-    }
-    graph.mutable_node()->Swap(&kept);
+  // their float copies are never built. One pass from the end with use counts: a dropped
+  // node's inputs may leave earlier ones unread (a pass per node of a chain of them was
+  // quadratic: 8,000 took minutes).
+  std::unordered_map<std::string, int> uses;
+  std::unordered_set<std::string> outputs;
+  for (const auto& vi : graph.output()) outputs.insert(vi.name());
+  for (const auto& n : graph.node())
+    for (const auto& in : n.input()) ++uses[in];
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
+  std::vector<bool> dead(size_t(graph.node_size()), false);
+  for (int k = graph.node_size(); k-- > 0;) {
+    const onnx::NodeProto& n = graph.node(k);
+    if (!is_op(n, "DequantizeLinear") || n.output_size() != 1 || outputs.count(n.output(0)) || uses[n.output(0)] > 0)
+      continue;
+    dead[size_t(k)] = true;
+    for (const auto& in : n.input()) --uses[in];
   }
+  for (int k = 0; k < graph.node_size(); ++k)
+    if (!dead[size_t(k)]) *kept.Add() = graph.node(k);
+  graph.mutable_node()->Swap(&kept);
   return int(rewrites.size());
 }
 

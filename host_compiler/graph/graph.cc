@@ -48,8 +48,12 @@ bool is_signed_int(DType t) {
 }
 
 int64_t numel(const Shape& s) {
+  // A tensor without elements may have other dims of any size, whose product overflowed (UB;
+  // fuzz_onnx: an edge Pad of a [1, 3, 0, 4] input by pads near 2^62); past int64 it saturates.
+  if (std::find(s.begin(), s.end(), 0) != s.end()) return 0;
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  for (int64_t d : s)
+    if (__builtin_mul_overflow(n, d, &n)) return INT64_MAX;
   return n;
 }
 
@@ -400,7 +404,8 @@ Node* Graph::pad(Node* x, std::vector<int64_t> lo, std::vector<int64_t> hi, doub
   bool any = false;
   for (size_t i = 0; i < rank; ++i) {
     if (lo[i] < 0 || hi[i] < 0) fail("Pad: negative padding " + ints_str(lo) + " / " + ints_str(hi));
-    shape[i] += lo[i] + hi[i];
+    if (__builtin_add_overflow(shape[i], lo[i], &shape[i]) || __builtin_add_overflow(shape[i], hi[i], &shape[i]))
+      fail("Pad: padding " + ints_str(lo) + " / " + ints_str(hi) + " of " + shape_str(x->shape) + " overflows a dim");
     any = any || lo[i] || hi[i];
   }
   if (!any) return x;

@@ -5,7 +5,10 @@ Refused with an error naming the node (or the graph rule) and exit code 1, never
 a hang or an allocation failure: graphs that break ONNX's single-definition rules, an empty
 file, an operator set from the future, shapes past the size limit (Range to 2^60, Resize by
 1e9, OneHot of depth 2^40, Expand to 2^80 elements), pooling windows with zero or huge strides,
-kernels or dilations or negative pads (found by tests/fuzz/fuzz_onnx).
+kernels or dilations or negative pads (found by tests/fuzz/fuzz_onnx); nested Loops past the
+unrolling budget, overflowing pads, Tile repeats, blocksizes and split sizes, Col2Im with a zero
+stride or 2^60 taps, Resize to a 2^40 dim of an empty output, per-channel parameters of the wrong length, constant indices out of range,
+a negative opset and a NUL byte in a name (each compiled, crashed or ran for hours before). A chain of 10,000 dead DequantizeLinear compiles in seconds (minutes before).
 Compiled and run, matching onnxruntime: zero-size reductions (MatMul with K = 0, a Conv
 with no input channels), a chain of 4,000 elementwise ops and a Sum of 2,000 inputs (deep
 recursion in the compiler), Slice with a step of INT64_MIN, and models from the wild that
@@ -157,6 +160,93 @@ def fuzz_findings():
     out = lib.compile_and_run(m, {"x": np.zeros((3, 4, 0, 2), np.float32), "s": np.ones(4, np.float32),
                                   "b": np.zeros(4, np.float32)}, WORK, name="reshape_of_nothing")
     assert out["y"].shape == (3, 4, 0, 2), out["y"].shape
+
+
+@suite.case
+def nested_loops_stop_at_the_unrolling_budget():
+    """Three Loops of 1,000 trips, one inside the other: 10^9 bodies to unroll (edgec ran
+    for hours). Refused once 2^18 body nodes are instantiated, naming the outer Loop."""
+    def body(nodes, d):
+        return h.make_graph(nodes, f"body{d}", [vi(f"i{d}", TP.INT64, []), vi(f"c{d}", TP.BOOL, []), vi(f"v{d}", TP.FLOAT, [4])],
+                            [vi(f"co{d}", TP.BOOL, []), vi(f"vo{d}", TP.FLOAT, [4])])
+    inner = body([h.make_node("Identity", ["c3"], ["co3"]), h.make_node("Neg", ["v3"], ["vo3"])], 3)
+    for d in (2, 1):
+        inner = body([h.make_node("Identity", [f"c{d}"], [f"co{d}"]),
+                      h.make_node("Loop", ["trips", "", f"v{d}"], [f"vo{d}"], body=inner)], d)
+    m = model([h.make_node("Loop", ["trips", "", "x"], ["y"], name="outer_loop", body=inner)], [vi("x", TP.FLOAT, [4])],
+              [vi("y", TP.FLOAT, [4])], [("trips", np.array(1000, np.int64))])
+    refused("loops_1000_cubed", m, ["outer_loop", "Loop", "unrolls to more than 262144 nodes"], timeout=60)
+
+
+@suite.case
+def dead_dequantize_chain_is_dropped_in_one_pass():
+    """A fused QDQ group (DequantizeLinear -> Reshape -> QuantizeLinear, one scale) and a chain
+    of 10,000 DequantizeLinear whose end nothing reads: the QDQ fusion dropped one dead node
+    per pass over the graph (8,000 took minutes); now one pass. The output is the input."""
+    inits = [("s", np.array(0.5, np.float32)), ("z", np.array(3, np.uint8)), ("shape", np.array([4], np.int64))]
+    nodes = [h.make_node("DequantizeLinear", ["xq", "s", "z"], ["xf"]), h.make_node("Reshape", ["xf", "shape"], ["r"]),
+             h.make_node("QuantizeLinear", ["r", "s", "z"], ["y"])]
+    nodes += [h.make_node("DequantizeLinear", ["xq" if i == 0 else f"d{i - 1}", "s", "z"], [f"d{i}"]) for i in range(10000)]
+    m = model(nodes, [vi("xq", TP.UINT8, [4])], [vi("y", TP.UINT8, [4])], inits)
+    xq = np.array([0, 3, 200, 255], np.uint8)
+    out = lib.compile_and_run(m, {"xq": xq}, WORK, name="dead_dequantize_chain", timeout=60)
+    assert np.array_equal(out["y"], xq), out["y"]
+
+
+@suite.case
+def values_no_model_can_mean_are_refused_naming_the_node():
+    """Each compiled on main: an overflowing pad (or Tile) wrapped to another output, split sizes for
+    more outputs than the node has (or whose sum wraps to the dim) were cut, a per-channel
+    parameter of the wrong length broadcast the output to more channels, constant indices out
+    of range were clamped, opset -5 ran, a NUL in a name made a bundle no runtime opens."""
+    i64 = lambda v: np.array(v, np.int64)  # noqa: E731
+    lo, hi = -(1 << 63), (1 << 63) - 1
+    x4 = [vi("x", TP.FLOAT, [1, 1, 8, 8])]
+    y = [vi("y", TP.FLOAT, None)]
+    refused("pad_int64_max", model([h.make_node("Pad", ["x", "p"], ["y"], name="pad")], x4, y,
+                                   [("p", i64([0, 0, hi, 0, 0, 0, hi, 0]))]), ["pad", "Pad", "overflows"])
+    refused("pad_int64_min", model([h.make_node("Pad", ["x", "p"], ["y"], name="crop")], x4, y,
+                                   [("p", i64([0, 0, lo, 0, 0, 0, 0, 0]))]), ["crop", "Pad", "remove more than the dim"])
+    # fuzz_onnx (tile_repeats_product_overflow.onnx): repeats x dim wrapped (UB), here 4 x 2^62 to
+    # 0; with a zero dim the output has no elements, so no size check caught the wrapped dims.
+    refused("tile_repeats_overflow", model([h.make_node("Tile", ["x", "r"], ["y"], name="tile")], [vi("x", TP.FLOAT, [0, 4])], y,
+                                           [("r", i64([1, 1 << 62]))]), ["tile", "Tile", "overflow a dim"])
+    # DepthToSpace by 2^32: blocksize squared wrapped to 0 and edgec died of SIGFPE (channels % 0);
+    # SpaceToDepth by 2^21 of 2^40 channels (no elements: batch 0) wrapped to 0 channels.
+    refused("depth_to_space_2_32", model([h.make_node("DepthToSpace", ["x"], ["y"], name="d2s", blocksize=1 << 32)],
+                                         [vi("x", TP.FLOAT, [1, 4, 2, 2])], y), ["d2s", "DepthToSpace", "overflows"])
+    refused("space_to_depth_wraps", model([h.make_node("SpaceToDepth", ["x"], ["y"], name="s2d", blocksize=1 << 21)],
+                                          [vi("x", TP.FLOAT, [0, 1 << 40, 1 << 21, 1 << 21])], y), ["s2d", "SpaceToDepth", "overflows"])
+    # Col2Im with a stride of 0 (edgec died of SIGFPE), and 2^60 taps of a [1, 0, 1] input (no
+    # elements to bound them: edgec placed taps for hours).
+    for name, xshape, block, attrs in (("col2im_stride_0", [1, 4, 9], [2, 2], dict(strides=[0, 1])),
+                                       ("col2im_2_60_taps", [1, 0, 1], [1 << 30, 1 << 30], {})):
+        refused(name, model([h.make_node("Col2Im", ["x", "im", "bl"], ["y"], name="c2i", **attrs)], [vi("x", TP.FLOAT, xshape)], y,
+                            [("im", i64([4, 4] if block == [2, 2] else block)), ("bl", i64(block))], opset=18), ["c2i", "Col2Im"],
+                timeout=60)
+    # fuzz_onnx (resize_sizes_huge_dim_of_empty_output.onnx): an output of no elements bounds no
+    # dim; Resize planned one table entry per position of a 2^40 dim (hours).
+    refused("resize_to_2_40_by_0", model([h.make_node("Resize", ["x", "", "", "sz"], ["y"], name="zoom")], x4, y,
+                                         [("sz", i64([1, 1, 1 << 40, 0]))], opset=19), ["zoom", "Resize", "output dim 2"],
+            timeout=60)
+    x6 = [vi("x", TP.FLOAT, [6])]
+    for name, sizes, outs in (("split_3_sizes_2_outputs", [2, 2, 2], "yz"), ("split_sizes_wrap", [hi, hi, 8], "yzw")):
+        refused(name, model([h.make_node("Split", ["x", "s"], list(outs), name="cut")], x6, [vi(o, TP.FLOAT, None) for o in outs],
+                            [("s", i64(sizes))], opset=13), ["cut", "Split", "split sizes"])
+    ones3 = np.ones(3, np.float32)
+    refused("batchnorm_3_scales_1_channel", model([h.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], name="bn")],
+                                                  x4, y, [(n, ones3) for n in "sbmv"]), ["bn", "'s'", "one value per channel"])
+    refused("instancenorm_3_scales_1_channel", model([h.make_node("InstanceNormalization", ["x", "s", "b"], ["y"], name="inorm")],
+                                                     x4, y, [("s", ones3), ("b", ones3)]), ["inorm", "'s'", "one value per channel"])
+    data = [("d", np.ones((4, 3), np.float32))]
+    for op, inputs, idx in (("GatherElements", ["d", "i"], [[0, 9, 0]]), ("GatherND", ["d", "i"], [[1, 9]]),
+                            ("ScatterElements", ["d", "i", "u"], [[0, -9, 0]]), ("ScatterND", ["d", "i", "u"], [[7]])):
+        inits = data + [("i", i64(idx)), ("u", np.ones((1, 3), np.float32))][:len(inputs) - 1]
+        refused(f"{op}_constant_index_out_of_range", model([h.make_node(op, inputs, ["y"], name="pick")], [vi("x", TP.FLOAT, [1])],
+                                                          y, inits), ["pick", op, "out of range"])
+    refused("opset_minus_5", model([h.make_node("Relu", ["x"], ["y"])], x6, y, opset=-5), ["operator set -5"])
+    refused("nul_in_input_name", model([h.make_node("Relu", ["x\0hidden"], ["y"])], [vi("x\0hidden", TP.FLOAT, [6])], y),
+            ["input 'x", "NUL byte"])
 
 
 @suite.case

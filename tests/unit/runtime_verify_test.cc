@@ -801,6 +801,16 @@ TEST_CASE("trust: buffer size must be product(shape) x dtype size, for every kin
   }
   d.buffers[2].size = 32;  // its padded bytes are not its size
   expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {"buffer 2 (tmp)", "size 32"});
+  // Padded texels whose byte count wraps: 2^30 x 2^30 texels of 16 bytes are 2^64 bytes, 0 in
+  // 64 bits. The opencl port stages a weight image in that many heap bytes and copies the
+  // weight into them; any kind of buffer, not only an arena one, is refused.
+  for (uint32_t i : {0u, 2u, 3u}) {
+    CAPTURE(i);
+    d = copy_bundle();
+    d.buffers[i].memory = MemorySpace::Image2D;
+    d.buffers[i].image_width = d.buffers[i].image_height = 1u << 30;
+    expect_error(d, EDGERT_ERROR_INVALID_BUNDLE, {names[i], "image 1073741824x1073741824 texels of F32 overflow"});
+  }
 }
 
 TEST_CASE("trust: outputs are written, and arena buffers written before they are read") {
