@@ -102,6 +102,13 @@ RnnSetup setup(OpContext& ctx, int64_t gates, bool transposed = false) {
   if (s.batch_first) x = g.permute(x, {1, 0, 2});
   s.x = x;
   s.seq = x->shape[0], s.batch = x->shape[1], s.input = x->shape[2];
+  // Every step is unrolled into the graph (a few nodes per step and direction): a longer
+  // sequence is refused here, not unrolled until memory runs out (fuzz_onnx: an X reshaped
+  // from a zero-size tensor to 4,194,308 steps took 8 GB in 14 s).
+  constexpr int64_t kMaxSteps = int64_t{1} << 14;
+  if (s.seq > kMaxSteps)
+    ctx.fail("sequence length " + std::to_string(s.seq) + " exceeds the unrolling limit of " +
+             std::to_string(kMaxSteps) + " steps");
   s.direction = ctx.attr_string("direction", "forward");
   if (s.direction != "forward" && s.direction != "reverse" && s.direction != "bidirectional")
     ctx.fail("unknown direction '" + s.direction + "'");

@@ -179,6 +179,24 @@ def nested_loops_stop_at_the_unrolling_budget():
 
 
 @suite.case
+def recurrent_layers_stop_at_the_step_limit():
+    """An LSTM / GRU / RNN unrolls every step into the graph: 4,194,308 steps (what fuzz_onnx
+    made of a zero-size X reshaped) ran edgec out of 8 GB; refused past 16,384, naming the node.
+    16,384 steps still compile (RNN, tiny hidden size)."""
+    for op, gates in (("LSTM", 4), ("GRU", 3), ("RNN", 1)):
+        w = np.zeros((1, gates * 2, 3), np.float32)
+        r = np.zeros((1, gates * 2, 2), np.float32)
+        m = model([h.make_node(op, ["x", "w", "r"], ["y"], name=f"long_{op.lower()}", hidden_size=2)],
+                  [vi("x", TP.FLOAT, [4194308, 1, 3])], [vi("y", TP.FLOAT, None)], [("w", w), ("r", r)])
+        refused(f"{op.lower()}_4m_steps", m, [f"long_{op.lower()}", op, "exceeds the unrolling limit of 16384"], timeout=60)
+    m = model([h.make_node("RNN", ["x", "w", "r"], ["", "yh"], name="rnn_at_limit", hidden_size=2)],
+              [vi("x", TP.FLOAT, [16384, 1, 3])], [vi("yh", TP.FLOAT, None)],
+              [("w", np.full((1, 2, 3), 0.1, np.float32)), ("r", np.full((1, 2, 2), 0.1, np.float32))])
+    feeds = {"x": np.random.default_rng(5).standard_normal((16384, 1, 3)).astype(np.float32) * 0.1}
+    matches_onnxruntime("rnn_16384_steps", m, feeds, atol=1e-4)
+
+
+@suite.case
 def dead_dequantize_chain_is_dropped_in_one_pass():
     """A fused QDQ group (DequantizeLinear -> Reshape -> QuantizeLinear, one scale) and a chain
     of 10,000 DequantizeLinear whose end nothing reads: the QDQ fusion dropped one dead node
