@@ -189,15 +189,25 @@ std::vector<uint8_t> build_bundle(const BundleInputs& in) {
 }
 
 void write_file_atomically(const std::string& path, const std::vector<uint8_t>& bytes) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw CompileError("cannot write " + tmp);
+  auto write_to = [&](const std::string& name) {
+    std::ofstream f(name, std::ios::binary | std::ios::trunc);
+    if (!f) throw CompileError("cannot write " + name);
     f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    if (!f.flush()) {
-      std::remove(tmp.c_str());
-      throw CompileError("failed writing " + tmp);
-    }
+    return static_cast<bool>(f.flush());
+  };
+  // A device, pipe or socket (-o /dev/null, /dev/stdout, a FIFO) is written in place: renaming
+  // a file over it would replace it (as root, -o /dev/null turned /dev/null into a file).
+  std::error_code type_ec;
+  const auto type = std::filesystem::status(path, type_ec).type();
+  if (!type_ec && type != std::filesystem::file_type::regular && type != std::filesystem::file_type::directory &&
+      type != std::filesystem::file_type::not_found) {
+    if (!write_to(path)) throw CompileError("failed writing " + path);
+    return;
+  }
+  std::string tmp = path + ".tmp";
+  if (!write_to(tmp)) {
+    std::remove(tmp.c_str());
+    throw CompileError("failed writing " + tmp);
   }
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);

@@ -76,6 +76,32 @@ def valid_run_succeeds():
 
 
 @suite.case
+def output_to_a_pipe_is_written_in_place():
+    # -o /dev/null, /dev/stdout or a FIFO: the bundle is written into it. edgec wrote a file
+    # beside it and renamed that over it, which replaced the device (as root, -o /dev/null
+    # turned /dev/null into a regular file and broke every later `< /dev/null`). A FIFO here.
+    import stat
+    import threading
+    model = lib.save_model(lib.make_simple_model([(A, SHAPE), (B, SHAPE)], "Add", name="add"), WORK / "pipe.onnx")
+    want = WORK / "pipe_reference.bundle"
+    lib.run_cmd([lib.find_tool("edgec"), "compile", model, "-o", want, "-q"])
+    fifo = WORK / "bundle.fifo"
+    if fifo.exists() or fifo.is_symlink():
+        fifo.unlink()
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    res = subprocess.run([str(lib.find_tool("edgec")), "compile", str(model), "-o", str(fifo), "-q"],
+                         capture_output=True, text=True, timeout=120)
+    reader.join(timeout=30)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode), f"-o FIFO replaced the FIFO with a file: {describe(res)}"
+    assert res.returncode == 0, describe(res)
+    assert got and got[0] == want.read_bytes(), "the FIFO did not carry the bundle's bytes"
+    assert not Path(str(fifo) + ".tmp").exists()
+
+
+@suite.case
 def serve_runs_each_line_as_its_own_command():
     # edgec --serve and edgert-run --serve (the conformance suites' way to compile and run
     # thousands of models): each line succeeds or fails as its own command line would, and a
