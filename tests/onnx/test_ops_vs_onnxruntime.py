@@ -21,30 +21,25 @@ from onnx import helper as h  # noqa: E402
 from onnx import numpy_helper as nh  # noqa: E402
 import edge_testlib as lib  # noqa: E402
 
-# Seconds per case on rusticl (opencl-image) with a cold program cache, from a fresh-clone run
-# of the test command on a 2-core machine beside other work (load average 3-5; stop 33, where
-# the old figures had left the shards at 282 and 76 s): what EDGE_SUITE_SHARD balances its
-# shares by. A case's time moves with which case built a shared program first. Unlisted
-# cases count 1.
+# Seconds per case on rusticl (opencl-image) with a cold program cache, from the final fresh-clone
+# run of the test command at stop 34 (AMD EPYC, 2 cores, nothing else running; the shards had
+# been 270 and 161 s): what EDGE_SUITE_SHARD balances its shares by. A case's time moves with
+# which case built a shared program first. Unlisted cases count 1.
 suite = lib.Suite("test_ops_vs_onnxruntime", costs={
-    "grid_sample_bicubic": 62, "rnn_gru_lstm_directions_and_lengths": 47,
-    "conv_chains_with_padding_at_every_width": 22, "lstm_recurrent_weights_stored_once": 22,
-    "attention_opset23": 19, "cast_matrix": 19, "grouped_convs": 18, "winograd_convs": 16,
-    "inverted_residual_depthwise_rows": 14, "nearest_upsampling_shifted_repeats": 12,
-    "dynamic_quantize_lstm": 12, "float16_long_sums_convs_and_math": 11, "grid_sample_modes": 10,
-    "dilated_convs_reading_padding": 9, "conv_transpose_phases_as_one_conv": 8,
-    "gather_nd_and_grid_sample_3d": 8, "dense_block_concats": 7, "padded_grouped_convs": 6,
-    "windows_after_channel_shuffle": 5, "rotary_embedding_and_rms_norm": 5,
-    "convnext_blocks_channels_last": 4, "float16_versions_of_new_ops": 3, "padded_strip_convs": 3,
-    "conv_transpose_configurations": 3, "padded_dense_strided_convs": 3,
-    "full_reductions_over_channels_last": 2, "erf_at_the_extremes": 2,
-    # new at stop 33, not yet timed on rusticl
-    "padded_dilated_convs": 6, "softmax_exp_at_the_extremes": 2,
-    # new at stop 34, timed on x86_64 on a 2-core machine at load 5-15, not on rusticl
-    "softmax_rows_in_one_kernel": 2, "stems_over_few_input_channels": 7,
-    "channels_first_convs_over_channels_last_copy": 20, "grouped_convs_tile_loads_each_pixel_once": 3,
-    # new at stop 34, timed alone on rusticl opencl-image (load average 10-15 on 2 cores)
-    "batched_products_with_transposed_operands": 31, "transposes_in_register_blocks": 14})
+    "rnn_gru_lstm_directions_and_lengths": 56, "grid_sample_bicubic": 25, "float16_versions_of_new_ops": 22,
+    "dilated_convs_reading_padding": 22, "lstm_recurrent_weights_stored_once": 22, "grouped_convs": 21,
+    "winograd_convs": 20, "attention_opset23": 20, "cast_matrix": 19,
+    "batched_products_with_transposed_operands": 16, "grid_sample_modes": 14, "padded_dilated_convs": 14,
+    "dynamic_quantize_lstm": 14, "nearest_upsampling_shifted_repeats": 12, "gather_nd_and_grid_sample_3d": 11,
+    "float16_long_sums_convs_and_math": 11, "stems_over_few_input_channels": 11,
+    "padded_dense_strided_convs": 9, "conv_chains_with_padding_at_every_width": 8, "padded_grouped_convs": 8,
+    "windows_after_channel_shuffle": 8, "transposes_in_register_blocks": 6, "softmax_rows_in_one_kernel": 6,
+    "dense_block_concats": 6, "inverted_residual_depthwise_rows": 5,
+    "channels_first_convs_over_channels_last_copy": 5, "einsum_forms": 5, "softmax_exp_at_the_extremes": 5,
+    "conv_transpose_configurations": 4, "rotary_embedding_and_rms_norm": 4, "integer_division_edges": 3,
+    "conv_heads_reshaped_and_transposed": 3, "conv_transpose_phases_as_one_conv": 2,
+    "convnext_blocks_channels_last": 2, "grouped_convs_tile_loads_each_pixel_once": 2,
+    "full_reductions_over_channels_last": 2})
 WORK = None
 _count = [0]
 
