@@ -123,7 +123,10 @@ RnnSetup setup(OpContext& ctx, int64_t gates, bool transposed = false) {
   s.clip = ctx.attr_float("clip", 0.0f);
   if (Node* lens = ctx.optional_input(4)) {
     if (lens->shape != Shape{s.batch}) ctx.fail("sequence_lens must be (batch)");
-    s.lens = g.reshape(g.cast(lens, DType::I64), {s.batch, 1});
+    // Compared in 32 bits (the operator's type): a GPU has no 64-bit integer ALU to spare, and
+    // Mesa 22.3's rusticl miscompiled `2L < (long)len` as always true.
+    DType t = lens->dtype == DType::I64 ? DType::I64 : DType::I32;
+    s.lens = g.reshape(g.cast(lens, t), {s.batch, 1});
   }
   return s;
 }
@@ -170,7 +173,7 @@ DirResult run_direction(OpContext& ctx, const RnnSetup& s, const Product& times_
     std::vector<Node*> next = step(parts, state);
     Node* y = next[0];
     if (s.lens) {  // steps at or past the length keep the state and output 0
-      Node* active = g.binary(Op::CmpLt, g.constant(double(t), DType::I64), s.lens);  // (batch, 1)
+      Node* active = g.binary(Op::CmpLt, g.constant(double(t), s.lens->dtype), s.lens);  // (batch, 1)
       for (size_t j = 0; j < next.size(); ++j) next[j] = g.where(active, next[j], state[j]);
       y = g.where(active, y, zero);
     }
