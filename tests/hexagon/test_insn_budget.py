@@ -8,8 +8,9 @@ Then the same bundle on 2 threads (edgert-run --threads 2: the hexagon port's fi
 count.py --threads 2 counting per thread): its outputs must equal the 1-thread run's bit for
 bit, and the longest thread's packets per run must be at most 60% of the 1-thread packets
 measured above in the same test (not the committed figure, which may be older); the longest
-thread is also held to 110% of its committed figure. Last, the model is compiled again and
-must give the same bundle, byte for byte.
+thread is also held to 110% of its committed figure. (That a second compile gives the same
+bytes is checked on smaller int8 models in test_int8.py's vrmpy case: compiling this one
+takes ~50 s.)
 
 The model: torchvision's MobileNetV2 architecture (stem 3x3/2 conv to 32 channels, the 17
 inverted residual blocks t,c,n,s = 1,16,1,1 6,24,2,2 6,32,3,2 6,64,4,2 6,96,3,1 6,160,3,2
@@ -203,17 +204,6 @@ def main():
         failed = True
     else:
         print(f"2-thread outputs bit-identical to 1 thread's ({', '.join(outputs_1t)})")
-    # Compiled again, the same bytes: what was counted is what ships (LLVM 19's Hexagon vector
-    # combine ordered by address and gave another bundle most times; llvm_backend.cc
-    # set_hexagon_codegen_options).
-    again = work / "mobilenet_v2.qdq.hexagon-v65.again.bundle"
-    run([edgec, "compile", qdq, "-o", again, "--target", "hexagon-v65", "-q"])
-    if again.read_bytes() != bundle.read_bytes():
-        print(f"FAIL: a second compile gave a different bundle ({again.stat().st_size:,} against "
-              f"{bundle.stat().st_size:,} bytes)")
-        failed = True
-    else:
-        print(f"compiled again: byte-identical ({bundle.stat().st_size:,} bytes)")
     if longest > now["packets"] * TWO_THREAD_SHARE:
         print(f"FAIL: the longest of 2 threads runs more than {TWO_THREAD_SHARE * 100:.0f}% of 1 thread's packets")
         failed = True
