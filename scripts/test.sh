@@ -6,7 +6,7 @@
 #   extra arguments go to ctest (e.g. -R e2e_ or -j2)
 # The sanitizer builds too: scripts/build_sanitizers.sh builds the runtime with ASan+UBSan
 # (and the libFuzzer targets) and with TSan into $BUILD_DIR/sanitizers; the asan_*, tsan_* and
-# fuzz_* ctest tests run them (the fuzzers for $EDGE_FUZZ_SECONDS each, default 60).
+# fuzz_* ctest tests run them (the fuzzers for $EDGE_FUZZ_SECONDS each, default 30).
 #   EDGE_AARCH64=0     x86-64 only (no cross build, no aarch64_* tests)
 # The Hexagon suite runs too: scripts/build_hexagon.sh cross-builds the runtime freestanding
 # into $BUILD_DIR/hexagon and hexagon_* tests run it under qemu-hexagon.

@@ -94,8 +94,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("target", choices=["bundle", "onnx"])
     ap.add_argument("--fuzzer", help="the fuzz_<target> executable (default: $EDGE_FUZZ_<TARGET>)")
-    ap.add_argument("--seconds", type=int, default=int(os.environ.get("EDGE_FUZZ_SECONDS", "60")),
-                    help="fuzzing time (default: $EDGE_FUZZ_SECONDS or 60)")
+    ap.add_argument("--seconds", type=int, default=int(os.environ.get("EDGE_FUZZ_SECONDS", "30")),
+                    help="fuzzing time (default: $EDGE_FUZZ_SECONDS or 30)")
     ap.add_argument("--corpus", type=Path, help="corpus folder to grow (default: a fresh one in the work dir)")
     ap.add_argument("--replay-only", action="store_true", help="only replay the regression files")
     args = ap.parse_args()
