@@ -731,6 +731,25 @@ Outs lower_conv_transpose(OpContext& ctx) {
     for (size_t i = 0; i < k; ++i) full.push_back(phases[i][0].count * stride[i]);
     return crop_and_bias(g.reshape(g.permute(g.reshape(y, split), perm), full));
   };
+  // The same from the phases' outputs stored channels-last, (N, Q..., G*P*M/G) realized:
+  // (N, Q..., G, s..., M/G) -> (N, G, M/G, Q_0, s_0, Q_1, s_1, ...).
+  auto interleave_channels_last = [&](Node* y) {
+    std::vector<int64_t> to_last{0};
+    for (size_t i = 0; i < k; ++i) to_last.push_back(int64_t(2 + i));
+    to_last.push_back(1);
+    Node* nhwc = g.permute(y, to_last);
+    nhwc->realize = true;
+    Shape split{x->shape[0]};
+    for (size_t i = 0; i < k; ++i) split.push_back(phases[i][0].count);
+    split.push_back(groups);
+    split.insert(split.end(), stride.begin(), stride.end());
+    split.push_back(mg);
+    std::vector<int64_t> perm{0, int64_t(1 + k), int64_t(2 + 2 * k)};
+    for (size_t i = 0; i < k; ++i) perm.insert(perm.end(), {int64_t(1 + i), int64_t(2 + k + i)});
+    Shape full{x->shape[0], m};
+    for (size_t i = 0; i < k; ++i) full.push_back(phases[i][0].count * stride[i]);
+    return crop_and_bias(g.reshape(g.permute(g.reshape(nhwc, split), perm), full));
+  };
   if (uniform) {
     // Sub-weights (M, C/G, taps...) of every phase (dim 0's phase slowest), stacked per group:
     // (G, P, M/G, C/G, taps...) -> (G*P*M/G, C/G, taps...), the output channels group-major.
@@ -752,13 +771,21 @@ Outs lower_conv_transpose(OpContext& ctx) {
     Shape ws2{groups * nphase * mg, cg};
     ws2.insert(ws2.end(), stacked->shape.begin() + 4, stacked->shape.end());
     // Phases of one tap each (kernel == stride) keep reading channels-first data: over the
-    // copy their 1x1 conv into P*M channels ran at 0.6x the time in a fresh process but 1.6-1.8x
-    // in op_cliffs.py's, depending on where the buffers lie (256 -> 128 channels on 32x32:
-    // stores 4 KB apart; not traced further).
+    // copy (stop 34, result stored channels-first) their 1x1 conv into P*M channels was no faster.
     bool one_tap = true;
     for (size_t i = 0; i < k; ++i) one_tap = one_tap && phases[i][0].taps.size() == 1;
     // Phase 0's window: all alike.
-    return {interleave(phase_conv(g.reshape(stacked, ws2), std::vector<int64_t>(k, 0), !one_tap), false)};
+    Node* y = phase_conv(g.reshape(stacked, ws2), std::vector<int64_t>(k, 0), !one_tap);
+    // The conv's result is stored channels-last, (N, Q..., G*P*M/G), as its kernel computes
+    // it (vectors of output channels); the interleave then transposes once. Stored
+    // channels-first (the scheduler realizes the conv's reduce in its own shape, which no
+    // channels-last layout takes), every vector of output channels was scattered to stores
+    // Q_0*Q_1*4 bytes apart: 4 KB on 32x32, aliasing each other in the L1 cache, 16-28
+    // GFLOP/s depending on where the buffers lay (256 -> 128 channels, 2x2 stride 2,
+    // tests/bench/op_cliffs.py). Dense ones only: a depthwise one's kernel runs along the
+    // pixels, and stored channels-last it took 15x the time (64 channels on 80x80).
+    if (y->dtype == DType::F32 && groups == 1) return {interleave_channels_last(y)};
+    return {interleave(y, false)};
   }
   // Phases with as many outputs each but other taps (a 4x4 or 3x3 kernel at stride 2): one
   // conv per phase, the results stacked in a buffer of their own (N, P, M, Q...) and

@@ -38,6 +38,7 @@ suite = lib.Suite("test_ops_vs_onnxruntime", costs={
     "channels_first_convs_over_channels_last_copy": 5, "einsum_forms": 5, "softmax_exp_at_the_extremes": 5,
     "conv_transpose_configurations": 4, "rotary_embedding_and_rms_norm": 4, "integer_division_edges": 3,
     "conv_heads_reshaped_and_transposed": 3, "conv_transpose_phases_as_one_conv": 2,
+    "conv_transpose_phases_stored_channels_last": 2,
     "convnext_blocks_channels_last": 2, "grouped_convs_tile_loads_each_pixel_once": 2,
     "full_reductions_over_channels_last": 2})
 WORK = None
@@ -166,6 +167,39 @@ def conv_transpose_phases_as_one_conv():
         feeds = {"x": randn(*xs)}
         check(model([h.make_node("ConvTranspose", ["x", "w", "b"], ["y"], **attrs)], feeds, ["y"], inits, opset=17),
               feeds, atol=1e-4)
+
+
+@suite.case
+def conv_transpose_phases_stored_channels_last():
+    """A dense ConvTranspose whose phases are one conv (kernel == stride) stores that conv's
+    result channels-last, (N, Q..., P*M), and its interleave transposes once: stored
+    channels-first, each vector of output channels was scattered to stores Q*Q*4 bytes apart
+    (256 -> 128 channels on 32x32: 4 KB, 2.1x onnxruntime's time, tests/bench/op_cliffs.py).
+    Odd sizes, P*M off the vector width, batch 2, 1-D, a 3x3 kernel at
+    stride 3; 3 threads give the same bits as 1."""
+    cases = [
+        ((1, 5, 7, 9), (5, 3, 2, 2), dict(strides=[2, 2])),  # P*M = 12
+        ((2, 16, 5, 6), (16, 5, 2, 2), dict(strides=[2, 2])),  # batch 2
+        ((1, 7, 11), (7, 6, 3), dict(strides=[3])),  # 1-D
+        ((1, 9, 4, 5), (9, 4, 3, 3), dict(strides=[3, 3])),
+    ]
+    for i, (xs, ws, attrs) in enumerate(cases):
+        inits = [("w", randn(*ws, scale=ws[0] ** -0.5)), ("b", randn(ws[1]))]
+        feeds = {"x": randn(*xs)}
+        m = model([h.make_node("ConvTranspose", ["x", "w", "b"], ["y"], **attrs)], feeds, ["y"], inits, opset=17)
+        check(m, feeds, atol=1e-4)
+        if lib.opencl_target():
+            continue
+        name = f"convT_channels_last{i}"
+        kernels = _kernels(WORK / f"m{_count[0]}.onnx", name)
+        convs = [text.splitlines()[0] for text in kernels.values() if "reduce ReduceSum" in text]
+        phases_times_m = int(np.prod(attrs["strides"])) * ws[1]
+        want = "out[" + ",".join(str(d) for d in (xs[0], *xs[2:], phases_times_m)) + "]"  # (N, Q..., P*M)
+        assert len(convs) == 1 and want in convs[0], f"{xs} {attrs}: the phases' conv should store {want}: {convs}"
+        bundle = WORK / f"{name}.bundle"
+        one = lib.run_bundle(bundle, feeds, WORK / f"{name}_t1", ["y"], threads=1)
+        three = lib.run_bundle(bundle, feeds, WORK / f"{name}_t3", ["y"], threads=3)
+        assert np.array_equal(one["y"], three["y"]), f"{xs} {attrs}: 3 threads differ from 1"
 
 
 @suite.case
