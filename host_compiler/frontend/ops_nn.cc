@@ -150,21 +150,23 @@ bool reads_channels_first(const Node* x) {
 // its tiles (Inception-v3's 7x1 / 1x7 convs ran at 8-12 GFLOP/s beside 40-70 for its
 // others). Strided grouped and depthwise convs keep the border tiles (their inside tiles
 // dominate less or the border runs already pay off: llvm_emit.cc).
-// A dense, stride-1 2-D depthwise (5x5 and larger) or strided grouped conv of channels-first data
+// A dense, 2-D depthwise (5x5 and larger) or strided grouped conv of channels-first data
 // (reads_channels_first) reads a channels-last copy too, padded or not: over the
 // channels-first data its kernel took vectors along the rows (masked at the borders and the
 // row ends) times broadcast weights, over the copy it takes vectors of output channels (or
 // channels) times broadcast inputs (tests/bench/op_cliffs.py --cpu-time, 1 thread, AVX2, against
 // onnxruntime: Conv1d 1.0-2.0x -> 0.8-1.1x, ConvTranspose 1.3-3.4x -> 1.0-1.3x, depthwise 7x7
 // 1.45x -> 0.8x, 4 groups of 64 channels at stride 2 8.8x -> 1.8x; BENCHMARKS.md). Stride-1 grouped
-// ones take the copy where padded (below); an unpadded 1x1 one ran 1.4x slower over it, a
-// strided depthwise one no faster, and depthwise ones under 5x5 (a depthwise ConvTranspose's
-// 1x1 and 2x2 phases) 1.5-5x slower: the copy then costs more than the taps.
+// ones take the copy where padded (below); an unpadded 1x1 one ran 1.4x slower over it, and
+// depthwise ones under 5x5 (a depthwise ConvTranspose's 1x1 and 2x2 phases) 1.5-5x slower:
+// the copy then costs more than the taps. A 5x5 stride-2 depthwise one (72 channels, 112x112)
+// took 0.40x the time over the copy, its padded copy's rows loaded masked and transposed in
+// registers (llvm_emit.cc choose_transposed_blocks; gathered element by element, 0.68x).
 bool copies_input_channels_last(const Node* x, int64_t groups, bool dot_operands, const WindowSpec& spec) {
   if (x->dtype != DType::F32 || dot_operands) return false;
   const bool stride_1 = std::all_of(spec.stride.begin(), spec.stride.end(), [](int64_t s) { return s == 1; });
   const bool depthwise_2d = x->shape.size() == 4 && groups > 1 && groups == x->shape[1];
-  const bool large_depthwise = depthwise_2d && stride_1 && spec.kernel[0] * spec.kernel[1] >= 25;
+  const bool large_depthwise = depthwise_2d && spec.kernel[0] * spec.kernel[1] >= 25;
   if (reads_channels_first(x) && (groups == 1 || large_depthwise || (!depthwise_2d && !stride_1))) return true;
   if (x->shape.size() != 4) return false;
   const bool strip = groups == 1 && spec.kernel.size() == 2 && std::min(spec.kernel[0], spec.kernel[1]) == 1 &&

@@ -478,6 +478,31 @@ def transposes_in_register_blocks():
     assert "masked.gather" not in ir.read_text(), "the NHWC -> NCHW copy gathers its elements"
 
 
+@suite.case
+def padded_transposes_in_register_blocks():
+    """A transposing copy with a zero border (the padded channels-last copy of an NCHW input
+    that a 5x5 depthwise conv reads; here Transpose + Pad): its rows are loaded masked by the
+    border tests and transposed in registers, not gathered element by element (that copy
+    took 3x the conv's time: tests/bench/op_cliffs.py dw5x5_s2_c72_112). Channels off the
+    vector width, odd sizes, uneven pads, batch 2; 3 threads give the same bits; the LLVM IR
+    has no gather."""
+    rng = np.random.default_rng(29)  # not RNG: later cases keep their inputs
+    feeds = {"x": rng.standard_normal((2, 19, 13, 11)).astype(np.float32)}
+    nodes = [h.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 3, 1]), h.make_node("Pad", ["t", "pads"], ["y"])]
+    m = model(nodes, feeds, ["y"], [("pads", np.array([0, 2, 1, 0, 0, 3, 2, 0], np.int64))])
+    want = lib.ort_run(m, feeds)["y"]
+    for threads in (1, 3):
+        got = lib.compile_and_run(m, feeds, WORK, name=f"padded_transpose_{threads}", threads=threads)["y"]
+        assert np.array_equal(got, want), f"Transpose + Pad ({threads} threads)"
+    if lib.opencl_target() or os.environ.get("EDGE_TARGET", "").startswith("hexagon"):
+        return  # no LLVM IR; hexagon-v65's HVX has no float lanes
+    path = WORK / "padded_transpose.onnx"
+    path.write_bytes(m.SerializeToString())
+    ir = WORK / "padded_transpose.ll"
+    lib.run_tool([lib.find_tool("edgec"), "compile", path, "-o", WORK / "padded_transpose.bundle", "--dump-llvm-ir", ir])
+    assert "masked.gather" not in ir.read_text(), "the padded NCHW -> NHWC copy gathers its elements"
+
+
 def check_fp16(nodes, feeds16, outputs, inits16=(), rtol=1e-2, atol=1e-2, opset=18):
     """The float16 model against onnxruntime on the same model in float32, fed the same
     (float16) values upcast: the exact sums of the float16 numbers, not another float16 code."""
@@ -1390,7 +1415,7 @@ def grouped_convs_tile_loads_each_pixel_once():
 def channels_first_convs_over_channels_last_copy():
     """Convs reading channels-first data (ops_nn.cc reads_channels_first): Conv1d (whose
     (N, C, L) inputs are never stored channels-last), dense and stride-1 depthwise convs and
-    ConvTransposes of the model's NCHW input, strided grouped convs of it. The CPU targets run them over a channels-last
+    ConvTransposes of the model's NCHW input (5x5 depthwise ones at stride 2 too), strided grouped convs of it. The CPU targets run them over a channels-last
     copy of the input (padded where the conv pads; one copy for a dilated Conv1d, not one per
     conv_by_regions region): vectors of output channels, no masked row loads; the phases of
     a ConvTranspose with as many outputs each are stacked and interleaved by one permute (they ran at
@@ -1408,6 +1433,7 @@ def channels_first_convs_over_channels_last_copy():
              ("conv2d_3x3_c3", (1, 3, 15, 17), "Conv", (8, 3, 3, 3), dict(pads=[1, 1, 1, 1])),
              ("depthwise_7x7", (1, 20, 15, 13), "Conv", (20, 1, 7, 7), dict(pads=[3, 3, 3, 3], group=20)),
              ("depthwise_5x5", (2, 12, 11, 9), "Conv", (12, 1, 5, 5), dict(pads=[2, 1, 2, 2], group=12)),
+             ("depthwise_5x5_s2", (2, 11, 15, 12), "Conv", (11, 1, 5, 5), dict(pads=[2, 2, 1, 2], strides=[2, 2], group=11)),
              ("grouped_s2", (1, 32, 13, 12), "Conv", (32, 8, 3, 3), dict(pads=[1, 1, 1, 1], strides=[2, 2], group=4)),
              ("grouped_s2_unpadded", (1, 24, 9, 10), "Conv", (36, 8, 3, 3), dict(strides=[2, 2], group=3)),
              ("convT_k3s2p1op1", (1, 12, 9, 10), "ConvTranspose", (12, 10, 3, 3),
