@@ -955,6 +955,9 @@ class Emitter {
       for (const auto& v : k_.values) {
         const Value* l = v.get();
         if (l->kind != Value::Kind::Load || l->dynamic || cheap_vector_load(l, vec)) continue;
+        // Guarded rows along the dim split across cores (a Conv1d's padded copy, along its
+        // length) ran 7% slower than the gathers (64 channels x 16,000).
+        if (!l->guards.empty() && d == k_.launch.parallel_dim) continue;
         if (std::any_of(l->guards.begin(), l->guards.end(), [&](const Guard& g) { return index_depends_on(g.index, vec); }))
           continue;
         const DType stored = k_.args[size_t(l->arg)].dtype;
@@ -992,12 +995,9 @@ class Emitter {
       // elements along t where they hold, 0 elsewhere (the kernel's Where picks its fill).
       LV* mask = row_mask;
       if (!l->guards.empty()) {
-        LV* held = llvm::PoisonValue::get(llvm::FixedVectorType::get(b_.getInt1Ty(), static_cast<unsigned>(lanes)));
-        for (int i = 0; i < lanes; ++i) {
-          vars_[t] = b_.CreateAdd(t_base, ic(i));
-          held = b_.CreateInsertElement(held, guards_hold(l->guards, false), static_cast<uint64_t>(i));
-        }
-        vars_[t] = t_base;
+        begin_lanes(t, lanes, nullptr);  // the guards as vectors along t
+        LV* held = guards_hold(l->guards, true);
+        end_lanes();
         mask = mask ? b_.CreateAnd(mask, held) : held;
       }
       std::vector<LV*> rows;
