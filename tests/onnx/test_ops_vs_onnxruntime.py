@@ -471,11 +471,8 @@ def transposes_in_register_blocks():
     if lib.opencl_target() or os.environ.get("EDGE_TARGET", "").startswith("hexagon"):
         return  # no LLVM IR; hexagon-v65's HVX has no float lanes
     feeds = {"x": np.zeros((1, 20, 20, 64), np.float32)}
-    path = WORK / "nhwc_to_nchw.onnx"
-    path.write_bytes(model([h.make_node("Transpose", ["x"], ["y"], perm=[0, 3, 1, 2])], feeds, ["y"]).SerializeToString())
-    ir = WORK / "nhwc_to_nchw.ll"
-    lib.run_tool([lib.find_tool("edgec"), "compile", path, "-o", WORK / "nhwc_to_nchw.bundle", "--dump-llvm-ir", ir])
-    assert "masked.gather" not in ir.read_text(), "the NHWC -> NCHW copy gathers its elements"
+    m = model([h.make_node("Transpose", ["x"], ["y"], perm=[0, 3, 1, 2])], feeds, ["y"])
+    assert "masked.gather" not in _llvm_ir(m, "nhwc_to_nchw"), "the NHWC -> NCHW copy gathers its elements"
 
 
 @suite.case
@@ -496,11 +493,7 @@ def padded_transposes_in_register_blocks():
         assert np.array_equal(got, want), f"Transpose + Pad ({threads} threads)"
     if lib.opencl_target() or os.environ.get("EDGE_TARGET", "").startswith("hexagon"):
         return  # no LLVM IR; hexagon-v65's HVX has no float lanes
-    path = WORK / "padded_transpose.onnx"
-    path.write_bytes(m.SerializeToString())
-    ir = WORK / "padded_transpose.ll"
-    lib.run_tool([lib.find_tool("edgec"), "compile", path, "-o", WORK / "padded_transpose.bundle", "--dump-llvm-ir", ir])
-    assert "masked.gather" not in ir.read_text(), "the padded NCHW -> NHWC copy gathers its elements"
+    assert "masked.gather" not in _llvm_ir(m, "padded_transpose"), "the padded NCHW -> NHWC copy gathers its elements"
 
 
 def check_fp16(nodes, feeds16, outputs, inits16=(), rtol=1e-2, atol=1e-2, opset=18):
@@ -1068,6 +1061,14 @@ def dilated_convs_reading_padding():
     check(model(qnodes, {"x": x}, qouts, qinits), {"x": x}, rtol=0, atol=1)  # requantized uint8: within 1 step
 
 
+def _llvm_ir(m, name):
+    """The --dump-llvm-ir text of the CPU bundle edgec compiles from model m (saved as WORK/name.onnx)."""
+    path, ir = WORK / f"{name}.onnx", WORK / f"{name}.ll"
+    path.write_bytes(m.SerializeToString())
+    lib.run_tool([lib.find_tool("edgec"), "compile", path, "-o", WORK / f"{name}.bundle", "--dump-llvm-ir", ir])
+    return ir.read_text()
+
+
 def _kernels(onnx_path, name, compile_args=()):
     """{kernel name: its --dump-kernels text} of the CPU bundle edgec compiles from onnx_path."""
     dump = WORK / f"{name}.kernels.txt"
@@ -1619,14 +1620,11 @@ def full_reductions_over_channels_last():
     check(m, feeds, atol=1e-5)
     if lib.opencl_target() or os.environ.get("EDGE_TARGET", "").startswith("hexagon"):
         return  # no LLVM IR; hexagon-v65's HVX has no float lanes
+    functions = _llvm_ir(m, "full_reductions").split("\ndefine ")
     path = WORK / "full_reductions.onnx"
-    path.write_bytes(m.SerializeToString())
-    ir = WORK / "full_reductions.ll"
-    lib.run_tool([lib.find_tool("edgec"), "compile", path, "-o", WORK / "full_reductions.bundle", "--dump-llvm-ir", ir])
     scalar_out = [name for name, text in _kernels(path, "full_reductions").items() if " out[] " in text.split("\n")[0]
                   and "ReduceMax over [192,16,48]" in text]
     assert len(scalar_out) >= 3, f"expected the three reductions to a scalar, got {scalar_out}"
-    functions = ir.read_text().split("\ndefine ")
     for name in scalar_out:
         body = next(f for f in functions if f" @{name}(" in f.split("\n")[0])
         assert "load <" in body, f"{name}: no vector loads in its LLVM IR"
