@@ -150,21 +150,23 @@ bool reads_channels_first(const Node* x) {
 // its tiles (Inception-v3's 7x1 / 1x7 convs ran at 8-12 GFLOP/s beside 40-70 for its
 // others). Strided grouped and depthwise convs keep the border tiles (their inside tiles
 // dominate less or the border runs already pay off: llvm_emit.cc).
-// A dense, stride-1 2-D depthwise (5x5 and larger) or strided grouped conv of channels-first data
+// A dense, 2-D depthwise (5x5 and larger) or strided grouped conv of channels-first data
 // (reads_channels_first) reads a channels-last copy too, padded or not: over the
 // channels-first data its kernel took vectors along the rows (masked at the borders and the
 // row ends) times broadcast weights, over the copy it takes vectors of output channels (or
 // channels) times broadcast inputs (tests/bench/op_cliffs.py --cpu-time, 1 thread, AVX2, against
 // onnxruntime: Conv1d 1.0-2.0x -> 0.8-1.1x, ConvTranspose 1.3-3.4x -> 1.0-1.3x, depthwise 7x7
 // 1.45x -> 0.8x, 4 groups of 64 channels at stride 2 8.8x -> 1.8x; BENCHMARKS.md). Stride-1 grouped
-// ones take the copy where padded (below); an unpadded 1x1 one ran 1.4x slower over it, a
-// strided depthwise one no faster, and depthwise ones under 5x5 (a depthwise ConvTranspose's
-// 1x1 and 2x2 phases) 1.5-5x slower: the copy then costs more than the taps.
+// ones take the copy where padded (below); an unpadded 1x1 one ran 1.4x slower over it, and
+// depthwise ones under 5x5 (a depthwise ConvTranspose's 1x1 and 2x2 phases) 1.5-5x slower:
+// the copy then costs more than the taps. A 5x5 stride-2 depthwise one (72 channels, 112x112)
+// took 0.40x the time over the copy, its padded copy's rows loaded masked and transposed in
+// registers (llvm_emit.cc choose_transposed_blocks; gathered element by element, 0.68x).
 bool copies_input_channels_last(const Node* x, int64_t groups, bool dot_operands, const WindowSpec& spec) {
   if (x->dtype != DType::F32 || dot_operands) return false;
   const bool stride_1 = std::all_of(spec.stride.begin(), spec.stride.end(), [](int64_t s) { return s == 1; });
   const bool depthwise_2d = x->shape.size() == 4 && groups > 1 && groups == x->shape[1];
-  const bool large_depthwise = depthwise_2d && stride_1 && spec.kernel[0] * spec.kernel[1] >= 25;
+  const bool large_depthwise = depthwise_2d && spec.kernel[0] * spec.kernel[1] >= 25;
   if (reads_channels_first(x) && (groups == 1 || large_depthwise || (!depthwise_2d && !stride_1))) return true;
   if (x->shape.size() != 4) return false;
   const bool strip = groups == 1 && spec.kernel.size() == 2 && std::min(spec.kernel[0], spec.kernel[1]) == 1 &&
@@ -242,7 +244,7 @@ Node* winograd_if_it_pays(OpContext& ctx, Node* x, Node* w, int64_t groups, cons
 }
 
 Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, const WindowSpec& spec,
-                double fill = 0.0, int64_t* x_shift = nullptr, bool copy_channels_first = true);
+                double fill = 0.0, int64_t* x_shift = nullptr);
 
 // A conv whose products (N, M, O..., C/G, K...: each output times its taps, a graph node
 // before the reduction sums them) are more than a node may hold (kMaxTensorElements;
@@ -250,7 +252,7 @@ Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, co
 // fewer output channels, whole groups each, concatenated along the channels. Null where
 // the products fit, or where one group's alone do not (the node's error then says so).
 Node* conv_in_channel_chunks(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, const WindowSpec& spec,
-                             double fill, int64_t* x_shift, bool copy_channels_first) {
+                             double fill, int64_t* x_shift) {
   const int64_t c = x->shape[1], m = w->shape[0], cg = c / groups, mg = m / groups;
   // C/G as the 8-bit forms may pad it: up to their dot-product group.
   const int64_t dot = std::max<int64_t>(1, ctx.dots.int8_group);
@@ -275,7 +277,7 @@ Node* conv_in_channel_chunks(OpContext& ctx, Node* x, Node* w, Node* bias, int64
       xc = g.shrink(x, x_begin, x_end);
     }
     parts.push_back(conv_core(ctx, xc, g.shrink(w, w_begin, w_end), nullptr, groups > 1 ? (m1 - m0) / mg : 1, spec,
-                              fill, x_shift, copy_channels_first));
+                              fill, x_shift));
   }
   return add_conv_bias(ctx, concat(g, parts, 1), bias);
 }
@@ -285,7 +287,7 @@ Node* conv_in_channel_chunks(OpContext& ctx, Node* x, Node* w, Node* bias, int64
 // are widened at the multiply, so the reduction reads the raw 8-bit operands (what a
 // dot-product instruction takes) and the packed weight stays 8-bit in the bundle.
 Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, const WindowSpec& spec,
-                double fill, int64_t* x_shift, bool copy_channels_first) {
+                double fill, int64_t* x_shift) {
   if (x_shift) *x_shift = 0;
   Graph& g = ctx.g;
   const Shape& ws = w->shape;
@@ -297,7 +299,7 @@ Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, co
   auto is_8bit = [](const Node* v) { return v->dtype == DType::I8 || v->dtype == DType::U8; };
   const bool int8 = is_8bit(x) && is_8bit(w);
   if (w->dtype != x->dtype && !int8) ctx.fail("input and weight dtypes differ");
-  if (Node* y = conv_in_channel_chunks(ctx, x, w, bias, groups, spec, fill, x_shift, copy_channels_first))
+  if (Node* y = conv_in_channel_chunks(ctx, x, w, bias, groups, spec, fill, x_shift))
     return y;
   std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
   if (Node* y = winograd_if_it_pays(ctx, x, w, groups, spec)) return add_conv_bias(ctx, y, bias);
@@ -319,8 +321,7 @@ Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, co
                                                                                                      : 1;
   if (bf16) x = bf16_operand(g, x);
   WindowSpec window = spec;
-  if (ctx.padded_grouped_convs && (copy_channels_first || !reads_channels_first(x)) &&
-      copies_input_channels_last(x, groups, int8 || bf16, spec)) {
+  if (ctx.padded_grouped_convs && copies_input_channels_last(x, groups, int8 || bf16, spec)) {
     // The zero border written once into a channels-last copy of x: the conv then runs
     // unpadded, every tile without bounds tests (the border tiles of a grouped conv's
     // small per-group reductions otherwise cost as much as the inside).
@@ -687,7 +688,7 @@ Outs lower_conv_transpose(OpContext& ctx) {
   };
   // The conv of x with sub-weights w of phase rs[i] along each dim (unit stride, the phase's tap
   // spacing as dilation, x padded or cropped to the phase's window): (N, M, count_i...).
-  auto phase_conv = [&](Node* w, const std::vector<int64_t>& rs, bool copy_channels_first = true) {
+  auto phase_conv = [&](Node* w, const std::vector<int64_t>& rs) {
     WindowSpec spec;
     std::vector<int64_t> plo(k), phi(k);
     for (size_t i = 0; i < k; ++i) {
@@ -702,7 +703,7 @@ Outs lower_conv_transpose(OpContext& ctx) {
     spec.pad_lo.assign(k, 0);
     spec.pad_hi.assign(k, 0);
     spec.extra_hi.assign(k, 0);
-    return conv_core(ctx, pad_or_crop(g, x, plo, phi), w, nullptr, groups, spec, 0.0, nullptr, copy_channels_first);
+    return conv_core(ctx, pad_or_crop(g, x, plo, phi), w, nullptr, groups, spec);
   };
   // Uniform phases (every phase of a dim has the same taps count, offset and spacing, and as
   // many outputs: e.g. kernel == stride, the 2x2 stride-2 upsampling of detector heads): one
@@ -731,6 +732,25 @@ Outs lower_conv_transpose(OpContext& ctx) {
     for (size_t i = 0; i < k; ++i) full.push_back(phases[i][0].count * stride[i]);
     return crop_and_bias(g.reshape(g.permute(g.reshape(y, split), perm), full));
   };
+  // The same from the phases' outputs stored channels-last, (N, Q..., G*P*M/G) realized:
+  // (N, Q..., G, s..., M/G) -> (N, G, M/G, Q_0, s_0, Q_1, s_1, ...).
+  auto interleave_channels_last = [&](Node* y) {
+    std::vector<int64_t> to_last{0};
+    for (size_t i = 0; i < k; ++i) to_last.push_back(int64_t(2 + i));
+    to_last.push_back(1);
+    Node* nhwc = g.permute(y, to_last);
+    nhwc->realize = true;
+    Shape split{x->shape[0]};
+    for (size_t i = 0; i < k; ++i) split.push_back(phases[i][0].count);
+    split.push_back(groups);
+    split.insert(split.end(), stride.begin(), stride.end());
+    split.push_back(mg);
+    std::vector<int64_t> perm{0, int64_t(1 + k), int64_t(2 + 2 * k)};
+    for (size_t i = 0; i < k; ++i) perm.insert(perm.end(), {int64_t(1 + i), int64_t(2 + k + i)});
+    Shape full{x->shape[0], m};
+    for (size_t i = 0; i < k; ++i) full.push_back(phases[i][0].count * stride[i]);
+    return crop_and_bias(g.reshape(g.permute(g.reshape(nhwc, split), perm), full));
+  };
   if (uniform) {
     // Sub-weights (M, C/G, taps...) of every phase (dim 0's phase slowest), stacked per group:
     // (G, P, M/G, C/G, taps...) -> (G*P*M/G, C/G, taps...), the output channels group-major.
@@ -751,14 +771,20 @@ Outs lower_conv_transpose(OpContext& ctx) {
     Node* stacked = concat(g, subs, 1);
     Shape ws2{groups * nphase * mg, cg};
     ws2.insert(ws2.end(), stacked->shape.begin() + 4, stacked->shape.end());
-    // Phases of one tap each (kernel == stride) keep reading channels-first data: over the
-    // copy their 1x1 conv into P*M channels ran at 0.6x the time in a fresh process but 1.6-1.8x
-    // in op_cliffs.py's, depending on where the buffers lie (256 -> 128 channels on 32x32:
-    // stores 4 KB apart; not traced further).
-    bool one_tap = true;
-    for (size_t i = 0; i < k; ++i) one_tap = one_tap && phases[i][0].taps.size() == 1;
-    // Phase 0's window: all alike.
-    return {interleave(phase_conv(g.reshape(stacked, ws2), std::vector<int64_t>(k, 0), !one_tap), false)};
+    // Phase 0's window: all alike. Phases of one tap each (kernel == stride) read the
+    // channels-last copy too now that their result is stored channels-last (0.91-0.97x the
+    // time reading the NCHW input, 256 -> 128 channels on 32x32 and 64 -> 64 on 80x80).
+    Node* y = phase_conv(g.reshape(stacked, ws2), std::vector<int64_t>(k, 0));
+    // The conv's result is stored channels-last, (N, Q..., G*P*M/G), as its kernel computes
+    // it (vectors of output channels); the interleave then transposes once. Stored
+    // channels-first (the scheduler realizes the conv's reduce in its own shape, which no
+    // channels-last layout takes), every vector of output channels was scattered to stores
+    // Q_0*Q_1*4 bytes apart: 4 KB on 32x32, aliasing each other in the L1 cache, 16-28
+    // GFLOP/s depending on where the buffers lay (256 -> 128 channels, 2x2 stride 2,
+    // tests/bench/op_cliffs.py). Dense ones only: a depthwise one's kernel runs along the
+    // pixels, and stored channels-last it took 15x the time (64 channels on 80x80).
+    if (y->dtype == DType::F32 && groups == 1) return {interleave_channels_last(y)};
+    return {interleave(y, false)};
   }
   // Phases with as many outputs each but other taps (a 4x4 or 3x3 kernel at stride 2): one
   // conv per phase, the results stacked in a buffer of their own (N, P, M, Q...) and

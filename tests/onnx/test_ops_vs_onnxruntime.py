@@ -39,7 +39,7 @@ suite = lib.Suite("test_ops_vs_onnxruntime", costs={
     "channels_first_convs_over_channels_last_copy": 5, "einsum_forms": 5, "softmax_exp_at_the_extremes": 5,
     "conv_transpose_configurations": 4, "rotary_embedding_and_rms_norm": 4, "integer_division_edges": 3,
     "conv_heads_reshaped_and_transposed": 3, "conv_transpose_phases_as_one_conv": 2,
-    "convnext_blocks_channels_last": 2,
+    "conv_transpose_phases_stored_channels_last": 2, "convnext_blocks_channels_last": 2,
     "full_reductions_over_channels_last": 2})
 WORK = None
 _count = [0]
@@ -156,6 +156,39 @@ def conv_transpose_phases_as_one_conv():
         feeds = {"x": randn(*xs)}
         check(model([h.make_node("ConvTranspose", ["x", "w", "b"], ["y"], **attrs)], feeds, ["y"], inits, opset=17),
               feeds, atol=1e-4)
+
+
+@suite.case
+def conv_transpose_phases_stored_channels_last():
+    """A dense ConvTranspose whose phases are one conv (kernel == stride) stores that conv's
+    result channels-last, (N, Q..., P*M), and its interleave transposes once: stored
+    channels-first, each vector of output channels was scattered to stores Q*Q*4 bytes apart
+    (256 -> 128 channels on 32x32: 4 KB, 2.1x onnxruntime's time, tests/bench/op_cliffs.py).
+    Odd sizes, P*M off the vector width, batch 2, 1-D, a 3x3 kernel at
+    stride 3; 3 threads give the same bits as 1."""
+    cases = [
+        ((1, 5, 7, 9), (5, 3, 2, 2), dict(strides=[2, 2])),  # P*M = 12
+        ((2, 16, 5, 6), (16, 5, 2, 2), dict(strides=[2, 2])),  # batch 2
+        ((1, 7, 11), (7, 6, 3), dict(strides=[3])),  # 1-D
+        ((1, 9, 4, 5), (9, 4, 3, 3), dict(strides=[3, 3])),
+    ]
+    for i, (xs, ws, attrs) in enumerate(cases):
+        inits = [("w", randn(*ws, scale=ws[0] ** -0.5)), ("b", randn(ws[1]))]
+        feeds = {"x": randn(*xs)}
+        m = model([h.make_node("ConvTranspose", ["x", "w", "b"], ["y"], **attrs)], feeds, ["y"], inits, opset=17)
+        check(m, feeds, atol=1e-4)
+        if lib.opencl_target():
+            continue
+        name = f"convT_channels_last{i}"
+        kernels = _kernels(WORK / f"m{_count[0]}.onnx", name)
+        convs = [text.splitlines()[0] for text in kernels.values() if "reduce ReduceSum" in text]
+        phases_times_m = int(np.prod(attrs["strides"])) * ws[1]
+        want = "out[" + ",".join(str(d) for d in (xs[0], *xs[2:], phases_times_m)) + "]"  # (N, Q..., P*M)
+        assert len(convs) == 1 and want in convs[0], f"{xs} {attrs}: the phases' conv should store {want}: {convs}"
+        bundle = WORK / f"{name}.bundle"
+        one = lib.run_bundle(bundle, feeds, WORK / f"{name}_t1", ["y"], threads=1)
+        three = lib.run_bundle(bundle, feeds, WORK / f"{name}_t3", ["y"], threads=3)
+        assert np.array_equal(one["y"], three["y"]), f"{xs} {attrs}: 3 threads differ from 1"
 
 
 @suite.case
@@ -429,11 +462,29 @@ def transposes_in_register_blocks():
     if os.environ.get("EDGE_TARGET", "").startswith("hexagon"):
         return  # hexagon-v65's HVX has no float lanes
     feeds = {"x": np.zeros((1, 20, 20, 64), np.float32)}
-    path = WORK / "nhwc_to_nchw.onnx"
-    path.write_bytes(model([h.make_node("Transpose", ["x"], ["y"], perm=[0, 3, 1, 2])], feeds, ["y"]).SerializeToString())
-    ir = WORK / "nhwc_to_nchw.ll"
-    lib.run_tool([lib.find_tool("edgec"), "compile", path, "-o", WORK / "nhwc_to_nchw.bundle", "--dump-llvm-ir", ir])
-    assert "masked.gather" not in ir.read_text(), "the NHWC -> NCHW copy gathers its elements"
+    m = model([h.make_node("Transpose", ["x"], ["y"], perm=[0, 3, 1, 2])], feeds, ["y"])
+    assert "masked.gather" not in _llvm_ir(m, "nhwc_to_nchw"), "the NHWC -> NCHW copy gathers its elements"
+
+
+@suite.case
+def padded_transposes_in_register_blocks():
+    """A transposing copy with a zero border (the padded channels-last copy of an NCHW input
+    that a 5x5 depthwise conv reads; here Transpose + Pad): its rows are loaded masked by the
+    border tests and transposed in registers, not gathered element by element (that copy
+    took 3x the conv's time: tests/bench/op_cliffs.py dw5x5_s2_c72_112). Channels off the
+    vector width, odd sizes, uneven pads, batch 2; 3 threads give the same bits; the LLVM IR
+    has no gather."""
+    rng = np.random.default_rng(29)  # not RNG: later cases keep their inputs
+    feeds = {"x": rng.standard_normal((2, 19, 13, 11)).astype(np.float32)}
+    nodes = [h.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 3, 1]), h.make_node("Pad", ["t", "pads"], ["y"])]
+    m = model(nodes, feeds, ["y"], [("pads", np.array([0, 2, 1, 0, 0, 3, 2, 0], np.int64))])
+    want = lib.ort_run(m, feeds)["y"]
+    for threads in (1, 3):
+        got = lib.compile_and_run(m, feeds, WORK, name=f"padded_transpose_{threads}", threads=threads)["y"]
+        assert np.array_equal(got, want), f"Transpose + Pad ({threads} threads)"
+    if lib.opencl_target() or os.environ.get("EDGE_TARGET", "").startswith("hexagon"):
+        return  # no LLVM IR; hexagon-v65's HVX has no float lanes
+    assert "masked.gather" not in _llvm_ir(m, "padded_transpose"), "the padded NCHW -> NHWC copy gathers its elements"
 
 
 def check_fp16(nodes, feeds16, outputs, inits16=(), rtol=1e-2, atol=1e-2, opset=18):
@@ -1003,6 +1054,14 @@ def dilated_convs_reading_padding():
     check(model(qnodes, {"x": x}, qouts, qinits), {"x": x}, rtol=0, atol=1)  # requantized uint8: within 1 step
 
 
+def _llvm_ir(m, name):
+    """The --dump-llvm-ir text of the CPU bundle edgec compiles from model m (saved as WORK/name.onnx)."""
+    path, ir = WORK / f"{name}.onnx", WORK / f"{name}.ll"
+    path.write_bytes(m.SerializeToString())
+    lib.run_tool([lib.find_tool("edgec"), "compile", path, "-o", WORK / f"{name}.bundle", "--dump-llvm-ir", ir])
+    return ir.read_text()
+
+
 def _kernels(onnx_path, name, compile_args=()):
     """{kernel name: its --dump-kernels text} of the CPU bundle edgec compiles from onnx_path."""
     dump = WORK / f"{name}.kernels.txt"
@@ -1352,7 +1411,7 @@ def grouped_convs_tile_loads_each_pixel_once():
 def channels_first_convs_over_channels_last_copy():
     """Convs reading channels-first data (ops_nn.cc reads_channels_first): Conv1d (whose
     (N, C, L) inputs are never stored channels-last), dense and stride-1 depthwise convs and
-    ConvTransposes of the model's NCHW input, strided grouped convs of it. The CPU targets run them over a channels-last
+    ConvTransposes of the model's NCHW input (5x5 depthwise ones at stride 2 too), strided grouped convs of it. The CPU targets run them over a channels-last
     copy of the input (padded where the conv pads; one copy for a dilated Conv1d, not one per
     conv_by_regions region): vectors of output channels, no masked row loads; the phases of
     a ConvTranspose with as many outputs each are stacked and interleaved by one permute (they ran at
@@ -1370,6 +1429,7 @@ def channels_first_convs_over_channels_last_copy():
              ("conv2d_3x3_c3", (1, 3, 15, 17), "Conv", (8, 3, 3, 3), dict(pads=[1, 1, 1, 1])),
              ("depthwise_7x7", (1, 20, 15, 13), "Conv", (20, 1, 7, 7), dict(pads=[3, 3, 3, 3], group=20)),
              ("depthwise_5x5", (2, 12, 11, 9), "Conv", (12, 1, 5, 5), dict(pads=[2, 1, 2, 2], group=12)),
+             ("depthwise_5x5_s2", (2, 11, 15, 12), "Conv", (11, 1, 5, 5), dict(pads=[2, 2, 1, 2], strides=[2, 2], group=11)),
              ("grouped_s2", (1, 32, 13, 12), "Conv", (32, 8, 3, 3), dict(pads=[1, 1, 1, 1], strides=[2, 2], group=4)),
              ("grouped_s2_unpadded", (1, 24, 9, 10), "Conv", (36, 8, 3, 3), dict(strides=[2, 2], group=3)),
              ("convT_k3s2p1op1", (1, 12, 9, 10), "ConvTranspose", (12, 10, 3, 3),
@@ -1553,16 +1613,13 @@ def full_reductions_over_channels_last():
     w = RNG.integers(-2, 3, (192, 64, 1, 1)).astype(np.float32)
     m = model(nodes, feeds, [("y", TP.UINT8), "s", ("z", TP.UINT8), "m", "mi"], [("w", w)], opset=13)
     check(m, feeds, atol=1e-5)
-    if os.environ.get("EDGE_TARGET", "").startswith("hexagon"):
-        return  # hexagon-v65's HVX has no float lanes
+    if lib.opencl_target() or os.environ.get("EDGE_TARGET", "").startswith("hexagon"):
+        return  # no LLVM IR; hexagon-v65's HVX has no float lanes
+    functions = _llvm_ir(m, "full_reductions").split("\ndefine ")
     path = WORK / "full_reductions.onnx"
-    path.write_bytes(m.SerializeToString())
-    ir = WORK / "full_reductions.ll"
-    lib.run_tool([lib.find_tool("edgec"), "compile", path, "-o", WORK / "full_reductions.bundle", "--dump-llvm-ir", ir])
     scalar_out = [name for name, text in _kernels(path, "full_reductions").items() if " out[] " in text.split("\n")[0]
                   and "ReduceMax over [192,16,48]" in text]
     assert len(scalar_out) >= 3, f"expected the three reductions to a scalar, got {scalar_out}"
-    functions = ir.read_text().split("\ndefine ")
     for name in scalar_out:
         body = next(f for f in functions if f" @{name}(" in f.split("\n")[0])
         assert "load <" in body, f"{name}: no vector loads in its LLVM IR"
