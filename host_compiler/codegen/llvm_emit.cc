@@ -939,8 +939,8 @@ class Emitter {
   // transposes them in registers (log2(lanes) rounds of interleaving shuffles). x86_64 AVX2
   // (edgert-bench medians): 12 x 197 x 64 floats -> 12 x 64 x 197 0.11 -> 0.047 ms, NHWC ->
   // NCHW of 56 x 56 x 128 1.0 -> 0.15 ms. Decides transpose_dim_ (-1: none) and
-  // transposed_loads_: 4-byte loads without guards that gather along the lanes and move by
-  // one element along the chosen dim.
+  // transposed_loads_: 4-byte loads that gather along the lanes and move by one element
+  // along the chosen dim, with guards, if any, that do not depend on the lanes' dim.
   void choose_transposed_blocks(int vec) {
     transpose_dim_ = -1;
     transposed_loads_.clear();
@@ -952,7 +952,11 @@ class Emitter {
       std::vector<const Value*> loads;
       for (const auto& v : k_.values) {
         const Value* l = v.get();
-        if (l->kind != Value::Kind::Load || l->dynamic || !l->guards.empty() || cheap_vector_load(l, vec)) continue;
+        if (l->kind != Value::Kind::Load || l->dynamic || cheap_vector_load(l, vec)) continue;
+        // Guards (a Pad's border) become a mask along each row: the same for every row only
+        // where they do not depend on the lanes' dim.
+        if (std::any_of(l->guards.begin(), l->guards.end(), [&](const Guard& g) { return index_depends_on(g.index, vec); }))
+          continue;
         const DType stored = k_.args[size_t(l->arg)].dtype;
         if (stored != l->dtype || dtype_size(stored) != 4 || index_affine_coef(l->index, d) != 1) continue;
         loads.push_back(l);
@@ -984,13 +988,27 @@ class Emitter {
     for (const Value* l : transposed_loads_) {
       llvm::Type* st = storage_type(l->dtype);
       llvm::Type* vt = llvm::FixedVectorType::get(st, static_cast<unsigned>(lanes));
+      // A guarded load (a Pad's border) reads each row masked by its guards along t, the
+      // same for every row; its Where above writes the padding. A row with no element
+      // inside reads from the buffer's start (all lanes off), and rows are addressed
+      // without inbounds: a row's first lanes may lie before the buffer, masked off.
+      LV* mask = row_mask;
+      LV* any_inside = nullptr;
+      if (!l->guards.empty()) {
+        begin_lanes(t, lanes, nullptr);
+        LV* inside = guards_hold(l->guards, true);
+        end_lanes();
+        mask = mask ? b_.CreateAnd(mask, inside) : inside;
+        any_inside = b_.CreateOrReduce(inside);
+      }
       std::vector<LV*> rows;
       for (int j = 0; j < lanes; ++j) {
         LV* at = b_.CreateAdd(vec_base, ic(j));
         if (end) at = b_.CreateSelect(b_.CreateICmpSLT(at, end), at, b_.CreateSub(end, ic(1)));
         vars_[vec] = at;
-        LV* ptr = b_.CreateInBoundsGEP(st, buffers_[size_t(l->arg)], index(l->index));
-        rows.push_back(vector_load(vt, ptr, llvm::Align(dtype_size(l->dtype)), row_mask, l->arg));
+        LV* ptr = any_inside ? b_.CreateGEP(st, buffers_[size_t(l->arg)], b_.CreateSelect(any_inside, index(l->index), ic(0)))
+                             : b_.CreateInBoundsGEP(st, buffers_[size_t(l->arg)], index(l->index));
+        rows.push_back(vector_load(vt, ptr, llvm::Align(dtype_size(l->dtype)), mask, l->arg));
       }
       columns[l] = transposed(rows);
     }
