@@ -1453,6 +1453,42 @@ def channels_first_convs_over_channels_last_copy():
 
 
 @suite.case
+def padded_copies_transposed_in_register_blocks():
+    """The zero-bordered channels-last copy of a conv's NCHW input (ops_nn.cc
+    channels_last_padded_spatial) loads rows along the width and transposes them in registers,
+    its padding a mask along each row (llvm_emit.cc choose_transposed_blocks): it gathered
+    element by element (a third of a stride-2 grouped conv's time, tests/bench/op_cliffs.py).
+    Rows wholly in the padding (top, bottom), partly (left, right, asymmetric pads), channel
+    counts and widths off the vector width, batch 2; 1 and 3 threads bit-identical; the copy
+    kernel's LLVM IR has no gather. CPU code only: not on OpenCL."""
+    if lib.opencl_target():
+        return
+    feeds = {"x": randn(2, 20, 13, 11)}
+    #        weight shape, attrs
+    convs = (((20, 5, 3, 3), dict(pads=[1, 2, 2, 1], strides=[2, 2], group=4)),
+             ((20, 1, 7, 7), dict(pads=[3, 3, 3, 3], group=20)),
+             ((10, 20, 5, 5), dict(pads=[2, 0, 1, 4])))
+    nodes, inits = [], []
+    for i, (ws, attrs) in enumerate(convs):
+        nodes.append(h.make_node("Conv", ["x", f"w{i}", f"b{i}"], [f"y{i}"], kernel_shape=list(ws[2:]), **attrs))
+        inits += [(f"w{i}", randn(*ws) * np.float32(int(np.prod(ws[1:])) ** -0.5)), (f"b{i}", randn(ws[0]))]
+    m = model(nodes, feeds, ["y0", "y1", "y2"], inits, opset=17)
+    ir = WORK / "padded_copies.ll"
+    with_ir = not os.environ.get("EDGE_TARGET", "").startswith("hexagon")
+    one = lib.compile_and_run(m, feeds, WORK, name="padded_copies", threads=1,
+                              compile_args=("--dump-llvm-ir", ir) if with_ir else ())
+    three = lib.run_bundle(WORK / "padded_copies.bundle", feeds, WORK / "padded_copies_3", lib.output_names(m), threads=3)
+    for name, want in lib.ort_run(m, feeds).items():
+        tol = 1e-4 * max(1.0, float(np.abs(want).max()))
+        assert np.allclose(one[name], want, rtol=1e-4, atol=tol), f"{name}: max abs err {np.abs(one[name] - want).max():.3g}"
+        assert np.array_equal(one[name], three[name]), f"{name}: 1 and 3 threads differ"
+    if with_ir:  # hexagon-v65's HVX has no float lanes: no transposed blocks
+        copies = [f for f in ir.read_text().split("\ndefine ")[1:] if "_Pad_" in f.split("(")[0]]
+        assert len(copies) >= 3, f"expected a padded copy per conv, the IR has {len(copies)}"
+        assert not any("masked.gather" in f for f in copies), "a padded copy gathers its elements"
+
+
+@suite.case
 def conv_split_by_output_channels():
     """Convs whose products (each output times its taps: N x M x O x C/G x K) are more than the
     2^32 elements a graph node may have: DNSMOS's 128 -> 64 channel 3x3 conv over a 900 x 161
