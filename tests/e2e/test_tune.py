@@ -33,6 +33,10 @@ def require_x86_64_host():
 
 
 def edgec(*args, check=True):
+    # Two candidates per shape (default 8): what is checked here (the cache, its keys and
+    # replay) does not depend on how many were timed; each more is a trial compile.
+    if "--tune" in args:
+        args += ("--tune-candidates", "2")
     return lib.run_cmd([lib.find_tool("edgec"), "compile", *map(str, args)], check=check, timeout=600)
 
 
