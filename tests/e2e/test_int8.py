@@ -332,13 +332,23 @@ def conv_relu_exact():
     check("conv_relu", conv_relu())
 
 
+def machine_code_checks(target_family):
+    """Whether this suite runs a dot-product case's compile-time checks (edgec for that family's
+    targets, the LLVM IR, llc + objdump): only the suites of that family (x86_64 where
+    EDGE_TARGET is unset), not the same ~5 s of compiles in each of the six int8 suites."""
+    return os.environ.get("EDGE_TARGET", "x86_64").startswith(target_family)
+
+
 @suite.case
 def vnni_dot_products_on_avx512():
     """x86_64-avx512 computes the 8-bit convs with vpdpbusd (channels in groups of 4, the
     bundle then requires avx512vnni); x86_64 (AVX2) with vpmaddwd (pairs widened to int16)
-    and needs nothing more. Compile-time checks: the avx512 suite (ctest avx512_e2e_test_int8) runs them."""
+    and needs nothing more. Compile-time checks, in the x86_64 suites (machine_code_checks): the
+    avx512 suite (ctest avx512_e2e_test_int8) runs them."""
     import re
     path = check("conv_relu_vnni", conv_relu())
+    if not machine_code_checks("x86_64"):
+        return
     edgec = lib.find_tool("edgec")
     for target, vnni in (("x86_64-avx512", True), ("x86_64", False)):
         ir, bundle = WORK / f"vnni_{target}.ll", WORK / f"vnni_{target}.bundle"
@@ -382,8 +392,8 @@ def sdot_dot_products_on_aarch64_dotprod():
     """aarch64-dotprod computes the 8-bit convs and matrix products with sdot (uint8
     activations read as x - 128, 128 * sum(w) in the bias), and only those kernels require
     dotprod: a float model's bundle needs nothing more than aarch64's. aarch64 (ARMv8.0) has
-    no sdot. Compile-time checks: the aarch64-dotprod suite (ctest
-    aarch64_dotprod_e2e_test_int8, qemu -cpu max) runs the results."""
+    no sdot. Compile-time checks, in the aarch64 suites (machine_code_checks): the aarch64-dotprod
+    suite (ctest aarch64_dotprod_e2e_test_int8, qemu -cpu max) runs the results."""
     import re
     import shutil
     import subprocess
@@ -391,8 +401,10 @@ def sdot_dot_products_on_aarch64_dotprod():
     float_model = WORK / "sdot_float.onnx"
     import onnx
     onnx.save(conv_relu(), str(float_model))
-    for model_name, model in (("conv", conv_relu()), ("gemm", classifier(head="Gemm"))):
-        path = check(f"{model_name}_sdot", model)
+    paths = {name: check(f"{name}_sdot", model) for name, model in (("conv", conv_relu()), ("gemm", classifier(head="Gemm")))}
+    if not machine_code_checks("aarch64"):
+        return
+    for model_name, path in paths.items():
         for target, sdot in (("aarch64-dotprod", True), ("aarch64", False)):
             ir, bundle = WORK / f"sdot_{model_name}_{target}.ll", WORK / f"sdot_{model_name}_{target}.bundle"
             lib.run_cmd([host, "compile", path, "-o", bundle, "--target", target, "--dump-llvm-ir", ir])
@@ -419,7 +431,8 @@ def vrmpy_dot_products_on_hexagon():
     quads into 32 int32 lanes, the activation's quad splat), seen in the LLVM IR and in the
     Hexagon machine code (llc-19 + llvm-objdump-19 on that IR); a float model's kernels have
     none; the conv's requantization is HVX integer code too (vpacke). Compile-time checks: the Hexagon suite (ctest hexagon_e2e_test_int8, qemu-hexagon)
-    runs the results. In the Hexagon suites, two compiles of the same model give the same bytes."""
+    runs the results; two compiles of the same model give the same bytes. The compile-time
+    checks run in the Hexagon suites only (machine_code_checks)."""
     import re
     import shutil
     import subprocess
@@ -427,10 +440,11 @@ def vrmpy_dot_products_on_hexagon():
     host = os.environ.get("EDGE_HOST_EDGEC", lib.find_tool("edgec"))
     float_model = WORK / "vrmpy_float.onnx"
     onnx.save(conv_relu(), str(float_model))
+    conv, gemm = check("conv_vrmpy", conv_relu()), check("gemm_vrmpy", classifier(head="Gemm"))
+    if not machine_code_checks("hexagon"):
+        return
     llc, objdump = shutil.which("llc-19"), shutil.which("llvm-objdump-19")
-    for name, path, hvx in (("conv", check("conv_vrmpy", conv_relu()), True),
-                            ("gemm", check("gemm_vrmpy", classifier(head="Gemm")), True),
-                            ("float", float_model, False)):
+    for name, path, hvx in (("conv", conv, True), ("gemm", gemm, True), ("float", float_model, False)):
         ir, bundle = WORK / f"vrmpy_{name}.ll", WORK / f"vrmpy_{name}.bundle"
         lib.run_cmd([host, "compile", path, "-o", bundle, "--target", "hexagon-v65", "--dump-llvm-ir", ir])
         assert ("llvm.hexagon.V6.vrmpybusv.acc.128B" in ir.read_text()) == hvx, name
@@ -446,10 +460,7 @@ def vrmpy_dot_products_on_hexagon():
             assert (re.search(r"\.w \+?= vrmpy\(v\d+\.ub,v\d+\.b\)", asm) is not None) == hvx, name
     # Compiled twice, the same bytes: what qemu-hexagon ran is what ships (LLVM 19's Hexagon
     # vector combine ordered by address and gave another bundle most times: llvm_backend.cc
-    # set_hexagon_codegen_options). Depthwise, 1x1 and residual kernels; in the Hexagon suites
-    # only (8 s of compiles).
-    if not os.environ.get("EDGE_TARGET", "").startswith("hexagon"):
-        return
+    # set_hexagon_codegen_options). Depthwise, 1x1 and residual kernels.
     import quantize_models as qm
     blocks = qm.quantize(inverted_residual(), WORK / "vrmpy_blocks.qdq.onnx", calibration=4, seed=0)
     first, second = WORK / "vrmpy_blocks.bundle", WORK / "vrmpy_blocks.again.bundle"
