@@ -138,6 +138,29 @@ void Index::normalize() {
       return;
     }
   }
+  // c*a*((X/a)%m) + c*(X%a) == c*(X%(a*m)): a dim split in three and merged back (a
+  // GroupNorm's (N, C, H, W) read as (N, groups, C/groups*H*W) left (X/W)%H next to X%W; the
+  // rule above then folds the X/(H*W) that is left).
+  for (size_t i = 0; i < merged.size(); ++i) {
+    const Atom& outer = *merged[i].first;
+    if (outer.kind != Atom::Kind::Mod || outer.inner.constant() != 0 || outer.inner.terms().size() != 1 ||
+        outer.inner.terms()[0].second != 1 || outer.inner.terms()[0].first->kind != Atom::Kind::Div)
+      continue;
+    const Atom& quotient = *outer.inner.terms()[0].first;  // X/a
+    for (size_t j = 0; j < merged.size(); ++j) {
+      const Atom& low = *merged[j].first;  // X%a
+      if (low.kind != Atom::Kind::Mod || low.divisor != quotient.divisor || low.inner.key() != quotient.inner.key() ||
+          merged[i].second != merged[j].second * quotient.divisor)
+        continue;
+      Index rest;
+      rest.constant_ = constant_;
+      for (size_t t = 0; t < merged.size(); ++t)
+        if (t != i && t != j) rest.terms_.push_back(merged[t]);
+      rest.normalize();
+      *this = rest + low.inner.mod(quotient.divisor * outer.divisor) * merged[j].second;
+      return;
+    }
+  }
   terms_ = std::move(merged);
   key_.clear();
 }
