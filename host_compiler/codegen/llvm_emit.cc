@@ -385,24 +385,26 @@ class Emitter {
  private:
   // ---- row kernels (KernelIR::row_stages) ----
   // The loops run over the output's other dims (the first longer than 1 split across
-  // cores), each row's stages and outputs inside. The row is the innermost dim longer than
-  // 1 (schedule.cc fuse_row_reductions) and runs in vectors along itself: each stage keeps
-  // one partial result per lane, combined in a fixed tree after the row (scalar where the
-  // target's float code is: one accumulator in the row's order). A row is computed by one
-  // core with the same code: bit-identical for any split.
+  // cores), each row's stages and outputs inside. The row is the trailing dims from row_dim
+  // on (schedule.cc fuse_row_reductions: a LayerNorm over the last two dims, an
+  // InstanceNorm's H and W), contiguous in memory; it runs in vectors along its innermost
+  // dim longer than 1, the others looped inside: each stage keeps one partial result per
+  // lane, combined in a fixed tree after the row (scalar where the target's float code is:
+  // one accumulator in the row's order). A row is computed by one core with the same code:
+  // bit-identical for any split.
   void emit_row_kernel() {
     const Shape& out = k_.out_shape;
     const int rank = static_cast<int>(out.size()), row = k_.row_dim, par = k_.launch.parallel_dim;
-    for (int d = row + 1; d < rank; ++d)
-      if (out[d] != 1) throw CompileError("internal: row kernel " + k_.name + " whose row is not innermost");
-    const int row_lanes = vector_lanes_ > 1 ? lanes_for(out[size_t(row)]) : 1;
+    int vector_dim = rank - 1;
+    while (vector_dim > row && out[size_t(vector_dim)] == 1) --vector_dim;
+    const int row_lanes = vector_lanes_ > 1 ? lanes_for(out[size_t(vector_dim)]) : 1;
     for (int d = 0; d < rank; ++d) vars_[d] = ic(0);
     std::function<void(int)> loop_out = [&](int d) {
-      if (d == rank) {
-        emit_row(row_lanes);
+      if (d == row) {
+        emit_row(vector_dim, row_lanes);
         return;
       }
-      if (d == row || out[d] == 1) {
+      if (out[d] == 1) {
         loop_out(d + 1);
         return;
       }
@@ -415,24 +417,32 @@ class Emitter {
     loop_out(0);
   }
 
-  // One row: row_lanes > 1 runs it in vectors along itself.
-  void emit_row(int row_lanes) {
-    const int row = k_.row_dim;
-    const int64_t extent = k_.out_shape[size_t(row)];
-    // Loops over the row, body() at each element (or vector of them, the ragged end's lanes
-    // masked) with a fresh memo: the values of one loop's body do not dominate the next's.
-    auto over_row = [&](const std::function<void()>& body) {
+  // One row: row_lanes > 1 runs it in vectors along vector_dim, its innermost dim.
+  void emit_row(int vector_dim, int row_lanes) {
+    const int64_t extent = k_.out_shape[size_t(vector_dim)];
+    // Loops over the row (its outer dims, then vector_dim), body() at each element (or
+    // vector of them, the ragged end's lanes masked) with a fresh memo: the values of one
+    // loop's body do not dominate the next's.
+    std::function<void(int, const std::function<void()>&)> over_row = [&](int d, const std::function<void()>& body) {
+      if (d < vector_dim) {
+        if (k_.out_shape[size_t(d)] == 1) return over_row(d + 1, body);
+        emit_loop(ic(0), ic(k_.out_shape[size_t(d)]), 1, [&](LV* iv) {
+          vars_[d] = iv;
+          over_row(d + 1, body);
+        });
+        return;
+      }
       if (row_lanes > 1) {
         emit_tiles_then_rest(ic(0), ic(extent), extent, row_lanes, [&](LV* iv, LV* end) {
-          vars_[row] = iv;
-          begin_lanes(row, row_lanes, end);
+          vars_[vector_dim] = iv;
+          begin_lanes(vector_dim, row_lanes, end);
           body();
           end_lanes();
         });
         return;
       }
       emit_loop(ic(0), ic(extent), 1, [&](LV* iv) {
-        vars_[row] = iv;
+        vars_[vector_dim] = iv;
         memo_.clear();
         body();
       });
@@ -453,7 +463,7 @@ class Emitter {
         acc = eb.CreateAlloca(at);
       }
       b_.CreateStore(reduce_identity(at, st.reduce_op, st.acc_dtype), acc);
-      over_row([&] {
+      over_row(k_.row_dim, [&] {
         LV* a = b_.CreateLoad(at, acc);
         LV* c = combine(a, value(st.body), st.reduce_op, st.acc_dtype);
         if (lane_mask_) c = b_.CreateSelect(lane_mask_, c, a);  // past the row's end
@@ -464,7 +474,7 @@ class Emitter {
       stage_accs_[j] = row_lanes > 1 ? horizontal(a, st.reduce_op, st.acc_dtype) : a;
       row_values_[st.value] = value(st.value);  // once per row (a Softmax's reciprocal of the sum)
     }
-    over_row([&] {
+    over_row(k_.row_dim, [&] {
       if (k_.row_staged) memo_[k_.row_staged] = load(&staged_load);
       store(output_index(k_), splat(value(k_.result), lanes_), k_.args[0].dtype);
     });
