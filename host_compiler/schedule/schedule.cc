@@ -549,8 +549,9 @@ void choose_channels_last(Schedule& s) {
 // ---- row kernels (ScheduleOptions::fuse_row_reductions) ----
 
 // The reduce that the realized node t computes, where t can be a row stage: the reduce
-// itself, or elementwise ops over it whose other operands are constants (the reciprocal of
-// Softmax's sum). Null otherwise.
+// itself, or elementwise ops over it whose other operands are constants or weights (the
+// reciprocal of Softmax's sum; the epsilon of a LayerNorm exported op by op, an initializer).
+// Null otherwise.
 const Node* stage_reduce(const Schedule& s, const Node* t) {
   const Node* n = t;
   while (!is_reduce(n->op)) {
@@ -559,7 +560,8 @@ const Node* stage_reduce(const Schedule& s, const Node* t) {
     for (const Node* src : n->srcs) {
       const Node* leaf = src;
       while (is_movement(leaf->op) && !leaf->srcs.empty()) leaf = leaf->srcs[0];
-      if (leaf->op == Op::Const) continue;
+      const int leaf_buffer = s.buffer_of(leaf);
+      if (leaf->op == Op::Const || (leaf_buffer >= 0 && s.buffers[leaf_buffer].role == BufferRole::Weight)) continue;
       if (below) return nullptr;
       below = src;
     }

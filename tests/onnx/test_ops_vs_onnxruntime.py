@@ -713,7 +713,8 @@ def norm_rows_in_one_kernel():
     # as one row kernel per operator (schedule.cc fuse_row_reductions, llvm_emit.cc
     # emit_row_kernel): per row the mean, then the variance of x - mean, then the normalized
     # and scaled row, while it is in cache. The row is the trailing dims, more than one where
-    # the norm covers several (LayerNorm axis -2, InstanceNorm's H and W). Rows of 1, 7 (one
+    # the norm covers several (LayerNorm axis -2, InstanceNorm's H and W); a LayerNorm exported
+    # op by op (its epsilon an initializer) too. Rows of 1, 7 (one
     # ragged vector), 768 and 4097 elements, rows whose mean is 1000 (values 1000 + N(0, 1):
     # a one-pass sum of squares would lose the variance), epsilons 1e-5 and 0.5, GroupNorm (its
     # groups read through a reshape, three kernels) in the same model. The reference is numpy
@@ -725,7 +726,8 @@ def norm_rows_in_one_kernel():
     cases += [("LayerNormalization", (2, 5, 7, 9), -2, 1e-5, 1000.0), ("LayerNormalization", (3, 4, 33), -2, 1e-5, 0.0),
               ("RMSNormalization", (4, 768), -1, 1e-5, 0.0), ("RMSNormalization", (3, 5, 7), -2, 0.5, 3.0),
               ("InstanceNormalization", (2, 3, 13, 17), None, 1e-5, 1000.0),
-              ("GroupNormalization", (2, 6, 5, 7), 3, 1e-5, 1000.0)]
+              ("GroupNormalization", (2, 6, 5, 7), 3, 1e-5, 1000.0),
+              ("LayerNorm op by op", (4, 384), -1, 1e-5, 1000.0)]
     feeds, inits, nodes, outs, want = {}, [], [], [], {}
     for i, (op, shape, arg, eps, mean) in enumerate(cases):
         x = randn(*shape) + np.float32(mean)
@@ -745,6 +747,20 @@ def norm_rows_in_one_kernel():
             y = (xg - xg.mean(-1, keepdims=True)) / np.sqrt(xg.var(-1, keepdims=True) + eps)
             y = y.reshape(shape) * scale.reshape(-1, 1, 1) + bias.reshape(-1, 1, 1)
             node = h.make_node(op, [f"x{i}", f"s{i}", f"b{i}"], [f"y{i}"], num_groups=arg, epsilon=eps)
+        elif op == "LayerNorm op by op":  # as torch.onnx exports it below opset 17, epsilon an initializer
+            y = (x64 - x64.mean(-1, keepdims=True)) / np.sqrt(x64.var(-1, keepdims=True) + eps) * scale + bias
+            inits += [(f"eps{i}", np.array(eps, np.float32)), (f"two{i}", np.array(2.0, np.float32)),
+                      (f"last{i}", np.array([-1], np.int64))]
+            t = f"t{i}_"
+            nodes += [h.make_node("ReduceMean", [f"x{i}", f"last{i}"], [t + "mean"]),
+                      h.make_node("Sub", [f"x{i}", t + "mean"], [t + "d"]),
+                      h.make_node("Pow", [t + "d", f"two{i}"], [t + "sq"]),
+                      h.make_node("ReduceMean", [t + "sq", f"last{i}"], [t + "var"]),
+                      h.make_node("Add", [t + "var", f"eps{i}"], [t + "ve"]),
+                      h.make_node("Sqrt", [t + "ve"], [t + "std"]),
+                      h.make_node("Div", [t + "d", t + "std"], [t + "n"]),
+                      h.make_node("Mul", [t + "n", f"s{i}"], [t + "ns"])]
+            node = h.make_node("Add", [t + "ns", f"b{i}"], [f"y{i}"])
         elif op == "RMSNormalization":
             y = x64 / np.sqrt((x64 * x64).mean(axes, keepdims=True) + eps) * scale
             node = h.make_node(op, [f"x{i}", f"s{i}"], [f"y{i}"], axis=arg, epsilon=eps)
