@@ -242,12 +242,17 @@ class KernelBuilder {
     }
     if (is_reduce(n->op) && stage_ >= 0) {
       KernelIR::RowStage& st = ir_.row_stages[size_t(stage_)];
-      if (st.body || n->axes != std::vector<int64_t>{ir_.row_dim})
-        throw CompileError("internal: row stage of " + k_.name + " is no single reduce along its row");
+      // Its axes: the row, the trailing dims from row_dim on (those of extent 1 may be left out).
+      bool along_the_row = !st.body;
+      for (size_t d = 0; d < ir_.out_shape.size(); ++d) {
+        const bool reduced = std::find(n->axes.begin(), n->axes.end(), int64_t(d)) != n->axes.end();
+        along_the_row = along_the_row && (int(d) >= ir_.row_dim ? reduced || ir_.out_shape[d] == 1 : !reduced);
+      }
+      if (!along_the_row) throw CompileError("internal: row stage of " + k_.name + " is no single reduce along its row");
       st.reduce_op = n->op;
       st.acc_dtype = n->dtype;
       std::vector<Index> along_row = idx;
-      along_row[size_t(ir_.row_dim)] = Index::var(ir_.row_dim, ir_.out_shape[size_t(ir_.row_dim)]);
+      for (int64_t axis : n->axes) along_row[size_t(axis)] = Index::var(int(axis), ir_.out_shape[size_t(axis)]);
       st.body = value(n->srcs[0], along_row, guards);
       Value acc(Value::Kind::Accumulator);
       acc.dtype = n->dtype;
@@ -450,7 +455,8 @@ std::string to_string(const KernelIR& k) {
   if (!k.out_full_shape.empty()) os << " at " << shape_str(k.out_origin) << " of " << shape_str(k.out_full_shape);
   os << "\n";
   for (size_t j = 0; j < k.row_stages.size(); ++j) {
-    os << " row stage " << j << ": " << op_name(k.row_stages[j].reduce_op) << " along dim " << k.row_dim << ":\n";
+    os << " row stage " << j << ": " << op_name(k.row_stages[j].reduce_op) << " along dim " << k.row_dim
+       << (k.row_dim + 1 < int(k.out_shape.size()) ? " and those after it" : "") << ":\n";
     std::string b = show(k.row_stages[j].body);
     os << "  acc" << j << " <- " << b << "\n";
     std::string v = show(k.row_stages[j].value);

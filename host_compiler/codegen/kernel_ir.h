@@ -75,11 +75,12 @@ struct KernelIR {
   const Value* result = nullptr;
 
   // A row kernel (ScheduledKernel::row_stages; no reduce of its own): for each row, the
-  // output elements along dim row_dim with the other vars fixed,
+  // output elements along the dims from row_dim on (the trailing dims, contiguous) with the
+  // other vars fixed,
   //   for each stage in order: acc = identity; for each element of the row: acc = op(acc, body)
   //                            (the stage's value: `value`, from its Accumulator)
   //   for each element of the row: out = result
-  // Bodies and the result run at the row's elements (var row_dim moves); they and the later
+  // Bodies and the result run at the row's elements (vars row_dim... move); they and the later
   // stages read a stage through its `value`, the same for the whole row. row_staged, where
   // set, is a value of the last stage's body that the result reads too (Softmax's exp): the
   // last stage stores it into the output row and the result reads it back from there.

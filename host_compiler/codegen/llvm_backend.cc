@@ -471,12 +471,12 @@ int64_t launch_work(const KernelIR& k) {
 }
 
 // The first output dim longer than 1 is split across cores (schema/kernel_abi.h), into one
-// part when the launch has less work than one_part_below_work; not a row kernel's row,
-// which one core computes whole (its stages reduce along it).
+// part when the launch has less work than one_part_below_work; not a row kernel's row (its
+// dims from row_dim on), which one core computes whole (its stages reduce along it).
 void plan_cpu_launch(KernelIR& k, int64_t one_part_below_work) {
   k.launch = LaunchPlan{};
   for (size_t d = 0; d < k.out_shape.size(); ++d)
-    if (k.out_shape[d] != 1 && static_cast<int>(d) != k.row_dim) {
+    if (k.out_shape[d] != 1 && !(k.is_row_kernel() && static_cast<int>(d) >= k.row_dim)) {
       k.launch.parallel_dim = static_cast<int>(d);
       k.launch.parallel_extent = static_cast<uint64_t>(k.out_shape[d]);
       break;

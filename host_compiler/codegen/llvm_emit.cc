@@ -385,24 +385,26 @@ class Emitter {
  private:
   // ---- row kernels (KernelIR::row_stages) ----
   // The loops run over the output's other dims (the first longer than 1 split across
-  // cores), each row's stages and outputs inside. The row is the innermost dim longer than
-  // 1 (schedule.cc fuse_row_reductions) and runs in vectors along itself: each stage keeps
-  // one partial result per lane, combined in a fixed tree after the row (scalar where the
-  // target's float code is: one accumulator in the row's order). A row is computed by one
-  // core with the same code: bit-identical for any split.
+  // cores), each row's stages and outputs inside. The row is the trailing dims from row_dim
+  // on (schedule.cc fuse_row_reductions: a LayerNorm over the last two dims, an
+  // InstanceNorm's H and W), contiguous in memory; it runs in vectors along its innermost
+  // dim longer than 1, the others looped inside: each stage keeps one partial result per
+  // lane, combined in a fixed tree after the row (scalar where the target's float code is:
+  // one accumulator in the row's order). A row is computed by one core with the same code:
+  // bit-identical for any split.
   void emit_row_kernel() {
     const Shape& out = k_.out_shape;
     const int rank = static_cast<int>(out.size()), row = k_.row_dim, par = k_.launch.parallel_dim;
-    for (int d = row + 1; d < rank; ++d)
-      if (out[d] != 1) throw CompileError("internal: row kernel " + k_.name + " whose row is not innermost");
-    const int row_lanes = vector_lanes_ > 1 ? lanes_for(out[size_t(row)]) : 1;
+    int vector_dim = rank - 1;
+    while (vector_dim > row && out[size_t(vector_dim)] == 1) --vector_dim;
+    const int row_lanes = vector_lanes_ > 1 ? lanes_for(out[size_t(vector_dim)]) : 1;
     for (int d = 0; d < rank; ++d) vars_[d] = ic(0);
     std::function<void(int)> loop_out = [&](int d) {
-      if (d == rank) {
-        emit_row(row_lanes);
+      if (d == row) {
+        emit_row(vector_dim, row_lanes);
         return;
       }
-      if (d == row || out[d] == 1) {
+      if (out[d] == 1) {
         loop_out(d + 1);
         return;
       }
@@ -415,26 +417,50 @@ class Emitter {
     loop_out(0);
   }
 
-  // One row: row_lanes > 1 runs it in vectors along itself.
-  void emit_row(int row_lanes) {
-    const int row = k_.row_dim;
-    const int64_t extent = k_.out_shape[size_t(row)];
-    // Loops over the row, body() at each element (or vector of them, the ragged end's lanes
-    // masked) with a fresh memo: the values of one loop's body do not dominate the next's.
-    auto over_row = [&](const std::function<void()>& body) {
+  // One row: row_lanes > 1 runs it in vectors along vector_dim, its innermost dim.
+  void emit_row(int vector_dim, int row_lanes) {
+    const int64_t extent = k_.out_shape[size_t(vector_dim)];
+    // A stage's vector loop keeps `chains` accumulators, vector u of each step into the u-th,
+    // combined in a fixed order after the loop: with one, each step waited for the last
+    // one's add (the zoo's LayerNorms over 128 elements ran 1.4x slower as a row kernel
+    // than as three kernels).
+    const int chains = row_lanes > 1 ? static_cast<int>(std::clamp<int64_t>(extent / row_lanes, 1, 4)) : 1;
+    // Loops over the row (its outer dims, then vector_dim), body(chain) at each element (or
+    // vector of them, the ragged end's lanes masked, in chain 0) with a fresh memo: the
+    // values of one loop's body do not dominate the next's. Steps of `ways` vectors.
+    std::function<void(int, int, const std::function<void(int)>&)> over_row = [&](int d, int ways,
+                                                                                  const std::function<void(int)>& body) {
+      if (d < vector_dim) {
+        if (k_.out_shape[size_t(d)] == 1) return over_row(d + 1, ways, body);
+        emit_loop(ic(0), ic(k_.out_shape[size_t(d)]), 1, [&](LV* iv) {
+          vars_[d] = iv;
+          over_row(d + 1, ways, body);
+        });
+        return;
+      }
       if (row_lanes > 1) {
-        emit_tiles_then_rest(ic(0), ic(extent), extent, row_lanes, [&](LV* iv, LV* end) {
-          vars_[row] = iv;
-          begin_lanes(row, row_lanes, end);
-          body();
+        const int64_t whole = ways > 1 ? extent / (row_lanes * ways) * (row_lanes * ways) : 0;
+        if (whole > 0)
+          emit_loop(ic(0), ic(whole), row_lanes * ways, [&](LV* iv) {
+            for (int u = 0; u < ways; ++u) {
+              vars_[vector_dim] = b_.CreateAdd(iv, ic(int64_t(u) * row_lanes));
+              begin_lanes(vector_dim, row_lanes, nullptr);
+              body(u);
+              end_lanes();
+            }
+          });
+        emit_tiles_then_rest(ic(whole), ic(extent), extent, row_lanes, [&](LV* iv, LV* end) {
+          vars_[vector_dim] = iv;
+          begin_lanes(vector_dim, row_lanes, end);
+          body(0);
           end_lanes();
         });
         return;
       }
       emit_loop(ic(0), ic(extent), 1, [&](LV* iv) {
-        vars_[row] = iv;
+        vars_[vector_dim] = iv;
         memo_.clear();
-        body();
+        body(0);
       });
       memo_.clear();
     };
@@ -447,24 +473,28 @@ class Emitter {
     for (size_t j = 0; j < stages; ++j) {
       const KernelIR::RowStage& st = k_.row_stages[j];
       llvm::Type* at = lanes_of(scalar_type(st.acc_dtype), row_lanes);
-      llvm::AllocaInst* acc;
-      {
+      std::vector<llvm::AllocaInst*> accs(size_t(chains), nullptr);
+      for (llvm::AllocaInst*& acc : accs) {
         IRBuilder<> eb(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
         acc = eb.CreateAlloca(at);
+        b_.CreateStore(reduce_identity(at, st.reduce_op, st.acc_dtype), acc);
       }
-      b_.CreateStore(reduce_identity(at, st.reduce_op, st.acc_dtype), acc);
-      over_row([&] {
-        LV* a = b_.CreateLoad(at, acc);
+      over_row(k_.row_dim, chains, [&](int chain) {
+        LV* a = b_.CreateLoad(at, accs[size_t(chain)]);
         LV* c = combine(a, value(st.body), st.reduce_op, st.acc_dtype);
         if (lane_mask_) c = b_.CreateSelect(lane_mask_, c, a);  // past the row's end
-        b_.CreateStore(c, acc);
+        b_.CreateStore(c, accs[size_t(chain)]);
         if (j + 1 == stages && k_.row_staged) store(output_index(k_), splat(value(k_.row_staged), lanes_), k_.args[0].dtype);
       });
-      LV* a = b_.CreateLoad(at, acc);
-      stage_accs_[j] = row_lanes > 1 ? horizontal(a, st.reduce_op, st.acc_dtype) : a;
+      std::vector<LV*> partial;
+      for (llvm::AllocaInst* acc : accs) partial.push_back(b_.CreateLoad(at, acc));
+      for (size_t n = partial.size(); n > 1; n = (n + 1) / 2)  // pairwise, a fixed tree
+        for (size_t i = 0; i < n / 2; ++i)
+          partial[i] = combine(partial[i], partial[i + (n + 1) / 2], st.reduce_op, st.acc_dtype);
+      stage_accs_[j] = row_lanes > 1 ? horizontal(partial[0], st.reduce_op, st.acc_dtype) : partial[0];
       row_values_[st.value] = value(st.value);  // once per row (a Softmax's reciprocal of the sum)
     }
-    over_row([&] {
+    over_row(k_.row_dim, 1, [&](int) {
       if (k_.row_staged) memo_[k_.row_staged] = load(&staged_load);
       store(output_index(k_), splat(value(k_.result), lanes_), k_.args[0].dtype);
     });

@@ -121,6 +121,15 @@ void Index::normalize() {
     else merged.push_back(t);
   }
   std::erase_if(merged, [](const auto& t) { return t.second == 0; });
+  // This index but terms i and j (which a rule below folds into one).
+  auto without = [&](size_t i, size_t j) {
+    Index rest;
+    rest.constant_ = constant_;
+    for (size_t t = 0; t < merged.size(); ++t)
+      if (t != i && t != j) rest.terms_.push_back(merged[t]);
+    rest.normalize();
+    return rest;
+  };
   // c*k*(X/k) + c*(X%k) == c*X: undoes a split followed by a merge of the same dims.
   for (size_t i = 0; i < merged.size(); ++i) {
     const Atom& m = *merged[i].first;
@@ -129,12 +138,25 @@ void Index::normalize() {
       const Atom& d = *merged[j].first;
       if (d.kind != Atom::Kind::Div || d.divisor != m.divisor || d.inner.key() != m.inner.key()) continue;
       if (merged[j].second != merged[i].second * m.divisor) continue;
-      Index rest;
-      rest.constant_ = constant_;
-      for (size_t t = 0; t < merged.size(); ++t)
-        if (t != i && t != j) rest.terms_.push_back(merged[t]);
-      rest.normalize();
-      *this = rest + m.inner * merged[i].second;
+      *this = without(i, j) + m.inner * merged[i].second;
+      return;
+    }
+  }
+  // c*a*((X/a)%m) + c*(X%a) == c*(X%(a*m)): a dim split in three and merged back (a
+  // GroupNorm's (N, C, H, W) read as (N, groups, C/groups*H*W) left (X/W)%H next to X%W; the
+  // rule above then folds the X/(H*W) that is left).
+  for (size_t i = 0; i < merged.size(); ++i) {
+    const Atom& outer = *merged[i].first;
+    if (outer.kind != Atom::Kind::Mod || outer.inner.constant() != 0 || outer.inner.terms().size() != 1 ||
+        outer.inner.terms()[0].second != 1 || outer.inner.terms()[0].first->kind != Atom::Kind::Div)
+      continue;
+    const Atom& quotient = *outer.inner.terms()[0].first;  // X/a
+    for (size_t j = 0; j < merged.size(); ++j) {
+      const Atom& low = *merged[j].first;  // X%a
+      if (low.kind != Atom::Kind::Mod || low.divisor != quotient.divisor || low.inner.key() != quotient.inner.key() ||
+          merged[i].second != merged[j].second * quotient.divisor)
+        continue;
+      *this = without(i, j) + low.inner.mod(quotient.divisor * outer.divisor) * merged[j].second;
       return;
     }
   }

@@ -549,8 +549,9 @@ void choose_channels_last(Schedule& s) {
 // ---- row kernels (ScheduleOptions::fuse_row_reductions) ----
 
 // The reduce that the realized node t computes, where t can be a row stage: the reduce
-// itself, or elementwise ops over it whose other operands are constants (the reciprocal of
-// Softmax's sum). Null otherwise.
+// itself, or elementwise ops over it whose other operands are constants or weights (the
+// reciprocal of Softmax's sum; the epsilon of a LayerNorm exported op by op, an initializer).
+// Null otherwise.
 const Node* stage_reduce(const Schedule& s, const Node* t) {
   const Node* n = t;
   while (!is_reduce(n->op)) {
@@ -559,7 +560,8 @@ const Node* stage_reduce(const Schedule& s, const Node* t) {
     for (const Node* src : n->srcs) {
       const Node* leaf = src;
       while (is_movement(leaf->op) && !leaf->srcs.empty()) leaf = leaf->srcs[0];
-      if (leaf->op == Op::Const) continue;
+      const int leaf_buffer = s.buffer_of(leaf);
+      if (leaf->op == Op::Const || (leaf_buffer >= 0 && s.buffers[leaf_buffer].role == BufferRole::Weight)) continue;
       if (below) return nullptr;
       below = src;
     }
@@ -623,9 +625,17 @@ void remove_kernels_and_buffers(Schedule& s, const std::vector<bool>& gone_kerne
   s.steps = std::move(steps);
 }
 
-// Merges into each elementwise kernel the single-axis reductions it reads broadcast along
-// that axis (and those they read, a Softmax's max below its sum), where nothing else reads
-// them: the kernel computes them per row as its row stages, and their buffers go.
+// Whether axes are a, a + 1, ..., b.
+bool consecutive(const std::vector<int64_t>& axes) {
+  if (axes.empty()) return false;
+  for (size_t i = 1; i < axes.size(); ++i)
+    if (axes[i] != axes[i - 1] + 1) return false;
+  return true;
+}
+
+// Merges into each elementwise kernel the reductions along its trailing dims that it reads
+// broadcast along them (and those they read, a Softmax's max below its sum), where nothing
+// else reads them: the kernel computes them per row as its row stages, and their buffers go.
 void fuse_row_reductions(Schedule& s) {
   std::vector<int> producer(s.buffers.size(), -1);
   std::vector<std::set<int>> readers(s.buffers.size());
@@ -638,11 +648,12 @@ void fuse_row_reductions(Schedule& s) {
     ScheduledKernel& k = s.kernels[ki];
     const Shape& row_shape = k.root->shape;
     if (gone_kernel[ki] || !s.buffers[k.output].layout.empty() || k.root->dtype != DType::F32) continue;
-    // The stages: the reductions of the root's shape along one axis among the buffers the
-    // kernel reads, and among those their kernels read.
+    // The stages: the reductions of the root's shape along the same axes, a run of
+    // consecutive dims (LayerNorm over the last two, InstanceNorm's H and W), among the
+    // buffers the kernel reads, and among those their kernels read.
     std::set<const Node*> stages;
     std::vector<int> stage_kernels;
-    int64_t axis = -1;
+    std::vector<int64_t> axes;
     std::vector<int> open = k.inputs;
     while (!open.empty()) {
       const int b = open.back();
@@ -650,22 +661,22 @@ void fuse_row_reductions(Schedule& s) {
       const Node* t = s.buffers[b].node;
       const Node* r = stage_reduce(s, t);
       if (stages.count(t) || producer[b] < 0 || gone_kernel[producer[b]] || !r ||
-          s.buffers[b].role != BufferRole::Intermediate || r->axes.size() != 1 || r->dtype != DType::F32 ||
-          t->dtype != DType::F32 || r->srcs[0]->shape != row_shape || (axis >= 0 && r->axes[0] != axis))
+          s.buffers[b].role != BufferRole::Intermediate || !consecutive(r->axes) || r->dtype != DType::F32 ||
+          t->dtype != DType::F32 || r->srcs[0]->shape != row_shape || (!axes.empty() && r->axes != axes))
         continue;
-      axis = r->axes[0];
+      axes = r->axes;
       stages.insert(t);
       stage_kernels.push_back(producer[b]);
       open.insert(open.end(), s.kernels[producer[b]].inputs.begin(), s.kernels[producer[b]].inputs.end());
     }
     if (stages.empty()) continue;
-    // Rows along the innermost dim only. Along another (Softmax over axis 1 of NCHW) a row's
+    // Rows along the innermost dims only. Along another (Softmax over axis 1 of NCHW) a row's
     // elements lie a plane apart: one kernel running each vector of rows through all its
     // passes, the exps stored and read back, made the 4 KB-apart loads and stores alias (and
     // miss L1) and ran 2.2-2.7x slower than the three kernels ((1, 21, 128, 128) axis 1,
     // (4, 64, 1024) axis 1, x86_64), whose last one streams.
     bool innermost = true;
-    for (size_t d = size_t(axis) + 1; d < row_shape.size(); ++d) innermost = innermost && row_shape[d] == 1;
+    for (size_t d = size_t(axes.back()) + 1; d < row_shape.size(); ++d) innermost = innermost && row_shape[d] == 1;
     if (!innermost) continue;
     bool fusable = true;
     for (int sk : stage_kernels)
@@ -693,7 +704,7 @@ void fuse_row_reductions(Schedule& s) {
     k.inputs.clear();
     for (int b : inputs)
       if (!gone_buffer[b] && std::find(k.inputs.begin(), k.inputs.end(), b) == k.inputs.end()) k.inputs.push_back(b);
-    k.row_axis = static_cast<int>(axis);
+    k.row_axis = static_cast<int>(axes.front());
   }
   remove_kernels_and_buffers(s, gone_kernel, gone_buffer);
 }

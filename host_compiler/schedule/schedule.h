@@ -36,10 +36,10 @@ struct ScheduledKernel {
   const Node* root;            // the realized node it computes
   int output;                  // buffer written
   std::vector<int> inputs;     // buffers read, in first-use order
-  // A row kernel (ScheduleOptions::fuse_row_reductions): per row along dim row_axis of the
-  // root, these nodes (each a single-axis reduce along it, maybe with elementwise ops after
-  // it; producers first) are computed before the root, which reads them broadcast along the
-  // row. Empty for an ordinary kernel.
+  // A row kernel (ScheduleOptions::fuse_row_reductions): per row along the root's dims from
+  // row_axis on (the trailing dims), these nodes (each a reduce along them, maybe with
+  // elementwise ops after it; producers first) are computed before the root, which reads
+  // them broadcast along the row. Empty for an ordinary kernel.
   std::vector<const Node*> row_stages;
   int row_axis = -1;
 };
@@ -78,7 +78,7 @@ struct ScheduleOptions {
   // the weights along output channels are consecutive (the frontend packs them so) and
   // the input of every tap is one broadcast. The model's inputs and outputs keep NCHW.
   bool channels_last = false;
-  // Fuse the reductions along the innermost dim that an elementwise kernel reads broadcast
+  // Fuse the reductions along the innermost dims that an elementwise kernel reads broadcast
   // along it (Softmax's max and sum) into that kernel: one kernel that, per row, runs the
   // reductions one after the other and then computes the row, while the row is in cache, in
   // place of a kernel per reduction, each streaming the tensor again. The LLVM back end

@@ -751,6 +751,99 @@ def softmax_rows_in_one_kernel():
 
 
 @suite.case
+def norm_rows_in_one_kernel():
+    # The CPU targets compute LayerNormalization / RMSNormalization / InstanceNormalization
+    # as one row kernel per operator (schedule.cc fuse_row_reductions, llvm_emit.cc
+    # emit_row_kernel): per row the mean, then the variance of x - mean, then the normalized
+    # and scaled row, while it is in cache. The row is the trailing dims, more than one where
+    # the norm covers several (LayerNorm axis -2, InstanceNorm's H and W); a LayerNorm exported
+    # op by op (its epsilon an initializer) too. Rows of 1, 7 (one
+    # ragged vector), 768 and 4097 elements, rows whose mean is 1000 (values 1000 + N(0, 1):
+    # a one-pass sum of squares would lose the variance), epsilons 1e-5 and 0.5, GroupNorm (its
+    # groups read through a reshape, three kernels) in the same model. The reference is numpy
+    # in float64. Then 3 threads must give the same bits as 1, and, on the CPU targets, each
+    # LayerNorm / RMSNorm / InstanceNorm must be one kernel. CPU code only: OpenCL keeps a
+    # kernel per statistic (the node tests cover it there).
+    if lib.opencl_target():
+        return
+    cases = []  # (op, x shape, axis or groups, epsilon, mean of x)
+    for n, eps, mean in ((1, 1e-5, 0.0), (7, 1e-5, 1000.0), (768, 1e-5, 1000.0), (4097, 0.5, 0.0)):
+        cases.append(("LayerNormalization", (3, n), -1, eps, mean))
+    cases += [("LayerNormalization", (2, 5, 7, 9), -2, 1e-5, 1000.0), ("LayerNormalization", (3, 4, 33), -2, 1e-5, 0.0),
+              ("RMSNormalization", (4, 768), -1, 1e-5, 0.0), ("RMSNormalization", (3, 5, 7), -2, 0.5, 3.0),
+              ("InstanceNormalization", (2, 3, 13, 17), None, 1e-5, 1000.0),
+              ("GroupNormalization", (2, 6, 5, 7), 3, 1e-5, 1000.0),
+              ("LayerNorm op by op", (4, 384), -1, 1e-5, 1000.0)]
+    feeds, inits, nodes, outs, want = {}, [], [], [], {}
+    for i, (op, shape, arg, eps, mean) in enumerate(cases):
+        x = randn(*shape) + np.float32(mean)
+        feeds[f"x{i}"] = x
+        x64 = x.astype(np.float64)
+        if op == "InstanceNormalization":
+            axes, pshape = (2, 3), (shape[1],)
+        elif op == "GroupNormalization":
+            axes, pshape = None, (shape[1],)
+        else:
+            axes = tuple(range(len(shape) + arg, len(shape)))
+            pshape = shape[len(shape) + arg:]
+        scale, bias = (RNG.uniform(0.5, 1.5, pshape).astype(np.float32), randn(*pshape, scale=0.1))
+        inits += [(f"s{i}", scale)] + ([] if op == "RMSNormalization" else [(f"b{i}", bias)])
+        if op == "GroupNormalization":
+            xg = x64.reshape(shape[0], arg, -1)
+            y = (xg - xg.mean(-1, keepdims=True)) / np.sqrt(xg.var(-1, keepdims=True) + eps)
+            y = y.reshape(shape) * scale.reshape(-1, 1, 1) + bias.reshape(-1, 1, 1)
+            node = h.make_node(op, [f"x{i}", f"s{i}", f"b{i}"], [f"y{i}"], num_groups=arg, epsilon=eps)
+        elif op == "LayerNorm op by op":  # as torch.onnx exports it below opset 17, epsilon an initializer
+            y = (x64 - x64.mean(-1, keepdims=True)) / np.sqrt(x64.var(-1, keepdims=True) + eps) * scale + bias
+            inits += [(f"eps{i}", np.array(eps, np.float32)), (f"two{i}", np.array(2.0, np.float32)),
+                      (f"last{i}", np.array([-1], np.int64))]
+            t = f"t{i}_"
+            nodes += [h.make_node("ReduceMean", [f"x{i}", f"last{i}"], [t + "mean"]),
+                      h.make_node("Sub", [f"x{i}", t + "mean"], [t + "d"]),
+                      h.make_node("Pow", [t + "d", f"two{i}"], [t + "sq"]),
+                      h.make_node("ReduceMean", [t + "sq", f"last{i}"], [t + "var"]),
+                      h.make_node("Add", [t + "var", f"eps{i}"], [t + "ve"]),
+                      h.make_node("Sqrt", [t + "ve"], [t + "std"]),
+                      h.make_node("Div", [t + "d", t + "std"], [t + "n"]),
+                      h.make_node("Mul", [t + "n", f"s{i}"], [t + "ns"])]
+            node = h.make_node("Add", [t + "ns", f"b{i}"], [f"y{i}"])
+        elif op == "RMSNormalization":
+            y = x64 / np.sqrt((x64 * x64).mean(axes, keepdims=True) + eps) * scale
+            node = h.make_node(op, [f"x{i}", f"s{i}"], [f"y{i}"], axis=arg, epsilon=eps)
+        else:
+            y = (x64 - x64.mean(axes, keepdims=True)) / np.sqrt(x64.var(axes, keepdims=True) + eps)
+            y = y * (scale.reshape(-1, 1, 1) if op == "InstanceNormalization" else scale) + \
+                (bias.reshape(-1, 1, 1) if op == "InstanceNormalization" else bias)
+            attrs = {} if op == "InstanceNormalization" else {"axis": arg}
+            node = h.make_node(op, [f"x{i}", f"s{i}", f"b{i}"], [f"y{i}"], epsilon=eps, **attrs)
+        nodes.append(node)
+        outs.append(f"y{i}")
+        want[f"y{i}"] = y
+    m = model(nodes, feeds, outs, inits, opset=23)
+    _count[0] += 1
+    name = f"m{_count[0]}"
+    got = lib.compile_and_run(m, feeds, WORK, name=name, threads=1)
+    for out, w in want.items():
+        g = got[out].astype(np.float64)
+        err = np.abs(g - w).max()
+        # The mean of float32 values near 1000 is off by ~1e-4 (onnxruntime: its InstanceNorm
+        # 2.8e-4, its LayerNorm, which sums in float64, 1.5e-5 at 768 elements).
+        tol = (5e-4 if cases[int(out[1:])][4] >= 1000 else 3e-6) * max(1.0, np.abs(w).max())
+        assert err < tol, f"{out} ({cases[int(out[1:])][:2]}): max abs err {err:.3g}"
+    three = lib.run_bundle(WORK / f"{name}.bundle", feeds, WORK / f"{name}_out3", outs, threads=3)
+    for out in outs:
+        assert np.array_equal(three[out], got[out]), f"{out}: 3 threads differ from 1"
+    dump = WORK / "norm_rows.kernels.txt"
+    lib.run_tool([lib.find_tool("edgec"), "compile", WORK / f"{name}.onnx", "-o", WORK / "norm_rows.bundle",
+                  "--dump-kernels", dump])
+    text = dump.read_text()
+    kernels = text.count("\nkernel ") + text.startswith("kernel ")
+    # A row of 1 element has no reduction (x - x): one plain kernel; GroupNorm 3 kernels.
+    assert kernels == len(outs) + 2, f"{kernels} kernels for {len(outs)} norms"
+    assert text.count(" row stage 0:") == len(outs) - 2, text.count(" row stage 0:")
+
+
+@suite.case
 def erf_at_the_extremes():
     # Erf's tail uses the same saturating exp (llvm_emit.cc exp_saturating) for e^(-x^2):
     # against Python's math.erf in float64 (the approximation's absolute error is < 1.5e-7).

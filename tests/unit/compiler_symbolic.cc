@@ -102,3 +102,22 @@ TEST_CASE("a sum below a coefficient that divides the divisor drops out (grouped
         CHECK(eval(x.mod(48), v) == raw % 48);
       }
 }
+
+TEST_CASE("a dim split in three and merged back is one variable again (GroupNorm's grouped view)") {
+  // (1, 256, 32, 32) read as (1, 32, 8192): element v of a group is at
+  // 1024*(v/1024) + 32*((v/32)%32) + v%32 of it, which is v.
+  Index v = Index::var(0, 8192);
+  Index x = v.floordiv(1024) * 1024 + v.floordiv(32).mod(32) * 32 + v.mod(32);
+  CHECK(x.key() == v.key());
+  // Scaled, and next to other terms.
+  Index g = Index::var(1, 32);
+  CHECK((g * 8192 + x * 2).key() == (g * 8192 + v * 2).key());
+  // Only the middle and low parts: X % (a*m).
+  Index y = v.floordiv(32).mod(32) * 32 + v.mod(32);
+  CHECK(y.key() == v.mod(1024).key());
+  for (int64_t a = 0; a < 8192; a += 37) {
+    std::map<int, int64_t> vals{{0, a}, {1, 3}};
+    CHECK(eval(y, vals) == a % 1024);
+    CHECK(eval(x, vals) == a);
+  }
+}
