@@ -867,6 +867,26 @@ def inverted_residual_depthwise_rows():
 
 
 @suite.case
+def winograd_only_where_the_transformed_tiles_fit():
+    """--winograd auto keeps a 3x3 conv direct where its transformed tiles pass 64 MB
+    (conv_winograd.cc kMaxWinogradTransformedBytes: DNSMOS's convs over a 900 x 161 spectrogram
+    ran 1.55x slower as Winograd): 16 -> 128 channels at 256 x 256 (F(4x4): 75 MB; 1.7x
+    slower as Winograd, AVX2) compiles to one conv over its padded copy, the same conv at 32 x
+    32 to Winograd's transform kernels. Compiled only (the direct and Winograd sums are
+    checked elsewhere); CPU targets (OpenCL keeps direct sums)."""
+    if lib.opencl_target():
+        return
+    for size, winograd in ((32, True), (256, False)):
+        feeds = {"x": randn(1, 16, size, size)}
+        nodes = [h.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])]
+        m = model(nodes, feeds, ["y"], [("w", randn(128, 16, 3, 3, scale=(2 / 144) ** 0.5))])
+        path = lib.save_model(m, WORK / f"winograd_fit_{size}.onnx")
+        kernels = _kernels(path, f"winograd_fit_{size}")
+        transforms = [name for name in kernels if "_ReduceSum_" in name]  # Winograd's transforms and products
+        assert bool(transforms) == winograd, f"{size} x {size}: kernels {sorted(kernels)}"
+
+
+@suite.case
 def winograd_convs():
     """Stride-1 3x3 convs as Winograd F(2x2, 3x3) and F(4x4, 3x3) (edgec --winograd 2 / 4; auto is
     the CPU default): output sizes that are and are not multiples of the tile (one tile, a
