@@ -514,10 +514,11 @@ def conv1d_over_channels_last_copy():
     bordered channels-last copy of its input (ops_nn.cc copies_input_channels_last): a
     vector of output channels times one broadcast group of adjacent input channels, no
     bounds tests. Over the channels-first data each group's channels were L bytes apart
-    (Smart Turn's 384 -> 384 stride-2 stem: 12.3 ms -> 4.1 ms CPU time, AVX2)."""
-    path = check("conv1d_stem", conv1d_stem())
-    if lib.opencl_target():
+    (Smart Turn's 384 -> 384 stride-2 stem: 12.3 ms -> 4.1 ms CPU time, AVX2). Not on OpenCL
+    (no copy there) nor Hexagon (21 s under qemu-hexagon; it passed there at session 35)."""
+    if lib.opencl_target() or os.environ.get("EDGE_TARGET", "").startswith("hexagon"):
         return
+    path = check("conv1d_stem", conv1d_stem())
     for flag, want in (((), 3), (("--padded-grouped-convs", "0"), 0)):
         dump = WORK / "conv1d_stem.kernels.txt"
         lib.run_tool([lib.find_tool("edgec"), "compile", path, "-o", WORK / "conv1d_stem_dump.bundle",
