@@ -74,7 +74,8 @@ Node* table(Graph& g, DType dtype, const std::vector<std::vector<double>>& a, co
 
 }  // namespace
 
-int winograd_tile_for(Winograd mode, int64_t c, int64_t k, int64_t oh, int64_t ow, DType operands, int64_t groups) {
+int winograd_tile_for(Winograd mode, int64_t c, int64_t k, int64_t oh, int64_t ow, DType operands, int64_t groups,
+                      int64_t batch) {
   const int64_t cg = c / std::max<int64_t>(groups, 1);  // input channels per output channel
   switch (mode) {
     case Winograd::Off: return 0;
@@ -104,11 +105,22 @@ int winograd_tile_for(Winograd mode, int64_t c, int64_t k, int64_t oh, int64_t o
   // F(4x4) stores 36 / 9 = 4x the weights (F(2x2): 16 / 9): only where they stay small
   // (ResNet's 64-channel stage), so that a model's bundle grows by well under 2x.
   constexpr int64_t kMaxTile4WeightBytes = 1 << 20;
+  // The transforms are kernels of their own, each a pass over (m+2)^2 / m^2 times the input
+  // (output) in memory: past the caches they stream at memory speed. DNSMOS's 3x3 convs over
+  // a 900 x 161 spectrogram (32-128 channels: 42-170 MB of transformed tiles) ran 1.55x slower
+  // as Winograd than direct (830 against 535 ms CPU time, AVX2, 1 thread); the zoo's largest
+  // (FCN-ResNet50's 2048 -> 512 at 28 x 28, 25 MB) stay under the limit.
+  constexpr double kMaxWinogradTransformedBytes = 64.0 * (1 << 20);
+  auto transformed_bytes = [&](int64_t m) {
+    const double tiles = double(batch) * double((oh + m - 1) / m) * double((ow + m - 1) / m);
+    return tiles * double((m + 2) * (m + 2)) * double(std::max(c, k)) * double(sizeof(float));
+  };
   constexpr double kMinGain = 0.8;
   int best = 0;
   double best_cost = kMinGain * cost(0);
   for (int m : {2, 4}) {
     if (m == 4 && 36 * cg * k * int64_t(sizeof(float)) > kMaxTile4WeightBytes) continue;
+    if (transformed_bytes(m) > kMaxWinogradTransformedBytes) continue;
     // bf16 operands: F(4x4)'s transforms (entries up to 8) amplify the rounding of the tiles
     // to 8 bits; ResNet-18's output error grew 3.5x over F(2x2)'s (BENCHMARKS.md).
     if (m == 4 && operands == DType::BF16) continue;

@@ -102,6 +102,23 @@ def grouped(seed=6, size=16):
     return b.model(y, [1, 8, size // 2, size // 2])
 
 
+def conv1d_stem(seed=10, length=40):
+    """Whisper's audio stem at a small size: Conv1d k3 pad 1 (16 -> 32 channels), ReLU, Conv1d
+    k3 stride 2 pad 1 (32 -> 32), ReLU, Conv1d k5 pad 2 (32 -> 8): int8 convs of (N, C, L)
+    data, which is stored channels-first."""
+    b = Builder(seed, [1, 16, length])
+
+    def conv1d(x, cin, cout, k, stride=1):
+        w = (b.rng.standard_normal((cout, cin, k)) * np.sqrt(2.0 / (cin * k))).astype(np.float32)
+        bias = (b.rng.standard_normal(cout) * 0.1).astype(np.float32)
+        return b.op("Conv", [x, b.const(w), b.const(bias, "b")], kernel_shape=[k], strides=[stride],
+                    pads=[k // 2, k // 2])
+
+    x = b.op("Relu", [conv1d("input", 16, 32, 3)])
+    x = b.op("Relu", [conv1d(x, 32, 32, 3, stride=2)])
+    return b.model(conv1d(x, 32, 8, 5), [1, 8, length // 2])
+
+
 def inverted_residual(seed=7, size=16):
     """MobileNetV2's inverted residual blocks: 1x1 expansion, depthwise 3x3 (stride 1, 144
     channels: a whole step of 128 and a ragged one of 16 on HVX) with a residual Add, then
@@ -500,6 +517,29 @@ def inverted_residual_blocks():
 @suite.case
 def grouped_convs():
     check("grouped", grouped())
+
+
+@suite.case
+def conv1d_over_channels_last_copy():
+    """int8 Conv1d (Whisper's stem), exact; on the CPU targets each conv reads a zero-point
+    bordered channels-last copy of its input (ops_nn.cc copies_input_channels_last): a
+    vector of output channels times one broadcast group of adjacent input channels, no
+    bounds tests. Over the channels-first data each group's channels were L bytes apart
+    (Smart Turn's 384 -> 384 stride-2 stem: 12.3 ms -> 4.1 ms CPU time, AVX2). Not on OpenCL
+    (no copy there) nor Hexagon (21 s under qemu-hexagon; it passed there at session 35)."""
+    if lib.opencl_target() or os.environ.get("EDGE_TARGET", "").startswith("hexagon"):
+        return
+    path = check("conv1d_stem", conv1d_stem())
+    for flag, want in (((), 3), (("--padded-grouped-convs", "0"), 0)):
+        dump = WORK / "conv1d_stem.kernels.txt"
+        lib.run_tool([lib.find_tool("edgec"), "compile", path, "-o", WORK / "conv1d_stem_dump.bundle",
+                      "--dump-kernels", dump, *flag])
+        kernels = ("\n" + dump.read_text()).split("\nkernel ")[1:]
+        copies = [k.split()[0] for k in kernels if "_Pad_" in k.split()[0]]
+        assert len(copies) == want, f"{flag}: expected {want} channels-last copies, the dump has {copies}"
+        if want:
+            convs = [k for k in kernels if "reduce ReduceSum" in k]
+            assert convs and not any("inbounds" in k for k in convs), f"{flag}: a conv tests its bounds"
 
 
 @suite.case

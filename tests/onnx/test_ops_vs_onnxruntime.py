@@ -960,6 +960,26 @@ def inverted_residual_depthwise_rows():
 
 
 @suite.case
+def winograd_only_where_the_transformed_tiles_fit():
+    """--winograd auto keeps a 3x3 conv direct where its transformed tiles pass 64 MB
+    (conv_winograd.cc kMaxWinogradTransformedBytes: DNSMOS's convs over a 900 x 161 spectrogram
+    ran 1.55x slower as Winograd): 16 -> 128 channels at 256 x 256 (F(4x4): 75 MB; 1.7x
+    slower as Winograd, AVX2) compiles to one conv over its padded copy, the same conv at 32 x
+    32 to Winograd's transform kernels. Compiled only (the direct and Winograd sums are
+    checked elsewhere); CPU targets (OpenCL keeps direct sums)."""
+    if lib.opencl_target():
+        return
+    for size, winograd in ((32, True), (256, False)):
+        feeds = {"x": randn(1, 16, size, size)}
+        nodes = [h.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])]
+        m = model(nodes, feeds, ["y"], [("w", randn(128, 16, 3, 3, scale=(2 / 144) ** 0.5))])
+        path = lib.save_model(m, WORK / f"winograd_fit_{size}.onnx")
+        kernels = _kernels(path, f"winograd_fit_{size}")
+        transforms = [name for name in kernels if "_ReduceSum_" in name]  # Winograd's transforms and products
+        assert bool(transforms) == winograd, f"{size} x {size}: kernels {sorted(kernels)}"
+
+
+@suite.case
 def winograd_convs():
     """Stride-1 3x3 convs as Winograd F(2x2, 3x3) and F(4x4, 3x3) (edgec --winograd 2 / 4; auto is
     the CPU default): output sizes that are and are not multiples of the tile (one tile, a
@@ -1460,6 +1480,24 @@ def assert_channels_last_copy(name):
             assert not copies, f"{name} {flag}: expected no copy, the dump has {copies}"
         else:
             assert copies and not guarded, f"{name}: expected a copy and no bounds tests: copies {copies}, guarded {guarded}"
+
+
+@suite.case
+def conv_over_one_computed_channel():
+    """A padded 3x3 conv over one computed channel read through a transposing view (DNSMOS:
+    a spectrogram (N, T, F) transposed and unsqueezed to (N, 1, F, T), then 1 -> 16 channels):
+    the CPU targets copy the plane with its zero border first and run the conv without bounds
+    tests (38 -> 13 ms CPU time for DNSMOS's 900 x 161 one, AVX2). CPU targets only."""
+    if lib.opencl_target():
+        return
+    feeds = {"x": randn(1, 23, 31)}
+    nodes = [h.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 1]),
+             h.make_node("Unsqueeze", ["t", "axes"], ["u"]),
+             h.make_node("Conv", ["u", "w", "b"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             h.make_node("Relu", ["c"], ["y"])]
+    inits = [("axes", np.array([1], np.int64)), ("w", randn(16, 1, 3, 3, scale=1 / 3)), ("b", randn(16, scale=0.1))]
+    check(model(nodes, feeds, ["y"], inits), feeds, atol=1e-4, scale_tol=True)
+    assert_channels_last_copy("one_computed_channel")
 
 
 @suite.case
