@@ -50,9 +50,15 @@ _TOOL_ENV = {
 }
 
 
+def target_family(prefix: str) -> bool:
+    """Whether the suites compile for a target whose name starts with prefix (EDGE_TARGET;
+    x86_64 where it is unset): "opencl", "hexagon", "aarch64", "x86_64"."""
+    return os.environ.get("EDGE_TARGET", "x86_64").startswith(prefix)
+
+
 def opencl_target() -> bool:
     """Whether the suites compile for an OpenCL target (tests/opencl/bin/edgec, EDGE_TARGET)."""
-    return os.environ.get("EDGE_TARGET", "").startswith("opencl")
+    return target_family("opencl")
 
 
 def prepare_bundle(bundle: Path) -> Path:

@@ -349,22 +349,15 @@ def conv_relu_exact():
     check("conv_relu", conv_relu())
 
 
-def machine_code_checks(target_family):
-    """Whether this suite runs a dot-product case's compile-time checks (edgec for that family's
-    targets, the LLVM IR, llc + objdump): only the suites of that family (x86_64 where
-    EDGE_TARGET is unset), not the same ~5 s of compiles in each of the six int8 suites."""
-    return os.environ.get("EDGE_TARGET", "x86_64").startswith(target_family)
-
-
 @suite.case
 def vnni_dot_products_on_avx512():
     """x86_64-avx512 computes the 8-bit convs with vpdpbusd (channels in groups of 4, the
     bundle then requires avx512vnni); x86_64 (AVX2) with vpmaddwd (pairs widened to int16)
-    and needs nothing more. Compile-time checks, in the x86_64 suites (machine_code_checks): the
+    and needs nothing more. Compile-time checks, in the x86_64 suites: the
     avx512 suite (ctest avx512_e2e_test_int8) runs them."""
     import re
     path = check("conv_relu_vnni", conv_relu())
-    if not machine_code_checks("x86_64"):
+    if not lib.target_family("x86_64"):
         return
     edgec = lib.find_tool("edgec")
     for target, vnni in (("x86_64-avx512", True), ("x86_64", False)):
@@ -409,7 +402,7 @@ def sdot_dot_products_on_aarch64_dotprod():
     """aarch64-dotprod computes the 8-bit convs and matrix products with sdot (uint8
     activations read as x - 128, 128 * sum(w) in the bias), and only those kernels require
     dotprod: a float model's bundle needs nothing more than aarch64's. aarch64 (ARMv8.0) has
-    no sdot. Compile-time checks, in the aarch64 suites (machine_code_checks): the aarch64-dotprod
+    no sdot. Compile-time checks, in the aarch64 suites: the aarch64-dotprod
     suite (ctest aarch64_dotprod_e2e_test_int8, qemu -cpu max) runs the results."""
     import re
     import shutil
@@ -419,7 +412,7 @@ def sdot_dot_products_on_aarch64_dotprod():
     import onnx
     onnx.save(conv_relu(), str(float_model))
     paths = {name: check(f"{name}_sdot", model) for name, model in (("conv", conv_relu()), ("gemm", classifier(head="Gemm")))}
-    if not machine_code_checks("aarch64"):
+    if not lib.target_family("aarch64"):
         return
     for model_name, path in paths.items():
         for target, sdot in (("aarch64-dotprod", True), ("aarch64", False)):
@@ -449,7 +442,7 @@ def vrmpy_dot_products_on_hexagon():
     Hexagon machine code (llc-19 + llvm-objdump-19 on that IR); a float model's kernels have
     none; the conv's requantization is HVX integer code too (vpacke). Compile-time checks: the Hexagon suite (ctest hexagon_e2e_test_int8, qemu-hexagon)
     runs the results; two compiles of the same model give the same bytes. The compile-time
-    checks run in the Hexagon suites only (machine_code_checks)."""
+    checks run in the Hexagon suites only."""
     import re
     import shutil
     import subprocess
@@ -458,7 +451,7 @@ def vrmpy_dot_products_on_hexagon():
     float_model = WORK / "vrmpy_float.onnx"
     onnx.save(conv_relu(), str(float_model))
     conv, gemm = check("conv_vrmpy", conv_relu()), check("gemm_vrmpy", classifier(head="Gemm"))
-    if not machine_code_checks("hexagon"):
+    if not lib.target_family("hexagon"):
         return
     llc, objdump = shutil.which("llc-19"), shutil.which("llvm-objdump-19")
     for name, path, hvx in (("conv", conv, True), ("gemm", gemm, True), ("float", float_model, False)):
@@ -501,7 +494,7 @@ def inverted_residual_blocks():
     """Depthwise + pointwise + residual (MobileNetV2 / EfficientNet), exact: on hexagon-v65
     the depthwise convs as HVX 16-bit products (llvm_emit.cc emit_depthwise_hvx)."""
     check("inverted_residual", inverted_residual())
-    if os.environ.get("EDGE_TARGET", "").startswith("hexagon"):
+    if lib.target_family("hexagon"):
         # The exact results above came from the 16-bit products, not from int32 lanes: the
         # bundle's machine code (count.py's disassembly of its code section) has them.
         import re
@@ -527,7 +520,7 @@ def conv1d_over_channels_last_copy():
     bounds tests. Over the channels-first data each group's channels were L bytes apart
     (Smart Turn's 384 -> 384 stride-2 stem: 12.3 ms -> 4.1 ms CPU time, AVX2). Not on OpenCL
     (no copy there) nor Hexagon (21 s under qemu-hexagon; it passed there at session 35)."""
-    if lib.opencl_target() or os.environ.get("EDGE_TARGET", "").startswith("hexagon"):
+    if lib.opencl_target() or lib.target_family("hexagon"):
         return
     path = check("conv1d_stem", conv1d_stem())
     for flag, want in (((), 3), (("--padded-grouped-convs", "0"), 0)):

@@ -459,7 +459,7 @@ def transposes_in_register_blocks():
              "y": rng.standard_normal((2, 41, 24)).astype(np.float32)}
     check(model([h.make_node("Transpose", ["x"], ["xt"], perm=[0, 2, 1]), h.make_node("Add", ["xt", "y"], ["s"]),
                  h.make_node("Relu", ["s"], ["r"])], feeds, ["r"]), feeds, rtol=0, atol=0)
-    if os.environ.get("EDGE_TARGET", "").startswith("hexagon"):
+    if lib.target_family("hexagon"):
         return  # hexagon-v65's HVX has no float lanes
     feeds = {"x": np.zeros((1, 20, 20, 64), np.float32)}
     m = model([h.make_node("Transpose", ["x"], ["y"], perm=[0, 3, 1, 2])], feeds, ["y"])
@@ -482,7 +482,7 @@ def padded_transposes_in_register_blocks():
     for threads in (1, 3):
         got = lib.compile_and_run(m, feeds, WORK, name=f"padded_transpose_{threads}", threads=threads)["y"]
         assert np.array_equal(got, want), f"Transpose + Pad ({threads} threads)"
-    if lib.opencl_target() or os.environ.get("EDGE_TARGET", "").startswith("hexagon"):
+    if lib.opencl_target() or lib.target_family("hexagon"):
         return  # no LLVM IR; hexagon-v65's HVX has no float lanes
     assert "masked.gather" not in _llvm_ir(m, "padded_transpose"), "the padded NCHW -> NHWC copy gathers its elements"
 
@@ -916,7 +916,7 @@ def stems_over_few_input_channels():
         inits = [("w0", randn(24, 3, 1, 1, scale=0.5)), ("wd", randn(24, 1, k, k, scale=0.5)), ("bd", randn(24, scale=0.1))]
         feeds = {"x": randn(1, 3, 20, 23)}
         check(model(nodes, feeds, ["y"], inits), feeds, rtol=1e-4, atol=1e-4)
-    if os.environ.get("EDGE_TARGET", "").startswith("hexagon"):
+    if lib.target_family("hexagon"):
         return  # scalar float code there
     # The 7x7 stem's reduce loops in the x86_64 code: kh, kw and the 3 channels (2 loops with
     # the channel steps written out).
@@ -1605,7 +1605,7 @@ def padded_copies_transposed_in_register_blocks():
         inits += [(f"w{i}", randn(*ws) * np.float32(int(np.prod(ws[1:])) ** -0.5)), (f"b{i}", randn(ws[0]))]
     m = model(nodes, feeds, ["y0", "y1", "y2"], inits, opset=17)
     ir = WORK / "padded_copies.ll"
-    with_ir = not os.environ.get("EDGE_TARGET", "").startswith("hexagon")
+    with_ir = not lib.target_family("hexagon")
     one = lib.compile_and_run(m, feeds, WORK, name="padded_copies", threads=1,
                               compile_args=("--dump-llvm-ir", ir) if with_ir else ())
     three = lib.run_bundle(WORK / "padded_copies.bundle", feeds, WORK / "padded_copies_3", lib.output_names(m), threads=3)
@@ -1780,7 +1780,7 @@ def full_reductions_over_channels_last():
     w = RNG.integers(-2, 3, (192, 64, 1, 1)).astype(np.float32)
     m = model(nodes, feeds, [("y", TP.UINT8), "s", ("z", TP.UINT8), "m", "mi"], [("w", w)], opset=13)
     check(m, feeds, atol=1e-5)
-    if lib.opencl_target() or os.environ.get("EDGE_TARGET", "").startswith("hexagon"):
+    if lib.opencl_target() or lib.target_family("hexagon"):
         return  # no LLVM IR; hexagon-v65's HVX has no float lanes
     functions = _llvm_ir(m, "full_reductions").split("\ndefine ")
     path = WORK / "full_reductions.onnx"
