@@ -222,6 +222,16 @@ Node* channels_last_padded_spatial(Graph& g, Node* x, const WindowSpec& spec, do
   return g.permute(nhwc, to_first);
 }
 
+// x read as `window` says through channels_last_padded_spatial's copy: `window` loses its
+// padding (the copy holds the border), so the conv's tiles run without bounds tests.
+Node* read_through_padded_copy(Graph& g, Node* x, WindowSpec& window, double fill) {
+  x = channels_last_padded_spatial(g, x, window, fill);
+  std::fill(window.pad_lo.begin(), window.pad_lo.end(), 0);
+  std::fill(window.pad_hi.begin(), window.pad_hi.end(), 0);
+  std::fill(window.extra_hi.begin(), window.extra_hi.end(), 0);
+  return x;
+}
+
 // y (N, M, O...) + bias (M) where there is one.
 Node* add_conv_bias(OpContext& ctx, Node* y, Node* bias) {
   if (!bias) return y;
@@ -276,6 +286,14 @@ Node* conv_in_channel_chunks(OpContext& ctx, Node* x, Node* w, Node* bias, int64
   if (per_channel * double(m) <= limit || fit < 1) return nullptr;
   const int64_t chunks = (units + fit - 1) / fit, step = (units + chunks - 1) / chunks * unit;  // balanced
   Graph& g = ctx.g;
+  // A 2-D float conv that reads a padded channels-last copy makes it once, here: each
+  // chunk's conv_core made its own copy of the same input (DNSMOS: a 41 MB copy made twice).
+  // (A 1-D one's chunks keep theirs: reads_channels_first takes any 3-D input as NCW.)
+  WindowSpec window = spec;
+  const bool int8 = x->dtype == DType::U8 || x->dtype == DType::I8;
+  if (ctx.padded_grouped_convs && x->shape.size() == 4 && !int8 && !takes_bf16_operands(ctx, x, w, groups) &&
+      copies_input_channels_last(x, groups, false, spec))
+    x = read_through_padded_copy(g, x, window, fill);
   std::vector<Node*> parts;
   for (int64_t m0 = 0; m0 < m; m0 += step) {
     const int64_t m1 = std::min(m, m0 + step);
@@ -287,7 +305,7 @@ Node* conv_in_channel_chunks(OpContext& ctx, Node* x, Node* w, Node* bias, int64
       x_begin[1] = m0 / mg * cg, x_end[1] = m1 / mg * cg;
       xc = g.shrink(x, x_begin, x_end);
     }
-    parts.push_back(conv_core(ctx, xc, g.shrink(w, w_begin, w_end), nullptr, groups > 1 ? (m1 - m0) / mg : 1, spec,
+    parts.push_back(conv_core(ctx, xc, g.shrink(w, w_begin, w_end), nullptr, groups > 1 ? (m1 - m0) / mg : 1, window,
                               fill, x_shift));
   }
   return add_conv_bias(ctx, concat(g, parts, 1), bias);
@@ -336,10 +354,7 @@ Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, co
     // The zero border written once into a channels-last copy of x: the conv then runs
     // unpadded, every tile without bounds tests (the border tiles of a grouped conv's
     // small per-group reductions otherwise cost as much as the inside).
-    x = channels_last_padded_spatial(g, x, spec, fill);
-    std::fill(window.pad_lo.begin(), window.pad_lo.end(), 0);
-    std::fill(window.pad_hi.begin(), window.pad_hi.end(), 0);
-    std::fill(window.extra_hi.begin(), window.extra_hi.end(), 0);
+    x = read_through_padded_copy(g, x, window, fill);
   }
   Node* win = windows(g, x, window, fill);  // (N, C, O..., K...)
   Shape out_spatial(win->shape.begin() + 2, win->shape.begin() + 2 + k);

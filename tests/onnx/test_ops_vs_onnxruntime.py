@@ -1626,7 +1626,9 @@ def conv_split_by_output_channels():
     spectrogram has 1.1e10 and was refused. edgec computes them as convs of fewer output
     channels (whole groups) concatenated. An 11x11 conv, 64 -> 64 channels on 96x96 (4.4e9
     products), and a 2-group 11x11 conv, 64 -> 64 on 132x132 (4.3e9): ~4.4 GFLOP each, with
-    bias and ReLU. CPU targets only (on rusticl's OpenCL the run would take most of a minute)."""
+    bias and ReLU. The chunks read one padded channels-last copy of the input, made once
+    (each chunk made its own: DNSMOS copied its 41 MB input twice). CPU targets only (on
+    rusticl's OpenCL the run would take most of a minute)."""
     if lib.opencl_target():
         return
     for groups, hw in ((1, 96), (2, 132)):
@@ -1636,6 +1638,10 @@ def conv_split_by_output_channels():
                  h.make_node("Relu", ["a"], ["y"])]
         inits = [("w", randn(k, c // groups, 11, 11, scale=(2 / (121 * c // groups)) ** 0.5)), ("b", randn(k, scale=0.1))]
         check(model(nodes, feeds, ["y"], inits), feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
+        kernels = _kernels(WORK / f"m{_count[0]}.onnx", f"conv_split_{groups}")
+        copies = [n for n in kernels if "_Pad_" in n or "_Permute_" in n]
+        convs = [n for n, text in kernels.items() if "reduce ReduceSum" in text]
+        assert len(copies) == 1 and len(convs) >= 2, f"groups {groups}: copies {copies}, convs {convs}"
 
 
 @suite.case
