@@ -1,5 +1,6 @@
 #include "driver/compile.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -193,6 +194,7 @@ CompileResult compile_onnx_file(const std::string& model_path, const CompileOpti
   import_options.winograd = options.winograd.value_or(target.winograd ? Winograd::Auto : Winograd::Off);
   import_options.dots.float_operands = options.precision;
   import_options.dots.int8_group = target.int8_dot_group;
+  if (target.backend == BackendKind::LlvmCpu) import_options.dots.float_lanes = std::max(1, target.vector_bytes / 4);
   import_options.dots.int8_signed = target.int8_dot == TargetSpec::Int8Dot::S8S8;
   import_options.dots.int8_columns = target.int8_dot_columns;
   import_options.dots.int8_depthwise_columns = target.int8_depthwise_columns;

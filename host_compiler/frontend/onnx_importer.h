@@ -23,6 +23,12 @@ struct DotLayout {
   // operands, products summed in float32 (edgec --precision bf16; lowering.h bf16_operand).
   DType float_operands = DType::F32;
   int64_t int8_group = 1;
+  // Floats per vector of the target's float products (CPU targets; 1: no vectors to fit).
+  // A grouped conv's vector of output channels reads one input pixel per group it covers:
+  // where M/G is neither a multiple nor a divisor of the lanes, which groups a vector covers
+  // changes from vector to vector and every input load became a gather (ops_nn.cc
+  // conv_with_lane_padded_groups).
+  int64_t float_lanes = 1;
   // The target's 8-bit dot multiplies signed bytes only (AArch64 sdot): a grouped reduction
   // reads a uint8 activation x as x - 128 (the byte x ^ 0x80 as int8), where the caller
   // asks for it and adds 128 * sum(w) back (ops_quant.cc, folded into the bias constant).

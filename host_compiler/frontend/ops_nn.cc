@@ -311,6 +311,42 @@ Node* conv_in_channel_chunks(OpContext& ctx, Node* x, Node* w, Node* bias, int64
   return add_conv_bias(ctx, concat(g, parts, 1), bias);
 }
 
+// A float grouped conv whose output channels per group (M/G) are neither a multiple nor a
+// divisor of the target's float lanes, computed with each group's output channels filled up
+// with zero-weight channels to the next width that is (6 -> 8, 20 -> 24, 3 -> 4 on AVX2)
+// and the real channels picked out after. A vector of output channels then covers one group
+// or the same pattern of whole groups, and its input loads are broadcasts or one shuffled
+// span (llvm_emit.cc); with 6 per group, which groups a vector covered moved from vector to
+// vector and every input load was a gather: 0.5-1.4 GFLOP/s, 6-16x onnxruntime's time
+// (tests/bench/op_cliffs.py --random). Null where the widths already fit, or not float.
+Node* conv_with_lane_padded_groups(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups,
+                                   const WindowSpec& spec, double fill) {
+  const int64_t lanes = std::min<int64_t>(ctx.dots.float_lanes, 8);  // AVX-512's 16: as AVX2 (measured there)
+  if (lanes <= 1 || groups <= 1 || x->dtype != DType::F32 || w->dtype != DType::F32 || !ctx.g.is_constant(w))
+    return nullptr;
+  const int64_t m = w->shape[0], mg = m / groups;
+  int64_t padded = mg;
+  while (padded % lanes != 0 && lanes % padded != 0) ++padded;
+  if (padded == mg) return nullptr;
+  Graph& g = ctx.g;
+  Shape by_group{groups, mg};  // w as (G, M/G, C/G, K...), filled up along M/G
+  by_group.insert(by_group.end(), w->shape.begin() + 1, w->shape.end());
+  std::vector<int64_t> lo(by_group.size(), 0), hi(by_group.size(), 0);
+  hi[1] = padded - mg;
+  Shape wide = w->shape;
+  wide[0] = groups * padded;
+  Node* wp = g.reshape(g.pad(g.reshape(w, by_group), lo, hi, 0.0), wide);
+  Node* yp = conv_core(ctx, x, wp, nullptr, groups, spec, fill);  // (N, G * padded, O...)
+  yp->realize = true;  // stored whole: computed through the pick, its lanes would straddle groups again
+  Shape y_groups{yp->shape[0], groups, padded};
+  y_groups.insert(y_groups.end(), yp->shape.begin() + 2, yp->shape.end());
+  std::vector<int64_t> begin(y_groups.size(), 0), end = y_groups;
+  end[2] = mg;
+  Shape out = yp->shape;
+  out[1] = m;
+  return add_conv_bias(ctx, g.reshape(g.shrink(g.reshape(yp, y_groups), begin, end), out), bias);
+}
+
 // Convolution of x (N, C, S...) with w (M, C/groups, K...) over the window `spec`; the
 // padding reads `fill`. With 8-bit integer x and w the products and sums are int32: both
 // are widened at the multiply, so the reduction reads the raw 8-bit operands (what a
@@ -330,6 +366,7 @@ Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, co
   if (w->dtype != x->dtype && !int8) ctx.fail("input and weight dtypes differ");
   if (Node* y = conv_in_channel_chunks(ctx, x, w, bias, groups, spec, fill, x_shift))
     return y;
+  if (Node* y = conv_with_lane_padded_groups(ctx, x, w, bias, groups, spec, fill)) return y;
   std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
   if (Node* y = winograd_if_it_pays(ctx, x, w, groups, spec)) return add_conv_bias(ctx, y, bias);
   // The channel reduction in the groups of the target's dot-product instruction (DotLayout):

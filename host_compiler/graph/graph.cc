@@ -353,8 +353,9 @@ Node* Graph::reshape(Node* x, const Shape& shape) {
   if (numel(shape) != numel(x->shape))
     fail("Reshape: " + shape_str(x->shape) + " to " + shape_str(shape) + " changes the element count");
   if (shape == x->shape) return x;
-  // A reshape of a reshape is one reshape of the original.
-  if (x->op == Op::Reshape) x = x->srcs[0];
+  // A reshape of a reshape is one reshape of the original (unless the first is to be stored:
+  // Node::realize).
+  if (x->op == Op::Reshape && !x->realize) x = x->srcs[0];
   if (shape == x->shape) return x;
   return make(Op::Reshape, x->dtype, shape, {x});
 }

@@ -1539,6 +1539,42 @@ def grouped_convs_tile_loads_each_pixel_once():
 
 
 @suite.case
+def grouped_convs_groups_filled_to_the_lanes():
+    """Grouped convs whose output channels per group are neither a multiple nor a divisor of
+    the vector width (6, 20, 3, 10, 12 per group; fewer or more output than input channels):
+    the CPU targets fill each group up with zero-weight output channels to a width that fits
+    the vectors (ops_nn.cc conv_with_lane_padded_groups) and pick the real ones out after; a
+    vector of output channels then covers whole groups in a fixed pattern. Without it every
+    input load was a gather (0.5-1.4 GFLOP/s, 6-16x onnxruntime: tests/bench/op_cliffs.py
+    --random). Strides 1-2, dilation 2, 7x7, asymmetric pads, batch 2, a conv result read by
+    the next conv (channels-last) and one that is the model's output; on x86_64 no conv kernel
+    gathers."""
+    #         c_in, c_out, groups, kernel, stride, dilation, pads, hw, batch
+    convs = ((192, 96, 16, 3, 1, 1, [1, 1, 1, 1], (9, 10), 1),    # 12 -> 6 per group
+             (40, 40, 2, 7, 1, 2, [6, 6, 6, 6], (15, 13), 1),     # 20 per group, dilated
+             (96, 60, 6, 3, 2, 1, [1, 0, 1, 2], (11, 12), 2),     # 16 -> 10, stride 2, asymmetric
+             (24, 12, 4, 3, 1, 1, [1, 1, 1, 1], (8, 9), 1),       # 6 -> 3 per group
+             (48, 96, 8, 1, 1, 1, [0, 0, 0, 0], (7, 7), 1))       # 6 -> 12 per group, 1x1
+    for i, (c, m, g, k, s, d, pads, hw, n) in enumerate(convs):
+        feeds = {"z": randn(n, 8, *hw)}
+        nodes = [h.make_node("Conv", ["z", "ws"], ["s"]), h.make_node("Relu", ["s"], ["a"]),
+                 h.make_node("Conv", ["a", "w", "b"], ["p"], kernel_shape=[k, k], group=g, strides=[s, s],
+                             dilations=[d, d], pads=pads),
+                 h.make_node("Relu", ["p"], ["r"]),
+                 h.make_node("Conv", ["r", "w2"], ["y"], kernel_shape=[1, 1])]
+        inits = [("ws", randn(c, 8, 1, 1, scale=8 ** -0.5)),
+                 ("w", randn(m, c // g, k, k, scale=(2 / (c // g * k * k)) ** 0.5)), ("b", randn(m, scale=0.1)),
+                 ("w2", randn(8, m, 1, 1, scale=m ** -0.5))]
+        check(model(nodes, feeds, ["y", "p"], inits), feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
+        if os.environ.get("EDGE_TARGET", "x86_64") == "x86_64":
+            ir = WORK / f"grouped_lanes_{i}.ll"
+            lib.run_tool([lib.find_tool("edgec"), "compile", WORK / f"m{_count[0]}.onnx", "-o",
+                          WORK / f"grouped_lanes_{i}.bundle", "--dump-llvm-ir", ir])
+            gathers = [f.split("(")[0] for f in ir.read_text().split("\ndefine ")[1:] if "fmul" in f and "masked.gather" in f]
+            assert not gathers, f"conv {i} ({c} -> {m}, {g} groups): kernels that gather: {gathers}"
+
+
+@suite.case
 def channels_first_convs_over_channels_last_copy():
     """Convs reading channels-first data (ops_nn.cc reads_channels_first): Conv1d (whose
     (N, C, L) inputs are never stored channels-last), dense and stride-1 depthwise convs and
