@@ -23,6 +23,10 @@ the bundle runs on this build's edgert).
 --threads 1 the binding and onnxruntime both run in this thread, so the time other work takes
 the core away does not count (a loaded shared machine).
 
+--random N [--seed S] times N seeded random conv blocks instead (a 1x1 conv and ReLU, then
+the conv under test and ReLU: random_conv_cases): the shapes of architectures nobody tuned
+for, where a fixed list only finds the cliffs someone thought of.
+
 Classes: conv1d, dilated 3x3, conv_transpose, depthwise 5x5/7x7, grouped, stride-2 3x3,
 attention matmul, softmax, norms, resize, pool, gather, transpose, concat/split, GRU/LSTM.
 """
@@ -164,6 +168,48 @@ def rnn(op, seq, inp, hidden):
                   weight("B", [1, 2 * gates * hidden], s)])
 
 
+def conv_block(cin, c, m, hw, k, stride, dil, group, pad):
+    """A 1x1 conv (cin -> c) + ReLU, then the conv under test (c -> m) + ReLU: the conv reads a
+    computed intermediate, as it does inside a model (not the model's NCHW input)."""
+    kh, kw = k
+    out = [(s + 2 * p - d * (kk - 1) - 1) // stride + 1 for s, p, d, kk in zip(hw, pad, dil, k)]
+    nodes = [helper.make_node("Conv", ["x", "w0"], ["a0"], kernel_shape=[1, 1]),
+             helper.make_node("Relu", ["a0"], ["a"]),
+             helper.make_node("Conv", ["a", "w", "b"], ["c"], kernel_shape=[kh, kw], strides=[stride] * 2,
+                              pads=[pad[0], pad[1], pad[0], pad[1]], dilations=list(dil), group=group),
+             helper.make_node("Relu", ["c"], ["y"])]
+    return model(nodes, [vi("x", [1, cin, *hw])], [vi("y", [1, m, *out])],
+                 [weight("w0", [c, cin, 1, 1]), weight("w", [m, c // group, kh, kw]), weight("b", [m], 0.1)])
+
+
+def random_conv_cases(count, seed):
+    """`count` conv blocks of shapes nobody tuned for (seeded): channels per group 1-96 (odd
+    counts too), groups 1 to depthwise, square and strip kernels 1-7, stride 1-2, dilation
+    1-2, 7-112 pixels, between ~20 and ~600 MFLOP each."""
+    rng = np.random.default_rng(seed)
+    c = {}
+    while len(c) < count:
+        cpg = int(rng.choice([1, 1, 2, 3, 4, 6, 8, 12, 16, 20, 24, 32, 40, 48, 64, 96]))
+        groups = int(rng.choice([1, 2, 3, 4, 8, 16, 32, 64])) if cpg > 1 else int(rng.choice([16, 24, 32, 72, 96, 144]))
+        ch = cpg * groups
+        mpg = cpg if rng.random() < 0.6 else int(rng.choice([cpg * 2, max(1, cpg // 2)]))
+        m = mpg * groups
+        k = [int(rng.choice([1, 3, 3, 3, 5, 7]))] * 2
+        if rng.random() < 0.15:
+            k = [1, int(rng.choice([3, 5, 7]))][::int(rng.choice([1, -1]))]
+        stride = int(rng.choice([1, 1, 2]))
+        dil = [2, 2] if k != [1, 1] and rng.random() < 0.15 else [1, 1]
+        pad = [dil[0] * (k[0] - 1) // 2, dil[1] * (k[1] - 1) // 2]
+        hw = int(rng.choice([7, 14, 17, 28, 35, 56, 80, 112]))
+        out = [(hw + 2 * p - d * (kk - 1) - 1) // stride + 1 for p, d, kk in zip(pad, dil, k)]
+        flops = 2 * m * out[0] * out[1] * cpg * k[0] * k[1]
+        if min(out) < 1 or not 2e7 <= flops <= 6e8:
+            continue
+        name = f"rand{len(c)}_c{ch}-{m}_g{groups}_k{k[0]}x{k[1]}_s{stride}_d{dil[0]}_{hw}"
+        c[name] = conv_block(16, ch, m, [hw, hw], k, stride, dil, groups, pad)
+    return c
+
+
 def cases():
     c = {}
     # Conv1d: audio / sequence models (TCN, wav2vec-style front ends, keyword spotting)
@@ -259,8 +305,11 @@ def main():
     ap.add_argument("--baseline-edgec", help="the edgec that compiles that second bundle (default: this build's)")
     ap.add_argument("--cpu-time", action="store_true", help="time this thread's CPU time (--threads 1)")
     ap.add_argument("--json")
+    ap.add_argument("--random", type=int, default=0, metavar="N",
+                    help="instead of the fixed cases, N seeded random conv blocks (random_conv_cases)")
+    ap.add_argument("--seed", type=int, default=0, help="the seed of --random")
     args = ap.parse_args()
-    all_cases = cases()
+    all_cases = random_conv_cases(args.random, args.seed) if args.random else cases()
     names = [n for n in all_cases if not args.only or any(s in n for s in args.only.split(","))]
     if args.list:
         print("\n".join(names))
