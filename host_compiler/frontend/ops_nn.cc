@@ -318,12 +318,19 @@ Node* conv_in_channel_chunks(OpContext& ctx, Node* x, Node* w, Node* bias, int64
 // or the same pattern of whole groups, and its input loads are broadcasts or one shuffled
 // span (llvm_emit.cc); with 6 per group, which groups a vector covered moved from vector to
 // vector and every input load was a gather: 0.5-1.4 GFLOP/s, 6-16x onnxruntime's time
-// (tests/bench/op_cliffs.py --random). Null where the widths already fit, or not float.
+// (tests/bench/op_cliffs.py --random). Null where the widths already fit, or not float, or
+// where each output sums fewer than kMinProducts products: the gathers then cost less than
+// the pick (a 1x3 conv of 3 channels per group, dilated, summed over regions: 2.6x slower
+// padded, its pick read through the regions' zero padding by the next kernel).
 Node* conv_with_lane_padded_groups(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups,
                                    const WindowSpec& spec, double fill) {
+  constexpr int64_t kMinProducts = 16;
   const int64_t lanes = std::min<int64_t>(ctx.dots.float_lanes, 8);  // AVX-512's 16: as AVX2 (measured there)
   if (lanes <= 1 || groups <= 1 || x->dtype != DType::F32 || w->dtype != DType::F32 || !ctx.g.is_constant(w))
     return nullptr;
+  int64_t products = w->shape[1];  // C/G times the taps
+  for (int64_t k : spec.kernel) products *= k;
+  if (products < kMinProducts) return nullptr;
   const int64_t m = w->shape[0], mg = m / groups;
   int64_t padded = mg;
   while (padded % lanes != 0 && lanes % padded != 0) ++padded;

@@ -25,7 +25,8 @@ the core away does not count (a loaded shared machine).
 
 --random N [--seed S] times N seeded random conv blocks instead (a 1x1 conv and ReLU, then
 the conv under test and ReLU: random_conv_cases): the shapes of architectures nobody tuned
-for, where a fixed list only finds the cliffs someone thought of.
+for, where a fixed list only finds the cliffs someone thought of. --pooled ends each block in
+a GlobalAveragePool, so the conv's result is an intermediate (channels-last) as in a model.
 
 Classes: conv1d, dilated 3x3, conv_transpose, depthwise 5x5/7x7, grouped, stride-2 3x3,
 attention matmul, softmax, norms, resize, pool, gather, transpose, concat/split, GRU/LSTM.
@@ -168,21 +169,26 @@ def rnn(op, seq, inp, hidden):
                   weight("B", [1, 2 * gates * hidden], s)])
 
 
-def conv_block(cin, c, m, hw, k, stride, dil, group, pad):
+def conv_block(cin, c, m, hw, k, stride, dil, group, pad, pooled=False):
     """A 1x1 conv (cin -> c) + ReLU, then the conv under test (c -> m) + ReLU: the conv reads a
-    computed intermediate, as it does inside a model (not the model's NCHW input)."""
+    computed intermediate, as it does inside a model (not the model's NCHW input). pooled: a
+    GlobalAveragePool after it, so that the conv's result is an intermediate too (a model
+    output is stored NCHW)."""
     kh, kw = k
     out = [(s + 2 * p - d * (kk - 1) - 1) // stride + 1 for s, p, d, kk in zip(hw, pad, dil, k)]
     nodes = [helper.make_node("Conv", ["x", "w0"], ["a0"], kernel_shape=[1, 1]),
              helper.make_node("Relu", ["a0"], ["a"]),
              helper.make_node("Conv", ["a", "w", "b"], ["c"], kernel_shape=[kh, kw], strides=[stride] * 2,
                               pads=[pad[0], pad[1], pad[0], pad[1]], dilations=list(dil), group=group),
-             helper.make_node("Relu", ["c"], ["y"])]
+             helper.make_node("Relu", ["c"], ["r" if pooled else "y"])]
+    if pooled:
+        nodes.append(helper.make_node("GlobalAveragePool", ["r"], ["y"]))
+        out = [1, 1]
     return model(nodes, [vi("x", [1, cin, *hw])], [vi("y", [1, m, *out])],
                  [weight("w0", [c, cin, 1, 1]), weight("w", [m, c // group, kh, kw]), weight("b", [m], 0.1)])
 
 
-def random_conv_cases(count, seed):
+def random_conv_cases(count, seed, pooled=False):
     """`count` conv blocks of shapes nobody tuned for (seeded): channels per group 1-96 (odd
     counts too), groups 1 to depthwise, square and strip kernels 1-7, stride 1-2, dilation
     1-2, 7-112 pixels, between ~20 and ~600 MFLOP each."""
@@ -206,7 +212,7 @@ def random_conv_cases(count, seed):
         if min(out) < 1 or not 2e7 <= flops <= 6e8:
             continue
         name = f"rand{len(c)}_c{ch}-{m}_g{groups}_k{k[0]}x{k[1]}_s{stride}_d{dil[0]}_{hw}"
-        c[name] = conv_block(16, ch, m, [hw, hw], k, stride, dil, groups, pad)
+        c[name] = conv_block(16, ch, m, [hw, hw], k, stride, dil, groups, pad, pooled)
     return c
 
 
@@ -308,8 +314,10 @@ def main():
     ap.add_argument("--random", type=int, default=0, metavar="N",
                     help="instead of the fixed cases, N seeded random conv blocks (random_conv_cases)")
     ap.add_argument("--seed", type=int, default=0, help="the seed of --random")
+    ap.add_argument("--pooled", action="store_true",
+                    help="--random blocks end in a GlobalAveragePool (the conv's result an intermediate)")
     args = ap.parse_args()
-    all_cases = random_conv_cases(args.random, args.seed) if args.random else cases()
+    all_cases = random_conv_cases(args.random, args.seed, args.pooled) if args.random else cases()
     names = [n for n in all_cases if not args.only or any(s in n for s in args.only.split(","))]
     if args.list:
         print("\n".join(names))

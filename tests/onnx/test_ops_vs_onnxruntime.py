@@ -1541,7 +1541,7 @@ def grouped_convs_tile_loads_each_pixel_once():
 @suite.case
 def grouped_convs_groups_filled_to_the_lanes():
     """Grouped convs whose output channels per group are neither a multiple nor a divisor of
-    the vector width (6, 20, 3, 10, 12 per group; fewer or more output than input channels):
+    the vector width (6, 20, 3, 10, 12 per group; fewer output than input channels or as many):
     the CPU targets fill each group up with zero-weight output channels to a width that fits
     the vectors (ops_nn.cc conv_with_lane_padded_groups) and pick the real ones out after; a
     vector of output channels then covers whole groups in a fixed pattern. Without it every
@@ -1554,7 +1554,7 @@ def grouped_convs_groups_filled_to_the_lanes():
              (40, 40, 2, 7, 1, 2, [6, 6, 6, 6], (15, 13), 1),     # 20 per group, dilated
              (96, 60, 6, 3, 2, 1, [1, 0, 1, 2], (11, 12), 2),     # 16 -> 10, stride 2, asymmetric
              (24, 12, 4, 3, 1, 1, [1, 1, 1, 1], (8, 9), 1),       # 6 -> 3 per group
-             (48, 96, 8, 1, 1, 1, [0, 0, 0, 0], (7, 7), 1))       # 6 -> 12 per group, 1x1
+             (160, 96, 8, 1, 1, 1, [0, 0, 0, 0], (7, 7), 1))      # 20 -> 12 per group, 1x1
     for i, (c, m, g, k, s, d, pads, hw, n) in enumerate(convs):
         feeds = {"z": randn(n, 8, *hw)}
         nodes = [h.make_node("Conv", ["z", "ws"], ["s"]), h.make_node("Relu", ["s"], ["a"]),
