@@ -27,6 +27,9 @@ the core away does not count (a loaded shared machine).
 the conv under test and ReLU: random_conv_cases): the shapes of architectures nobody tuned
 for, where a fixed list only finds the cliffs someone thought of. --pooled ends each block in
 a GlobalAveragePool, so the conv's result is an intermediate (channels-last) as in a model.
+--random-ops N [--seed S]: N seeded random non-conv ops instead (random_op_cases: matrix
+products, Softmax / reductions / LayerNorm over any axis, Transpose, Resize, pooling,
+broadcasting elementwise ops, Concat, Pad, strided Slice, Gather, DepthToSpace, ArgMax).
 
 Classes: conv1d, dilated 3x3, conv_transpose, depthwise 5x5/7x7, grouped, stride-2 3x3,
 attention matmul, softmax, norms, resize, pool, gather, transpose, concat/split, GRU/LSTM.
@@ -216,6 +219,114 @@ def random_conv_cases(count, seed, pooled=False):
     return c
 
 
+def inferred(nodes, inputs, inits=(), opset=17):
+    """A model of nodes whose output "y" gets its shape from ONNX shape inference."""
+    m = model(nodes, inputs, [helper.make_tensor_value_info("y", TensorProto.UNDEFINED, None)], inits, opset)
+    inf = onnx.shape_inference.infer_shapes(m, strict_mode=True)
+    y = next(v for v in list(inf.graph.value_info) + list(inf.graph.output) if v.name == "y")
+    m.graph.output[0].CopyFrom(y)
+    return m
+
+
+def random_op_cases(count, seed):
+    """`count` seeded random non-conv ops at random shapes (what a model between its convs
+    does: matrix products, Softmax / reductions / LayerNorm over any axis, Transpose of 3-5
+    dims, Resize, pooling, broadcasting elementwise ops, Concat, Pad, Slice with steps, Gather,
+    DepthToSpace, ArgMax), 0.1-4 M elements each."""
+    rng = np.random.default_rng(seed)
+    pick = lambda *v: v[int(rng.integers(len(v)))]  # noqa: E731
+    c = {}
+    while len(c) < count:
+        kind = pick("matmul", "linear", "softmax", "reduce", "transpose", "resize", "pool", "broadcast", "concat",
+                    "layernorm", "pad", "slice", "gather", "depth_to_space", "argmax")
+        nc, hw = int(pick(3, 16, 24, 32, 48, 64, 96, 128, 256)), int(pick(7, 14, 20, 28, 40, 56, 80, 112))
+        x4 = [1, nc, hw, hw]
+        seq, dim, heads = int(pick(49, 64, 128, 197, 256, 400)), int(pick(64, 96, 128, 192, 256, 384, 768)), int(pick(1, 4, 8, 12))
+        if kind == "matmul":
+            a, b = [heads, seq, dim // heads if heads > 1 else dim], None
+            b = [heads, a[2], seq] if rng.random() < 0.5 else [heads, a[2], int(pick(32, 64, 100))]
+            m, name = inferred([helper.make_node("MatMul", ["x", "b"], ["y"])], [vi("x", a), vi("b", b)]), f"matmul_{a}x{b}"
+        elif kind == "linear":
+            n_out = int(pick(64, 100, 256, 512, 1000, 1536))
+            m = inferred([helper.make_node("MatMul", ["x", "w"], ["y"])], [vi("x", [1, seq, dim])],
+                         [weight("w", [dim, n_out])])
+            name = f"linear_{seq}x{dim}x{n_out}"
+        elif kind == "softmax":
+            shape, axis = ([1, heads, seq, seq], int(pick(-1, -2, 1))) if rng.random() < 0.5 else (x4, int(pick(1, 2, 3)))
+            m, name = inferred([helper.make_node("Softmax", ["x"], ["y"], axis=axis)], [vi("x", shape)]), f"softmax_{shape}_a{axis}"
+        elif kind == "reduce":
+            op, axes = pick("ReduceMean", "ReduceMax", "ReduceSum"), sorted(rng.choice(4, int(rng.integers(1, 3)), replace=False).tolist())
+            keep = int(rng.integers(2))
+            axes_t = numpy_helper.from_array(np.array(axes, np.int64), "axes")
+            m = inferred([helper.make_node(op, ["x", "axes"], ["y"], keepdims=keep)], [vi("x", x4)], [axes_t], opset=18)
+            name = f"{op}_{x4}_axes{axes}_k{keep}"
+        elif kind == "transpose":
+            rank = int(pick(3, 4, 5))
+            shape = [int(pick(2, 3, 4, 8, 12, 16, 32, 49, 64)) for _ in range(rank - 1)] + [int(pick(16, 32, 64, 96))]
+            perm = rng.permutation(rank).tolist()
+            m, name = inferred([helper.make_node("Transpose", ["x"], ["y"], perm=perm)], [vi("x", shape)]), f"transpose_{shape}_p{perm}"
+        elif kind == "resize":
+            mode, scale = pick("nearest", "linear", "cubic"), float(pick(2.0, 0.5, 4.0))
+            ctm = pick("half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel")
+            sc = numpy_helper.from_array(np.array([1, 1, scale, scale], np.float32), "scales")
+            m = inferred([helper.make_node("Resize", ["x", "", "scales"], ["y"], mode=mode, coordinate_transformation_mode=ctm)],
+                         [vi("x", x4)], [sc], opset=13)
+            name = f"resize_{mode}_{ctm}_x{scale}_{x4}"
+        elif kind == "pool":
+            op, k, st = pick("MaxPool", "AveragePool"), int(pick(2, 3, 5)), int(pick(1, 2))
+            pads = [k // 2] * 4 if rng.random() < 0.6 else [0] * 4
+            m = inferred([helper.make_node(op, ["x"], ["y"], kernel_shape=[k, k], strides=[st, st], pads=pads)], [vi("x", x4)])
+            name = f"{op}_k{k}s{st}p{pads[0]}_{x4}"
+        elif kind == "broadcast":
+            op = pick("Add", "Mul", "Sub", "Div", "Max")
+            other = [d if rng.random() < 0.5 else 1 for d in x4]
+            m = inferred([helper.make_node(op, ["x", "o"], ["y"])], [vi("x", x4), vi("o", other)])
+            name = f"{op}_{x4}_by_{other}"
+        elif kind == "concat":
+            axis, parts = int(pick(1, 2, 3)), int(pick(2, 3, 4))
+            shapes = [[d if i != axis else int(pick(8, 16, 24, 64)) for i, d in enumerate(x4)] for _ in range(parts)]
+            names = [f"x{i}" for i in range(parts)]
+            m = inferred([helper.make_node("Concat", names, ["y"], axis=axis)], [vi(n, sh) for n, sh in zip(names, shapes)])
+            name = f"concat_a{axis}_{parts}x{shapes[0]}"
+        elif kind == "layernorm":
+            shape, axis = ([1, seq, dim], -1) if rng.random() < 0.6 else (x4, int(pick(1, 2, 3, -1)))
+            dims = shape[axis:] if axis != -1 else shape[-1:]
+            m = inferred([helper.make_node("LayerNormalization", ["x", "s", "b"], ["y"], axis=axis, epsilon=1e-5)],
+                         [vi("x", shape)], [weight("s", dims, 1.0), weight("b", dims, 0.1)])
+            name = f"layernorm_{shape}_a{axis}"
+        elif kind == "pad":
+            mode, p_ = pick("constant", "reflect", "edge"), int(pick(1, 2, 3))
+            pads = numpy_helper.from_array(np.array([0, 0, p_, p_, 0, 0, p_, p_], np.int64), "pads")
+            m = inferred([helper.make_node("Pad", ["x", "pads"], ["y"], mode=mode)], [vi("x", x4)], [pads])
+            name = f"pad_{mode}_{p_}_{x4}"
+        elif kind == "slice":
+            axis, step = int(pick(1, 2, 3)), int(pick(2, -1, 3))
+            start, end = (0, x4[axis]) if step > 0 else (x4[axis] - 1, -x4[axis] - 1)
+            ts = [numpy_helper.from_array(np.array([v], np.int64), n) for v, n in
+                  ((start, "st"), (end, "en"), (axis, "ax"), (step, "sp"))]
+            m = inferred([helper.make_node("Slice", ["x", "st", "en", "ax", "sp"], ["y"])], [vi("x", x4)], ts)
+            name = f"slice_a{axis}_step{step}_{x4}"
+        elif kind == "gather":
+            axis = int(pick(1, 2, 3))
+            idx = numpy_helper.from_array(rng.integers(0, x4[axis], size=int(pick(4, 16, x4[axis]))).astype(np.int64), "idx")
+            m = inferred([helper.make_node("Gather", ["x", "idx"], ["y"], axis=axis)], [vi("x", x4)], [idx])
+            name = f"gather_a{axis}_{len(idx.int64_data) or idx.dims[0]}_{x4}"
+        elif kind == "depth_to_space":
+            shape = [1, nc * 4, max(hw // 2, 4), max(hw // 2, 4)]
+            m = inferred([helper.make_node("DepthToSpace", ["x"], ["y"], blocksize=2, mode=pick("DCR", "CRD"))], [vi("x", shape)])
+            name = f"depth_to_space_{shape}"
+        else:
+            axis = int(pick(1, 2, 3))
+            m = inferred([helper.make_node("ArgMax", ["x"], ["y"], axis=axis, keepdims=1)], [vi("x", x4)])
+            name = f"argmax_a{axis}_{x4}"
+        numel = int(np.prod([d.dim_value for d in m.graph.output[0].type.tensor_type.shape.dim]))
+        numel_in = sum(int(np.prod([d.dim_value for d in i.type.tensor_type.shape.dim])) for i in m.graph.input)
+        if not 1e5 <= max(numel, numel_in) <= 4e6:
+            continue
+        c[f"rop{len(c)}_{name}".replace(" ", "")] = m
+    return c
+
+
 def cases():
     c = {}
     # Conv1d: audio / sequence models (TCN, wav2vec-style front ends, keyword spotting)
@@ -316,8 +427,11 @@ def main():
     ap.add_argument("--seed", type=int, default=0, help="the seed of --random")
     ap.add_argument("--pooled", action="store_true",
                     help="--random blocks end in a GlobalAveragePool (the conv's result an intermediate)")
+    ap.add_argument("--random-ops", type=int, default=0, metavar="N",
+                    help="instead of the fixed cases, N seeded random non-conv ops (random_op_cases)")
     args = ap.parse_args()
-    all_cases = random_conv_cases(args.random, args.seed, args.pooled) if args.random else cases()
+    all_cases = (random_conv_cases(args.random, args.seed, args.pooled) if args.random
+                 else random_op_cases(args.random_ops, args.seed) if args.random_ops else cases())
     names = [n for n in all_cases if not args.only or any(s in n for s in args.only.split(","))]
     if args.list:
         print("\n".join(names))
