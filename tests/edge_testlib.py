@@ -16,6 +16,7 @@ Only numpy is needed at import time; onnx / onnxruntime are imported where used.
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import re
 import select
@@ -599,6 +600,30 @@ def assert_close(actual: dict, expected: dict, rtol=1e-4, atol=1e-5):
 
 # ---------------------------------------------------------------- test runner
 
+# Seconds per ctest test and per case of the sharded suites, measured by a run of the test
+# command and written by tests/update_test_costs.py (README: Tests).
+TEST_COSTS_FILE = REPO_ROOT / "tests" / "test_costs.json"
+
+
+def case_costs(key: str, path=TEST_COSTS_FILE) -> tuple[dict, float]:
+    """({case: seconds}, seconds of a case not listed) of ctest test `key`'s cases in the file."""
+    data = json.loads(Path(path).read_text())
+    return data["cases"].get(key, {}), data["defaults"]["case"]
+
+
+def balance_shards(names, costs: dict, default: float, n: int) -> list[list[str]]:
+    """names divided into n shares of about equal seconds (costs, else default): the longest
+    first, each to the lightest share so far (ties by name, then the lowest share), so the same
+    costs give the same shares on every machine, whatever order the names come in."""
+    loads = [0.0] * n
+    shares = [[] for _ in range(n)]
+    for name in sorted(names, key=lambda c: (-costs.get(c, default), c)):
+        i = loads.index(min(loads))
+        shares[i].append(name)
+        loads[i] += costs.get(name, default)
+    return shares
+
+
 class Skip(Exception):
     pass
 
@@ -608,21 +633,18 @@ class Suite:
     (or those whose name contains one of argv[1:]), prints a closing
     'N passed, N failed' and exits 1 on any failure. EDGE_SUITE_SHARD=K/N runs the Kth of N
     (1-based) shares of the selected cases, so ctest can run one long suite as N tests: the
-    shares are balanced by `costs` (case name -> rough seconds, default 1), longest first."""
+    shares are balanced by the seconds tests/test_costs.json records for the cases of the ctest
+    test EDGE_SUITE_COSTS_KEY names (balance_shards)."""
 
-    def __init__(self, name: str, costs=None):
+    def __init__(self, name: str):
         self.name = name
         self.cases = []
-        self.costs = costs or {}
+        self.costs_file = TEST_COSTS_FILE
 
     def shard(self, selected, k, n):
-        loads = [0.0] * n
-        owner = {}
-        for case in sorted(selected, key=lambda c: -self.costs.get(c.__name__, 1)):
-            i = loads.index(min(loads))
-            owner[case.__name__] = i
-            loads[i] += self.costs.get(case.__name__, 1)
-        return [c for c in selected if owner[c.__name__] == k - 1]
+        costs, default = case_costs(os.environ.get("EDGE_SUITE_COSTS_KEY", ""), self.costs_file)
+        shares = balance_shards([c.__name__ for c in selected], costs, default, n)
+        return [c for c in selected if c.__name__ in shares[k - 1]]
 
     def case(self, fn):
         self.cases.append(fn)

@@ -21,26 +21,9 @@ from onnx import helper as h  # noqa: E402
 from onnx import numpy_helper as nh  # noqa: E402
 import edge_testlib as lib  # noqa: E402
 
-# Seconds per case on rusticl (opencl-image) with a cold program cache, from the final fresh-clone
-# run of the test command at stop 34 (AMD EPYC, 2 cores, nothing else running; the shards had
-# been 270 and 161 s): what EDGE_SUITE_SHARD balances its shares by. A case's time moves with
-# which case built a shared program first. Unlisted cases count 1. (The RNN case: its CPU time
-# on rusticl with a cold cache at stop 35, when it stopped falling back to PoCL.)
-suite = lib.Suite("test_ops_vs_onnxruntime", costs={
-    "rnn_gru_lstm_directions_and_lengths": 22, "grid_sample_bicubic": 25, "float16_versions_of_new_ops": 22,
-    "dilated_convs_reading_padding": 22, "lstm_recurrent_weights_stored_once": 22, "grouped_convs": 21,
-    "winograd_convs": 20, "attention_opset23": 20, "cast_matrix": 19,
-    "batched_products_with_transposed_operands": 16, "grid_sample_modes": 14, "padded_dilated_convs": 14,
-    "dynamic_quantize_lstm": 14, "nearest_upsampling_shifted_repeats": 12, "gather_nd_and_grid_sample_3d": 11,
-    "float16_long_sums_convs_and_math": 11,
-    "padded_dense_strided_convs": 9, "conv_chains_with_padding_at_every_width": 8, "padded_grouped_convs": 8,
-    "windows_after_channel_shuffle": 8, "softmax_rows_in_one_kernel": 6,
-    "dense_block_concats": 6, "inverted_residual_depthwise_rows": 5,
-    "channels_first_convs_over_channels_last_copy": 5, "einsum_forms": 5, "softmax_exp_at_the_extremes": 5,
-    "conv_transpose_configurations": 4, "rotary_embedding_and_rms_norm": 4, "integer_division_edges": 3,
-    "conv_heads_reshaped_and_transposed": 3, "conv_transpose_phases_as_one_conv": 2,
-    "conv_transpose_phases_stored_channels_last": 2, "convnext_blocks_channels_last": 2,
-    "full_reductions_over_channels_last": 2})
+# ctest runs it on rusticl in shards (EDGE_SUITE_SHARD), balanced by the seconds per case that
+# tests/test_costs.json records (tests/update_test_costs.py writes it from a run).
+suite = lib.Suite("test_ops_vs_onnxruntime")
 WORK = None
 _count = [0]
 
