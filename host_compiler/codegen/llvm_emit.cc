@@ -20,7 +20,8 @@
 // (choose_register_tile; edgec --tune times the model's best few and may force another),
 // with the reduce loops reordered so the loads move least in the innermost one, the tiles
 // along the vectorized dim outermost where the weights outgrow the cache, and a guard-free
-// copy of the reduction for tiles inside the image.
+// copy of the reduction for tiles inside the image (in a border tile, of the innermost loop
+// for each tap that reads no padding).
 #include <llvm/Analysis/VectorUtils.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
