@@ -2693,6 +2693,29 @@ class Emitter {
     h = b_.CreateOr(h, sign);
     return b_.CreateBitCast(b_.CreateTrunc(h, same_lanes(x, b_.getInt16Ty())), same_lanes(x, b_.getHalfTy()));
   }
+  // The index of a guarded scalar load, or 0 (the buffer's start: never an address outside
+  // it) where a guard fails. Where no guard depends on the innermost reduce loop's var (a
+  // conv's input channels under a tap's padding test), that var's term is added after the
+  // select: the select, the guards and the rest of the index stay the same over the loop
+  // and LLVM hoists them (a guarded tap of a stride-2 grouped conv's border tile recomputed
+  // them, SLP-vectorized across the tile's pixels, for every multiply-add). The failing
+  // guard then reads elements 0 .. coef * (extent - 1): only where those lie in the buffer.
+  LV* guarded_scalar_index(const Value* v, const std::vector<Guard>& guards, const std::function<LV*(LV*)>& plus_offset) {
+    LV* ok = guards_hold(guards, false);
+    const int inner = reduce_order_.empty() || reduce_vec_ >= 0 ? -1
+                      : static_cast<int>(k_.out_shape.size()) + reduce_order_.back();
+    const int64_t coef = inner >= 0 && !v->dynamic ? index_affine_coef(v->index, inner).value_or(0) : 0;
+    bool guarded_along_inner = false;
+    for (const Guard& g : guards) guarded_along_inner = guarded_along_inner || index_depends_on(g.index, inner);
+    const int64_t extent = inner >= 0 ? k_.reduce_extents[size_t(inner - static_cast<int>(k_.out_shape.size()))] : 0;
+    if (coef <= 0 || guarded_along_inner || coef * (extent - 1) >= k_.args[v->arg].numel)
+      return b_.CreateSelect(ok, plus_offset(index(v->index)), ic(0));
+    LV* const step = vars_[inner];
+    vars_[inner] = ic(0);
+    LV* rest = plus_offset(index(v->index));
+    vars_[inner] = step;
+    return b_.CreateAdd(b_.CreateSelect(ok, rest, ic(0)), b_.CreateMul(step, ic(coef)));
+  }
   LV* load(const Value* v) {
     // Storage and value dtypes differ only for F16 values stored as F32 (targets without
     // f16_storage): they compute in float, or in half (fptrunc) with half arithmetic.
@@ -2722,8 +2745,7 @@ class Emitter {
       // vector, 15 loads for 12 multiply-adds.)
       LV* const lane_base = vec_var_ >= 0 ? vars_[vec_var_] : nullptr;
       if (tile_vec_base_ && lane_base && same_for_every_tile_lane(v->index, guards)) vars_[vec_var_] = tile_vec_base_;
-      LV* idx = plus_offset(index(v->index));
-      if (!guards.empty()) idx = b_.CreateSelect(guards_hold(guards, false), idx, ic(0));
+      LV* idx = guards.empty() ? plus_offset(index(v->index)) : guarded_scalar_index(v, guards, plus_offset);
       if (lane_base) vars_[vec_var_] = lane_base;
       auto* l = b_.CreateAlignedLoad(st, b_.CreateInBoundsGEP(st, base, idx), align);
       annotate(l, v->arg);

@@ -1587,7 +1587,8 @@ def grouped_convs_spanning_groups_and_border_taps():
     (it was a masked load of two elements per multiply-add, half the dense convs' GFLOP/s:
     no llvm.masked.load in its IR), and a border tile tests each tap of its window, running
     the input channel loop unguarded wherever the tap reads no padding (its IR has the step_ blocks;
-    the whole tile was guarded)."""
+    the whole tile was guarded) and, where the tap reads padding, with the guard test and the
+    load's index outside the loop (no integer select in it)."""
     if lib.opencl_target():
         return  # CPU code paths (OpenCL grouped convs: grouped_convs, padded_grouped_convs)
     #        name, channels, groups, stride, pads
@@ -1625,6 +1626,13 @@ def grouped_convs_spanning_groups_and_border_taps():
     assert "llvm.masked.load" not in kernels["span4"], "the 4-per-group conv loads its input spans masked"
     for name in ("span2s", "edge8", "edge16", "edge32"):
         assert re.search(r"\bstep_(inside|border|joined)", kernels[name]), f"{name}: the border tiles guard every tap"
+        # In a loop over the input channels under a guarded tap the only selects are the
+        # padding's zeros (float): the load's index (an integer select) stays out of the loop.
+        for block in re.split(r"\n(?=[\w.]+:)", kernels[name]):
+            label = block.split(":")[0]
+            if re.search(rf"label %{re.escape(label)}\b", block) and "fmul" in block:
+                index_selects = re.findall(r"= select (?:<\d+ x )?i1>?[^,]*, (?:<\d+ x )?i(?:32|64)\b", block)
+                assert not index_selects, f"{name}: {len(index_selects)} index selects in loop {label}"
 
 
 @suite.case
