@@ -20,7 +20,8 @@
 // (choose_register_tile; edgec --tune times the model's best few and may force another),
 // with the reduce loops reordered so the loads move least in the innermost one, the tiles
 // along the vectorized dim outermost where the weights outgrow the cache, and a guard-free
-// copy of the reduction for tiles inside the image.
+// copy of the reduction for tiles inside the image (in a border tile, of the innermost loop
+// for each tap that reads no padding).
 #include <llvm/Analysis/VectorUtils.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
@@ -1137,22 +1138,23 @@ class Emitter {
   // vector of output channels spans groups: its input channel c (this loop, a few steps)
   // moves the span load by one element, so with c a constant every step loads the same
   // span (from c = 0), which LLVM merges, and only the shuffle differs (span_shift).
-  bool unroll_channels_for_span_reuse(size_t level) const {
-    if (level + 1 != reduce_order_.size() || vec_var_ < 0 || lanes_ < 2) return false;
+  // `lanes`: of the tile's vectors (the loops open before the tile's copies set lanes_).
+  bool unroll_channels_for_span_reuse(size_t level, int lanes) const {
+    if (level + 1 != reduce_order_.size() || vec_var_ < 0 || lanes < 2) return false;
     const int var = static_cast<int>(k_.out_shape.size()) + reduce_order_[level];
     if (k_.reduce_extents[size_t(reduce_order_[level])] > 8) return false;
     for (const Value* l : reduce_body_loads(k_))
-      if (!l->dynamic && span_shift_var(l->index, var) && loads_shuffled_span(l->index)) return true;
+      if (!l->dynamic && span_shift_var(l->index, var) && loads_shuffled_span(l->index, lanes)) return true;
     return false;
   }
-  // Whether load() reads ix through a shuffled span (its order of cases: not a strided or
-  // repeating vector load, nor the same element for every lane).
-  bool loads_shuffled_span(const Index& ix) const {
-    const int64_t stride = lane_stride(ix, vec_var_, lanes_).value_or(0);
+  // Whether load() reads ix through a shuffled span at `lanes` lanes (its order of cases:
+  // not a strided or repeating vector load, nor the same element for every lane).
+  bool loads_shuffled_span(const Index& ix, int lanes) const {
+    const int64_t stride = lane_stride(ix, vec_var_, lanes).value_or(0);
     if (stride == 1 || stride == 2 || stride == 4) return false;
-    std::optional<LaneRepeat> repeat = lane_repeat(ix, vec_var_, lanes_);
+    std::optional<LaneRepeat> repeat = lane_repeat(ix, vec_var_, lanes);
     if (repeat && repeat->stride == 1) return false;
-    std::optional<std::vector<int64_t>> offsets = shuffled_span(ix, vec_var_, lanes_);
+    std::optional<std::vector<int64_t>> offsets = shuffled_span(ix, vec_var_, lanes);
     return offsets && std::any_of(offsets->begin(), offsets->end(), [](int64_t o) { return o != 0; });
   }
   // Whether `var` enters ix only as a term of coefficient 1 (not inside a div or mod).
@@ -1229,15 +1231,16 @@ class Emitter {
         if (level == 0 && depthwise_.x && lanes == 32 && vectors == kDepthwiseVectors &&
             emit_depthwise_hvx(copies, select_copy, accs))
           return;
+        auto accumulate = [&](size_t u) {  // one step of the reduction into copy u
+          select_copy(u);
+          LV* x = splat(value(k_.reduce_body), acc_lanes);
+          LV* a = b_.CreateLoad(at, accs[u]);
+          LV* c = combine(a, x, k_.reduce_op, k_.acc_dtype);
+          if (reduce_vec_ >= 0 && lane_mask_) c = b_.CreateSelect(lane_mask_, c, a);  // past the end
+          b_.CreateStore(c, accs[u]);
+        };
         if (level == reduce_order_.size()) {
-          for (size_t u = 0; u < copies; ++u) {
-            select_copy(u);
-            LV* x = splat(value(k_.reduce_body), acc_lanes);
-            LV* a = b_.CreateLoad(at, accs[u]);
-            LV* c = combine(a, x, k_.reduce_op, k_.acc_dtype);
-            if (reduce_vec_ >= 0 && lane_mask_) c = b_.CreateSelect(lane_mask_, c, a);  // past the end
-            b_.CreateStore(c, accs[u]);
-          }
+          for (size_t u = 0; u < copies; ++u) accumulate(u);
           return;
         }
         const int j = reduce_order_[level];
@@ -1266,7 +1269,44 @@ class Emitter {
           }, keep_reduce_loops_rolled(copies));
         };
         if (static_cast<int>(level) != block_level) {
-          if (!vectorized && (unroll_taps_for_reuse(level) || unroll_channels_for_span_reuse(level))) {
+          if (LV* inside = border_tile_ && !guards_known_true_ ? step_inside_guards(level, copies, select_copy) : nullptr) {
+            // A border tile: the innermost loop (a conv's input channels) for this step of
+            // the outer ones (a tap) runs unguarded where every guard holds for the whole
+            // tile here; only the taps that read padding test it (a 1 x 7 tile at a
+            // stride-2 conv's left border: 3 of its 9 taps, not all).
+            auto* fast = llvm::BasicBlock::Create(ctx_, "step_inside", fn_);
+            auto* slow = llvm::BasicBlock::Create(ctx_, "step_border", fn_);
+            auto* join = llvm::BasicBlock::Create(ctx_, "step_joined", fn_);
+            const std::vector<LV*> saved = vars_;
+            b_.CreateCondBr(inside, fast, slow);
+            for (auto* block : {fast, slow}) {
+              b_.SetInsertPoint(block);
+              vars_ = saved;
+              guards_known_true_ = block == fast;
+              border_tile_ = false;  // the test above is made once per step
+              loop_red(level);
+              border_tile_ = true;
+              b_.CreateBr(join);
+            }
+            guards_known_true_ = false;
+            vars_ = saved;
+            memo_.clear();
+            b_.SetInsertPoint(join);
+            return;
+          }
+          if (!vectorized && unroll_channels_for_span_reuse(level, lanes)) {
+            // Copy by copy, all its steps in a row: a copy's span is live for its own steps
+            // only (step by step over the copies, a 1 x 8 tile held 8 spans beside its 8
+            // accumulators, past AVX2's 16 registers, and spilled: rx_l1, 4 channels per
+            // group, no faster than the masked loads); the steps' weight vectors are shared.
+            for (size_t u = 0; u < copies; ++u)
+              for (int64_t t = 0; t < extent; ++t) {
+                vars_[first + j] = ic(t);
+                accumulate(u);
+              }
+            return;
+          }
+          if (!vectorized && unroll_taps_for_reuse(level)) {
             for (int64_t t = 0; t < extent; ++t) {
               vars_[first + j] = ic(t);
               loop_red(level + 1);
@@ -1301,7 +1341,9 @@ class Emitter {
         guards_known_true_ = false;
         b_.CreateBr(join);
         b_.SetInsertPoint(slow);
+        border_tile_ = true;
         loop_red(0);
+        border_tile_ = false;
         b_.CreateBr(join);
         b_.SetInsertPoint(join);
       } else {
@@ -2289,6 +2331,30 @@ class Emitter {
     return inside;
   }
 
+  // For the innermost reduce level of a border tile (tile_inside_guards failed) when no
+  // guard depends on its var: whether every guard holds for every copy and lane of the tile
+  // at the current values of the outer reduce vars (a conv's tap), or null where the level
+  // does not qualify.
+  LV* step_inside_guards(size_t level, size_t copies, const std::function<void(size_t)>& select_copy) {
+    if (level + 1 != reduce_order_.size()) return nullptr;
+    const int var = static_cast<int>(k_.out_shape.size()) + reduce_order_[level];
+    std::vector<const Guard*> guards = reduce_guards();
+    if (guards.empty()) return nullptr;
+    for (const Guard* g : guards)
+      if (index_depends_on(g->index, var)) return nullptr;
+    std::vector<int> ranged;
+    if (vec_var_ >= 0) ranged.push_back(vec_var_);
+    LV* inside = b_.getTrue();
+    const std::vector<LV*> saved = vars_;
+    for (size_t u = 0; u < copies; ++u) {
+      select_copy(u);
+      for (const Guard* g : guards) inside = b_.CreateAnd(inside, guard_holds_over(*g, ranged));
+    }
+    vars_ = saved;
+    memo_.clear();
+    return inside;
+  }
+
   // The guards that depend on the unrolled dim, when each is affine in it and in the reduce
   // vars and depends on no other output var but those `open` (set by an outer loop): a
   // conv's padding along the row its tiles run over. Empty when the tiles cannot be kept
@@ -2627,6 +2693,29 @@ class Emitter {
     h = b_.CreateOr(h, sign);
     return b_.CreateBitCast(b_.CreateTrunc(h, same_lanes(x, b_.getInt16Ty())), same_lanes(x, b_.getHalfTy()));
   }
+  // The index of a guarded scalar load, or 0 (the buffer's start: never an address outside
+  // it) where a guard fails. Where no guard depends on the innermost reduce loop's var (a
+  // conv's input channels under a tap's padding test), that var's term is added after the
+  // select: the select, the guards and the rest of the index stay the same over the loop
+  // and LLVM hoists them (a guarded tap of a stride-2 grouped conv's border tile recomputed
+  // them, SLP-vectorized across the tile's pixels, for every multiply-add). The failing
+  // guard then reads elements 0 .. coef * (extent - 1): only where those lie in the buffer.
+  LV* guarded_scalar_index(const Value* v, const std::vector<Guard>& guards, const std::function<LV*(LV*)>& plus_offset) {
+    LV* ok = guards_hold(guards, false);
+    const int inner = reduce_order_.empty() || reduce_vec_ >= 0 ? -1
+                      : static_cast<int>(k_.out_shape.size()) + reduce_order_.back();
+    const int64_t coef = inner >= 0 && !v->dynamic ? index_affine_coef(v->index, inner).value_or(0) : 0;
+    bool guarded_along_inner = false;
+    for (const Guard& g : guards) guarded_along_inner = guarded_along_inner || index_depends_on(g.index, inner);
+    const int64_t extent = inner >= 0 ? k_.reduce_extents[size_t(inner - static_cast<int>(k_.out_shape.size()))] : 0;
+    if (coef <= 0 || guarded_along_inner || coef * (extent - 1) >= k_.args[v->arg].numel)
+      return b_.CreateSelect(ok, plus_offset(index(v->index)), ic(0));
+    LV* const step = vars_[inner];
+    vars_[inner] = ic(0);
+    LV* rest = plus_offset(index(v->index));
+    vars_[inner] = step;
+    return b_.CreateAdd(b_.CreateSelect(ok, rest, ic(0)), b_.CreateMul(step, ic(coef)));
+  }
   LV* load(const Value* v) {
     // Storage and value dtypes differ only for F16 values stored as F32 (targets without
     // f16_storage): they compute in float, or in half (fptrunc) with half arithmetic.
@@ -2656,8 +2745,7 @@ class Emitter {
       // vector, 15 loads for 12 multiply-adds.)
       LV* const lane_base = vec_var_ >= 0 ? vars_[vec_var_] : nullptr;
       if (tile_vec_base_ && lane_base && same_for_every_tile_lane(v->index, guards)) vars_[vec_var_] = tile_vec_base_;
-      LV* idx = plus_offset(index(v->index));
-      if (!guards.empty()) idx = b_.CreateSelect(guards_hold(guards, false), idx, ic(0));
+      LV* idx = guards.empty() ? plus_offset(index(v->index)) : guarded_scalar_index(v, guards, plus_offset);
       if (lane_base) vars_[vec_var_] = lane_base;
       auto* l = b_.CreateAlignedLoad(st, b_.CreateInBoundsGEP(st, base, idx), align);
       annotate(l, v->arg);
@@ -3628,6 +3716,7 @@ class Emitter {
   LV* transpose_end_ = nullptr;       // inside such a block: where its dim ends (else null)
   int reduce_vec_ = -1;              // reduce variable vectorized instead of the output
   bool guards_known_true_ = false;   // emitting the copy of the reduction for inside tiles
+  bool border_tile_ = false;         // emitting the reduction of a tile tile_inside_guards left guarded
   LV* unroll_end_ = nullptr;         // where it stops for this core
   llvm::Type* idx_ty_ = nullptr;
 };

@@ -14,11 +14,13 @@ median of each figure, then the figures once more from each kernel's fastest med
 profiles (on a loaded machine the long kernels are preempted in most runs).
 
     python3 tests/bench/conv_classes.py MODEL.onnx ... [--target x86_64] [--threads 1]
-        [--repeats 3] [--iters 10] [--edgec-args ARGS] [--baseline-args ARGS]
+        [--repeats 3] [--iters 10] [--edgec-args ARGS] [--baseline-args ARGS] [--baseline-edgec PATH]
 
 --baseline-args also compiles each model with these edgec options and profiles that bundle
 in the same repeats, alternating with the first (e.g. --baseline-args
-"--padded-grouped-convs 0": what the padded copies change).
+"--padded-grouped-convs 0": what the padded copies change). --baseline-edgec PATH compiles
+that bundle with another edgec (e.g. main's build: what a change moved). Under
+LD_PRELOAD=cpu_time_clock.so (tests/bench/cpu_time_clock.c) the kernels' times are CPU time.
 
 Tools come from EDGEC / EDGERT_BENCH or build/."""
 import argparse
@@ -90,16 +92,22 @@ def profile_arguments(doc):
 def main():
     ap = profile_arguments(__doc__)
     ap.add_argument("--baseline-args", default=None, help="also profile a bundle compiled with these options")
+    ap.add_argument("--baseline-edgec", default=None, help="the edgec that compiles that bundle (default: this build's)")
     args = ap.parse_args()
     bench = lib.find_tool("edgert-bench")
-    variants = [("", args.edgec_args)] + ([("baseline ", args.baseline_args)] if args.baseline_args is not None else [])
+    baseline = args.baseline_args is not None or args.baseline_edgec is not None
+    variants = [("", args.edgec_args)] + ([("baseline ", args.baseline_args or "")] if baseline else [])
     with tempfile.TemporaryDirectory() as tmp:
         for model in args.models:
             classes = conv_classes(model)
             bundles = []
             for i, (_, extra) in enumerate(variants):
                 bundle = Path(tmp) / f"{Path(model).stem}.{i}.bundle"
-                lib.compile_model(model, bundle, ["-q", "--target", args.target, *extra.split()])
+                options = ["-q", "--target", args.target, *extra.split()]
+                if i == 1 and args.baseline_edgec:
+                    lib.run_tool([args.baseline_edgec, "compile", model, "-o", bundle, *options])
+                else:
+                    lib.compile_model(model, bundle, options)
                 bundles.append(bundle)
             figures = [{} for _ in variants]
             profiles = [[] for _ in variants]
@@ -111,7 +119,8 @@ def main():
             print(f"{Path(model).name} ({args.target}, {args.threads} thread(s), median of {args.repeats} profiles):")
             for (label, extra), fig, profs in zip(variants, figures, profiles):
                 if len(variants) > 1:
-                    print(f" {label or 'this'} ({extra or 'no extra edgec options'}):")
+                    edgec = f", {args.baseline_edgec}" if label and args.baseline_edgec else ""
+                    print(f" {label or 'this'} ({extra or 'no extra edgec options'}{edgec}):")
                 for k in sorted(fig):
                     print(f"  {k:36s} {statistics.median(fig[k]):9.3f}   ({', '.join(f'{v:.3f}' for v in fig[k])})")
                 # On a loaded machine a kernel longer than the scheduler's time slice is

@@ -10,6 +10,7 @@ driving model uses, float16 variants of the new ops and float16 long sums, convs
 
 Tools come from EDGEC / EDGERT_RUN or build/; scratch files go to $EDGE_WORK_DIR."""
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -1579,6 +1580,65 @@ def pools_of_the_input_over_padded_copy():
             kernels = _kernels(WORK / f"m{_count[0]}.onnx", f"pool_copy_{i}")
             guarded = [n for n, text in kernels.items() if "inbounds" in text and "reduce" in text]
             assert len(kernels) == 2 and not guarded, f"{op} {i}: kernels {sorted(kernels)}, bounds-tested {guarded}"
+
+
+@suite.case
+def grouped_convs_spanning_groups_and_border_taps():
+    """Grouped convs whose vector of output channels spans groups (2 and 4 channels per
+    group, ResNeXt's first stage) and strided grouped convs whose register tiles touch the
+    padded border (8 / 16 per group at stride 2, ResNeXt's and RegNet's downsampling
+    blocks), read from channels-last intermediates: 4 per group on 40 channels (the last
+    vector ragged), stride 2 with asymmetric pads, batch 2; against onnxruntime, 3 threads
+    bit-identical to 1. On x86_64 (llvm_emit.cc): the spanning conv's input channel loop is
+    written out, every step picking its channel from one unmasked load of the pixel's span
+    (it was a masked load of two elements per multiply-add, half the dense convs' GFLOP/s:
+    no llvm.masked.load in its IR), and a border tile tests each tap of its window, running
+    the input channel loop unguarded wherever the tap reads no padding (its IR has the step_ blocks;
+    the whole tile was guarded) and, where the tap reads padding, with the guard test and the
+    load's index outside the loop (no integer select in it)."""
+    if lib.opencl_target():
+        return  # CPU code paths (OpenCL grouped convs: grouped_convs, padded_grouped_convs)
+    #        name, channels, groups, stride, pads
+    convs = (("span4", 64, 16, 1, [1, 1, 1, 1]),       # 4 per group: a vector spans 2 groups
+             ("span4r", 40, 10, 1, [1, 1, 1, 1]),      # 4 per group, 40 channels: ragged last vector
+             ("span2s", 32, 16, 2, [1, 1, 1, 1]),      # 2 per group, stride 2: border tiles
+             ("edge8", 24, 3, 2, [0, 1, 1, 0]),        # 8 per group, stride 2, asymmetric pads
+             ("edge16", 48, 3, 2, [1, 1, 1, 1]))       # 16 per group, stride 2
+    feeds = {"x": randn(2, 8, 13, 11)}
+    nodes, inits, outs = [], [], []
+    for name, c, g, s, pads in convs:
+        nodes += [h.make_node("Conv", ["x", f"{name}_ws"], [f"{name}_s"]), h.make_node("Relu", [f"{name}_s"], [f"{name}_a"]),
+                  h.make_node("Conv", [f"{name}_a", f"{name}_w", f"{name}_b"], [f"{name}_p"], kernel_shape=[3, 3], group=g,
+                              strides=[s, s], pads=pads),
+                  h.make_node("Relu", [f"{name}_p"], [name]),
+                  h.make_node("Conv", [name, f"{name}_wo"], [f"{name}_y"])]
+        inits += [(f"{name}_ws", randn(c, 8, 1, 1, scale=8 ** -0.5)),
+                  (f"{name}_w", randn(c, c // g, 3, 3, scale=(2 / (c // g * 9)) ** 0.5)), (f"{name}_b", randn(c, scale=0.1)),
+                  (f"{name}_wo", randn(4, c, 1, 1, scale=c ** -0.5))]
+        outs.append(f"{name}_y")
+    m = model(nodes, feeds, outs, inits)
+    check(m, feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
+    bundle = WORK / f"m{_count[0]}.bundle"
+    one = lib.run_bundle(bundle, feeds, WORK / "span_t1", outs, threads=1)
+    three = lib.run_bundle(bundle, feeds, WORK / "span_t3", outs, threads=3)
+    for name in outs:
+        assert np.array_equal(one[name], three[name]), f"{name}: 3 threads differ from 1"
+    if os.environ.get("EDGE_TARGET", "x86_64") != "x86_64":
+        return
+    ir = WORK / "grouped_span.ll"
+    lib.run_tool([lib.find_tool("edgec"), "compile", WORK / f"m{_count[0]}.onnx", "-o", WORK / "grouped_span.bundle",
+                  "--dump-llvm-ir", ir])
+    kernels = {f.split("(")[0].split("_", 1)[1]: f for f in ir.read_text().split("\ndefine dso_local void @k")[1:]}
+    assert "llvm.masked.load" not in kernels["span4"], "the 4-per-group conv loads its input spans masked"
+    for name in ("span2s", "edge8", "edge16"):
+        assert re.search(r"\bstep_(inside|border|joined)", kernels[name]), f"{name}: the border tiles guard every tap"
+        # In a loop over the input channels under a guarded tap the only selects are the
+        # padding's zeros (float): the load's index (an integer select) stays out of the loop.
+        for block in re.split(r"\n(?=[\w.]+:)", kernels[name]):
+            label = block.split(":")[0]
+            if re.search(rf"label %{re.escape(label)}\b", block) and "fmul" in block:
+                index_selects = re.findall(r"= select (?:<\d+ x )?i1>?[^,]*, (?:<\d+ x )?i(?:32|64)\b", block)
+                assert not index_selects, f"{name}: {len(index_selects)} index selects in loop {label}"
 
 
 @suite.case
