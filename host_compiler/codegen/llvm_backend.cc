@@ -7,6 +7,7 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
+#include <llvm/IR/StructuralHash.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Object/ELFObjectFile.h>
@@ -18,6 +19,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
 #include <llvm/TargetParser/Triple.h>
+#include <llvm/Transforms/Utils/FunctionComparator.h>
 #include <llvm/Transforms/Utils/LoopUtils.h>
 
 #include <algorithm>
@@ -462,6 +464,41 @@ std::vector<uint64_t> contract_words(const KernelIR& k) {
   return words;
 }
 
+// Kernels whose code is the same share one function. A model repeats its blocks (MobileNetV2
+// int8: 65 kernels, 38 different functions; three of its largest depthwise kernels are one):
+// LLVM then optimizes and selects each block's code once: edgec's CPU time for it fell from
+// 48 to 28 s on hexagon-v65 (code 1,008,388 -> 584,836 bytes, packets per run the same) and
+// from 6.7 to 4.1 s on x86_64. Equal means equal LLVM IR (llvm::FunctionComparator: instructions,
+// constants, types, attributes; the alias scopes, made the same way for the same loops, only
+// in shape) and the same argument contract (the code directory holds one per function).
+class IdenticalKernels {
+ public:
+  // The name of the function kernel k's code is: its own, just emitted into m under k.name,
+  // or, where an earlier kernel's is the same, that one's (k's then leaves the module).
+  std::string function_for(llvm::Module& m, const KernelIR& k) {
+    llvm::Function* f = m.getFunction(k.name);
+    if (!f) throw CompileError("internal: kernel " + k.name + " emitted no function");
+    const llvm::IRHash hash = llvm::StructuralHash(*f);
+    std::vector<uint64_t> contract = contract_words(k);
+    for (const Emitted& e : emitted_)
+      if (e.hash == hash && e.contract == contract && llvm::FunctionComparator(e.function, f, &globals_).compare() == 0) {
+        f->eraseFromParent();
+        return e.function->getName().str();
+      }
+    emitted_.push_back(Emitted{f, hash, std::move(contract)});
+    return k.name;
+  }
+
+ private:
+  struct Emitted {
+    llvm::Function* function;
+    llvm::IRHash hash;  // equal for equal functions: compared first
+    std::vector<uint64_t> contract;
+  };
+  std::vector<Emitted> emitted_;  // in kernel order: the first of equal kernels keeps its function
+  llvm::GlobalNumberState globals_;
+};
+
 }  // namespace
 
 int64_t launch_work(const KernelIR& k) {
@@ -498,7 +535,8 @@ class LlvmCpuBackend : public Backend {
     llvm::Module module("edgec_kernels", ctx);
     module.setTargetTriple(target_.triple);
     module.setDataLayout(tm->createDataLayout());
-    std::vector<std::string> names;
+    std::vector<std::string> names;  // each kernel's function: its own, or an identical earlier one's
+    IdenticalKernels same_code;
     std::set<std::string> features;  // the code needs beyond the target's (dot-product instructions)
     // Hexagon's threads share one core and run fixed shares (ports/hexagon/fixed_pool.cc):
     // the threshold, measured on x86-64 cores, is not theirs.
@@ -511,7 +549,7 @@ class LlvmCpuBackend : public Backend {
         if (it != options.register_tiles.end()) tile = &it->second;
       }
       for (std::string& f : emit_kernel(module, k, target_, tile)) features.insert(std::move(f));
-      names.push_back(k.name);
+      names.push_back(same_code.function_for(module, k));
     }
     std::string verify_errors;
     llvm::raw_string_ostream vos(verify_errors);
