@@ -50,12 +50,21 @@ namespace {
 // (the first pass whose output differed, by -print-after-all, was hexagon-vc), so two compiles
 // of a model gave different bundles. Off, 14 of 14 runs were identical (and that kernel's code
 // 3 % smaller).
+//
+// Three more cost time and give our kernels nothing (llc-19 -time-passes on the int8
+// MobileNetV2's IR, one function per distinct kernel: 17 s in all): "Optimize addressing
+// mode of load/store" (9%) and "Hexagon Loop Rescheduling" (7%) left the object byte for byte
+// the same, and "Hexagon RDF optimizations" (15%: copy propagation and dead code over a
+// register data-flow graph, quadratic in our long blocks) gave the same packets per run
+// (qemu_insn_count/count.py: BENCHMARKS.md "Hexagon compile time").
 void set_hexagon_codegen_options() {
   llvm::StringMap<llvm::cl::Option*>& options = llvm::cl::getRegisteredOptions();
-  for (const char* name : {"hexagon-insert", "hexagon-bit", "hvc-va"}) {
+  auto set = [&](const char* name, const char* value) {
     auto it = options.find(name);
-    if (it != options.end()) it->second->addOccurrence(0, name, "false");
-  }
+    if (it != options.end()) it->second->addOccurrence(0, name, value);
+  };
+  for (const char* name : {"hexagon-insert", "hexagon-bit", "hvc-va", "hexagon-loop-resched", "rdf-opt"}) set(name, "false");
+  set("disable-hexagon-amodeopt", "true");
 }
 
 void init_llvm() {
