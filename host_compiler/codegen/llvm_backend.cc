@@ -55,8 +55,8 @@ namespace {
 // MobileNetV2's IR, one function per distinct kernel: 17 s in all): "Optimize addressing
 // mode of load/store" (9%) and "Hexagon Loop Rescheduling" (7%) left the object byte for byte
 // the same, and "Hexagon RDF optimizations" (15%: copy propagation and dead code over a
-// register data-flow graph, quadratic in our long blocks) gave the same packets per run
-// (qemu_insn_count/count.py: BENCHMARKS.md "Hexagon compile time").
+// register data-flow graph) off, its packets per run fell 0.04%
+// (qemu_insn_count/count.py: 11,471,850 -> 11,466,880; BENCHMARKS.md "Hexagon compile time").
 void set_hexagon_codegen_options() {
   llvm::StringMap<llvm::cl::Option*>& options = llvm::cl::getRegisteredOptions();
   auto set = [&](const char* name, const char* value) {
