@@ -7,6 +7,7 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
+#include <llvm/IR/StructuralHash.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Object/ELFObjectFile.h>
@@ -18,6 +19,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
 #include <llvm/TargetParser/Triple.h>
+#include <llvm/Transforms/Utils/FunctionComparator.h>
 #include <llvm/Transforms/Utils/LoopUtils.h>
 
 #include <algorithm>
@@ -48,12 +50,21 @@ namespace {
 // (the first pass whose output differed, by -print-after-all, was hexagon-vc), so two compiles
 // of a model gave different bundles. Off, 14 of 14 runs were identical (and that kernel's code
 // 3 % smaller).
+//
+// Three more cost time and give our kernels nothing (llc-19 -time-passes on the int8
+// MobileNetV2's IR, one function per distinct kernel: 17 s in all): "Optimize addressing
+// mode of load/store" (9%) and "Hexagon Loop Rescheduling" (7%) left the object byte for byte
+// the same, and "Hexagon RDF optimizations" (15%: copy propagation and dead code over a
+// register data-flow graph) off, its packets per run fell 0.04%
+// (qemu_insn_count/count.py: 11,471,850 -> 11,466,880; BENCHMARKS.md "Hexagon compile time").
 void set_hexagon_codegen_options() {
   llvm::StringMap<llvm::cl::Option*>& options = llvm::cl::getRegisteredOptions();
-  for (const char* name : {"hexagon-insert", "hexagon-bit", "hvc-va"}) {
+  auto set = [&](const char* name, const char* value) {
     auto it = options.find(name);
-    if (it != options.end()) it->second->addOccurrence(0, name, "false");
-  }
+    if (it != options.end()) it->second->addOccurrence(0, name, value);
+  };
+  for (const char* name : {"hexagon-insert", "hexagon-bit", "hvc-va", "hexagon-loop-resched", "rdf-opt"}) set(name, "false");
+  set("disable-hexagon-amodeopt", "true");
 }
 
 void init_llvm() {
@@ -462,6 +473,41 @@ std::vector<uint64_t> contract_words(const KernelIR& k) {
   return words;
 }
 
+// Kernels whose code is the same share one function. A model repeats its blocks (MobileNetV2
+// int8: 65 kernels, 38 different functions; three of its largest depthwise kernels are one):
+// LLVM then optimizes and selects each block's code once: edgec's CPU time for it fell from
+// 48 to 28 s on hexagon-v65 (code 1,008,388 -> 584,836 bytes, packets per run the same) and
+// from 6.7 to 4.1 s on x86_64. Equal means equal LLVM IR (llvm::FunctionComparator: instructions,
+// constants, types, attributes; the alias scopes, made the same way for the same loops, only
+// in shape) and the same argument contract (the code directory holds one per function).
+class IdenticalKernels {
+ public:
+  // The name of the function kernel k's code is: its own, just emitted into m under k.name,
+  // or, where an earlier kernel's is the same, that one's (k's then leaves the module).
+  std::string function_for(llvm::Module& m, const KernelIR& k) {
+    llvm::Function* f = m.getFunction(k.name);
+    if (!f) throw CompileError("internal: kernel " + k.name + " emitted no function");
+    const llvm::IRHash hash = llvm::StructuralHash(*f);
+    std::vector<uint64_t> contract = contract_words(k);
+    for (const Emitted& e : emitted_)
+      if (e.hash == hash && e.contract == contract && llvm::FunctionComparator(e.function, f, &globals_).compare() == 0) {
+        f->eraseFromParent();
+        return e.function->getName().str();
+      }
+    emitted_.push_back(Emitted{f, hash, std::move(contract)});
+    return k.name;
+  }
+
+ private:
+  struct Emitted {
+    llvm::Function* function;
+    llvm::IRHash hash;  // equal for equal functions: compared first
+    std::vector<uint64_t> contract;
+  };
+  std::vector<Emitted> emitted_;  // in kernel order: the first of equal kernels keeps its function
+  llvm::GlobalNumberState globals_;
+};
+
 }  // namespace
 
 int64_t launch_work(const KernelIR& k) {
@@ -498,7 +544,8 @@ class LlvmCpuBackend : public Backend {
     llvm::Module module("edgec_kernels", ctx);
     module.setTargetTriple(target_.triple);
     module.setDataLayout(tm->createDataLayout());
-    std::vector<std::string> names;
+    std::vector<std::string> names;  // each kernel's function: its own, or an identical earlier one's
+    IdenticalKernels same_code;
     std::set<std::string> features;  // the code needs beyond the target's (dot-product instructions)
     // Hexagon's threads share one core and run fixed shares (ports/hexagon/fixed_pool.cc):
     // the threshold, measured on x86-64 cores, is not theirs.
@@ -511,7 +558,7 @@ class LlvmCpuBackend : public Backend {
         if (it != options.register_tiles.end()) tile = &it->second;
       }
       for (std::string& f : emit_kernel(module, k, target_, tile)) features.insert(std::move(f));
-      names.push_back(k.name);
+      names.push_back(same_code.function_for(module, k));
     }
     std::string verify_errors;
     llvm::raw_string_ostream vos(verify_errors);

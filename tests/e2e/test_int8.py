@@ -507,6 +507,36 @@ def inverted_residual_blocks():
         assert any(re.search(r"\.w \+= vadd\(v\d+\.h,v\d+\.h\)", i) for i in insns), "no vaddhw_acc"
 
 
+def repeated_blocks(seed=11, size=16):
+    """Two inverted residual blocks of the same shapes (own weights and scales): MobileNetV2
+    repeats its blocks so, 2-4 times per stage."""
+    b = Builder(seed, [1, 3, size, size])
+    lo, hi = b.const(np.float32(0), "lo"), b.const(np.float32(6), "hi")
+    relu6 = lambda y: b.op("Clip", [y, lo, hi])  # noqa: E731
+    x = relu6(b.conv("input", 3, 16))
+    for _ in range(2):
+        y = relu6(b.conv(x, 16, 96, k=1))
+        y = relu6(b.conv(y, 96, 96, group=96))
+        x = b.op("Add", [x, b.conv(y, 96, 16, k=1)])
+    return b.model(x, [1, 16, size, size])
+
+
+@suite.case
+def repeated_blocks_share_code():
+    """Kernels with the same code (a repeated block's expansion, depthwise and projection,
+    which differ in their weights only) share one function of the bundle's code section
+    (llvm_backend.cc IdenticalKernels): LLVM compiles each once. Exact to onnxruntime."""
+    import json
+    check("repeated_blocks", repeated_blocks())
+    info = json.loads(lib.run_cmd([lib.find_tool("edgec"), "inspect", WORK / "repeated_blocks.bundle", "--json"]).stdout)
+    functions = {}
+    for k in info["kernels"]:
+        functions.setdefault(k["function"], []).append(k["name"])
+    shared = [names for names in functions.values() if len(names) > 1]
+    print(f"    {len(info['kernels'])} kernels, {len(functions)} functions; shared: {shared}")
+    assert len(shared) >= 3, f"the second block's kernels have code of their own: {functions}"
+
+
 @suite.case
 def grouped_convs():
     check("grouped", grouped())
