@@ -406,3 +406,15 @@ TEST_CASE("a shared value over a reduce keeps its kernel though one kernel reads
   CHECK(s.kernels.size() == 2);
   CHECK(s.buffer_of(z) >= 0);
 }
+
+TEST_CASE("a Concat that one kernel reads twice at one element is stored") {
+  // Basic Pitch's CQT: a Concat of pieces squared by a reduce. Stored, each piece is a kernel
+  // writing its slice; fused, every element of the reader would select among the pieces.
+  Graph g;
+  Node* a = costly_chain(g, g.input("a", DType::F32, {2, 4}));
+  Node* b = costly_chain(g, g.input("b", DType::F32, {2, 4}));
+  Node* concat = g.binary(Op::Add, g.pad(a, {0, 0}, {0, 4}), g.pad(b, {0, 4}, {0, 0}));
+  g.add_output("y", g.reduce(Op::ReduceSum, g.binary(Op::Mul, concat, concat), {1}));
+  Schedule s = schedule_graph(g);
+  CHECK(s.buffer_of(concat) >= 0);
+}
