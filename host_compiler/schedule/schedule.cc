@@ -204,15 +204,15 @@ class Scheduler {
     std::vector<const Node*> stored_for_cost;
     for (auto it = live_.rbegin(); it != live_.rend(); ++it) {
       const Node* n = *it;
-      if (!realized_[n->id] && uses_[n->id] > 1 && !is_leaf(n) && !is_movement(n->op) &&
-          (contexts.of(n, consumers_[n->id], realized_).size() > 1 || keeps_own_kernel(n))) {
+      if (realized_[n->id]) continue;
+      const bool computed_again = contexts.of(n, consumers_[n->id], realized_).size() > 1;
+      if (uses_[n->id] > 1 && !is_leaf(n) && !is_movement(n->op) && (computed_again || keeps_own_kernel(n))) {
         std::set<const Node*> seen;
         if (fused_op_count(n, seen) > kMaxRecomputedOps) {
           realize(n);
           stored_for_cost.push_back(n);
         }
       }
-      if (!realized_[n->id]) contexts.of(n, consumers_[n->id], realized_);
     }
     // Then producers first: a value whose cost was counted over producers that were stored
     // after it costs only its own ops above them (GridSample's floor of a stored reflected
