@@ -20,9 +20,17 @@ Shape ScheduledBuffer::stored_shape() const {
 
 namespace {
 
-// An elementwise value with several consumers is recomputed in each of them unless
-// its fused subtree exceeds this many ops.
+// An elementwise value that several kernels (or several index contexts of one kernel) would
+// compute is recomputed in each of them unless its fused subtree exceeds this many ops.
+// Consumers that compute it at the same element of the same kernel (the cubic weight
+// polynomial's three reads of its argument) share one computation and cost nothing.
 constexpr int kMaxRecomputedOps = 6;
+// An Expand (a broadcast) of a value whose last few ops are cheap (no division, no
+// transcendental) and read only there may recompute those ops for every repeat, storing the
+// shared values below them instead, where that stores fewer values in all: GridSample's 16
+// bicubic tap combinations (flat index, weight product, validity: 48 broadcast values) are
+// 2-3 ops each over 24 per-dim taps (ops_grid_sample.cc).
+constexpr int kMaxRepeatedHeadOps = 3;
 
 bool is_leaf(const Node* n) { return n->op == Op::Input || n->op == Op::Weight || n->op == Op::Const; }
 
@@ -71,6 +79,7 @@ class Scheduler {
   }
 
   void mark_required() {
+    std::vector<const Node*> expand_sources;  // broadcast values that may be recomputed per repeat
     for (const GraphInput& in : graph_.inputs()) realize(in.node);
     for (const Node* n : live_)
       if (n->realize) realize(n);
@@ -176,20 +185,201 @@ class Scheduler {
         // widening cast may be: it is a load).
         const Node* src = n->srcs[0];
         while ((is_movement(src->op) || is_widening_cast(src)) && !realized_[src->id]) src = src->srcs[0];
-        if (!is_leaf(src)) realize(src);
+        std::vector<const Node*> frontier;
+        if (n->op == Op::Expand && !feeds_reduce(n) && repeated_head(src, frontier)) {
+          if (std::find(expand_sources.begin(), expand_sources.end(), src) == expand_sources.end())
+            expand_sources.push_back(src);  // decided below, with the others sharing its frontier
+        } else if (!is_leaf(src)) {
+          realize(src);
+        }
       }
     }
+    realize_expand_sources(expand_sources);
     // Producers first: once the first value over a scrambled view is stored, its consumers
     // read it plainly.
     for (const Node* n : live_)
       if (uses_[n->id] > 1 && !is_leaf(n) && !is_movement(n->op) && reads_scrambled_views(n)) realize(n);
+    // Consumers first: where a node's consumers are decided, the contexts computing it are known.
+    ComputeContexts contexts(realized_.size());
+    std::vector<const Node*> stored_for_cost;
     for (auto it = live_.rbegin(); it != live_.rend(); ++it) {
       const Node* n = *it;
-      if (uses_[n->id] > 1 && !is_leaf(n) && !is_movement(n->op)) {
+      if (realized_[n->id]) continue;
+      const bool computed_again = contexts.of(n, consumers_[n->id], realized_).size() > 1;
+      if (uses_[n->id] > 1 && !is_leaf(n) && !is_movement(n->op) && (computed_again || keeps_own_kernel(n))) {
         std::set<const Node*> seen;
-        if (fused_op_count(n, seen) > kMaxRecomputedOps) realize(n);
+        if (fused_op_count(n, seen) > kMaxRecomputedOps) {
+          realize(n);
+          stored_for_cost.push_back(n);
+        }
       }
     }
+    // Then producers first: a value whose cost was counted over producers that were stored
+    // after it costs only its own ops above them (GridSample's floor of a stored reflected
+    // coordinate: one op, not a kernel). Its consumers' counts include it again, so no
+    // recomputed value exceeds kMaxRecomputedOps ops.
+    for (auto it = stored_for_cost.rbegin(); it != stored_for_cost.rend(); ++it) {
+      const Node* n = *it;
+      realized_[n->id] = false;
+      std::set<const Node*> seen;
+      if (fused_op_count(n, seen) > kMaxRecomputedOps) realized_[n->id] = true;
+    }
+  }
+
+  // Whether n, read by one kernel at one element, still keeps its own kernel: it computes a
+  // reduce (a GRU gate's product, whose sigmoid two ops of one kernel read; fused, the kernel
+  // would hold two reduces and split_kernels would store them instead) or reads through a Pad
+  // (a Concat: stored, each piece is a kernel writing its slice; fused, every element selects
+  // among the pieces: Basic Pitch's 18-piece CQT Concat, read twice by a reduce, ran the model
+  // 6% slower).
+  bool keeps_own_kernel(const Node* n) const {
+    std::set<const Node*> seen;
+    std::function<bool(const Node*)> walk = [&](const Node* x) {
+      if (is_leaf(x) || (x != n && realized_[x->id]) || !seen.insert(x).second) return false;
+      if (is_reduce(x->op) || x->op == Op::Pad) return true;
+      for (const Node* src : x->srcs)
+        if (walk(src)) return true;
+      return false;
+    };
+    return walk(n);
+  }
+
+  // Where each unstored node is computed: one context per (kernel, element of the kernel's
+  // loop that reads it). A consumer that is stored is a kernel of its own; an elementwise
+  // consumer or a Gather (its index is read at the output's element) computes the node
+  // where it is itself computed; a view or a reduce reads it at other elements, a context of
+  // its own per context of that consumer. Only whether there are several matters, so each
+  // set keeps at most two.
+  class ComputeContexts {
+   public:
+    explicit ComputeContexts(size_t nodes) : sets_(nodes), next_token_(static_cast<int64_t>(nodes)) {}
+    const std::set<int64_t>& of(const Node* n, const std::vector<const Node*>& consumers,
+                                const std::vector<bool>& realized) {
+      std::set<int64_t>& set = sets_[n->id];
+      set.clear();
+      for (const Node* c : consumers) {
+        if (realized[c->id]) {
+          add(set, c->id);
+        } else if (is_elementwise(c->op) || c->op == Op::Gather) {
+          for (int64_t x : sets_[c->id]) add(set, x);
+        } else {
+          for (int64_t x : sets_[c->id]) {
+            auto [it, fresh] = tokens_.insert({{c->id, x}, next_token_});
+            if (fresh) ++next_token_;
+            add(set, it->second);
+          }
+        }
+      }
+      return set;
+    }
+
+   private:
+    static void add(std::set<int64_t>& set, int64_t x) {
+      if (set.size() < 2) set.insert(x);
+    }
+    std::vector<std::set<int64_t>> sets_;
+    std::map<std::pair<int, int64_t>, int64_t> tokens_;
+    int64_t next_token_;
+  };
+
+  // Whether a reduce reads n through values computed with it (a matrix product's broadcast
+  // operand): a head recomputed there would run in its inner loop (Swin's scaled queries, 49
+  // multiplies per element in place of 1). Unknown past 256 nodes: yes.
+  bool feeds_reduce(const Node* n) const {
+    std::set<const Node*> seen;
+    std::vector<const Node*> open{n};
+    while (!open.empty()) {
+      const Node* x = open.back();
+      open.pop_back();
+      if (!seen.insert(x).second) continue;
+      if (seen.size() > 256 || is_reduce(x->op)) return true;
+      if (x != n && realized_[x->id]) continue;
+      open.insert(open.end(), consumers_[x->id].begin(), consumers_[x->id].end());
+    }
+    return false;
+  }
+
+  // The ops an Expand may recompute per repeat: cheap, no division or transcendental.
+  static bool cheap_op(Op op) {
+    switch (op) {
+      case Op::Add: case Op::Sub: case Op::Mul: case Op::Max: case Op::Min: case Op::Neg: case Op::Abs:
+      case Op::CmpLt: case Op::CmpEq: case Op::And: case Op::Or: case Op::Xor: case Op::Not: case Op::Where:
+      case Op::Cast:
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  // Whether the broadcast value src may be recomputed for every repeat: it and the nodes it
+  // alone reads (at most kMaxRepeatedHeadOps cheap elementwise ops, through views that read
+  // each element once) end at stored values, leaves, and values that other nodes read too
+  // (frontier: stored in its place).
+  bool repeated_head(const Node* src, std::vector<const Node*>& frontier) const {
+    frontier.clear();
+    if (is_leaf(src) || realized_[src->id] || uses_[src->id] != 1 || !is_elementwise(src->op) || !cheap_op(src->op))
+      return false;
+    int ops = 0;
+    std::set<const Node*> seen;
+    std::vector<const Node*> open{src};
+    while (!open.empty()) {
+      const Node* x = open.back();
+      open.pop_back();
+      bool repeats = false;
+      while (is_movement(x->op) && !realized_[x->id] && !x->srcs.empty()) {
+        repeats = repeats || !reads_each_once(x->op);
+        x = x->srcs[0];
+      }
+      if (is_leaf(x) || realized_[x->id] || !seen.insert(x).second) continue;
+      if (repeats) return false;  // another broadcast inside: its own rule decides
+      if (x == src || (uses_[x->id] == 1 && is_elementwise(x->op) && cheap_op(x->op) && ops < kMaxRepeatedHeadOps)) {
+        if (++ops > kMaxRepeatedHeadOps) return false;
+        open.insert(open.end(), x->srcs.begin(), x->srcs.end());
+      } else if (uses_[x->id] > 1) {
+        frontier.push_back(x);
+      } else {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // The broadcast values whose heads may be recomputed per repeat, grouped by the frontier
+  // nodes they share: a group stores its frontier where that is fewer values than its
+  // broadcast values, else the values themselves (as every other broadcast source).
+  void realize_expand_sources(const std::vector<const Node*>& sources) {
+    std::vector<std::vector<const Node*>> frontiers(sources.size());
+    std::vector<size_t> group(sources.size());
+    for (size_t i = 0; i < sources.size(); ++i) group[i] = i;
+    std::function<size_t(size_t)> find = [&](size_t i) { return group[i] == i ? i : group[i] = find(group[i]); };
+    std::map<const Node*, size_t> first_reader;
+    std::vector<bool> eligible(sources.size());
+    for (size_t i = 0; i < sources.size(); ++i) {
+      eligible[i] = repeated_head(sources[i], frontiers[i]);
+      if (!eligible[i]) continue;
+      for (const Node* f : frontiers[i]) {
+        auto [it, fresh] = first_reader.insert({f, i});
+        if (!fresh) group[find(i)] = find(it->second);
+      }
+    }
+    std::map<size_t, std::pair<std::set<const Node*>, size_t>> groups;  // root -> (frontier, sources)
+    for (size_t i = 0; i < sources.size(); ++i) {
+      if (!eligible[i]) continue;
+      auto& [frontier, count] = groups[find(i)];
+      frontier.insert(frontiers[i].begin(), frontiers[i].end());
+      ++count;
+    }
+    for (size_t i = 0; i < sources.size(); ++i) {
+      if (!eligible[i]) {
+        if (!is_leaf(sources[i])) realize(sources[i]);
+        continue;
+      }
+      const auto& [frontier, count] = groups[find(i)];
+      if (frontier.size() >= count) realize(sources[i]);
+    }
+    for (const auto& [root, g] : groups)
+      if (g.first.size() < g.second)
+        for (const Node* f : g.first) realize(f);
   }
 
   // Whether the reshape `to` of `from` only adds or drops 1-dims (affine, no div/mod).

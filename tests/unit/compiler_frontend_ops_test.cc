@@ -519,3 +519,28 @@ TEST_CASE("frontend ops: a product copies a computed operand it would read acros
   CHECK(product_kernels(20, true, 49).size() == 1);  // 49 columns: a mostly empty last vector
   CHECK(product_kernels(20, false).size() == 1);
 }
+
+TEST_CASE("GridSample: the scheduler stores each dim's taps, not each combination of them") {
+  // The ops suite's shapes: X (2, 3, 5, 7), grid (2, 4, 6, 2). Each of bicubic's 16 tap
+  // combinations broadcasts a flat index, a weight product and a validity over the channels;
+  // the per-dim taps below them are stored instead, and the coordinate math each tap repeats
+  // is recomputed where it is one kernel's (schedule.cc). Kernels on main (session 36):
+  // bicubic 80 / 94 / 164, bilinear 24 / 34 / 72, nearest 8 / 10 / 34 (zeros / border /
+  // reflection).
+  auto kernels = [](const std::string& mode, const std::string& padding) {
+    Model m(16);
+    m.input("x", {2, 3, 5, 7});
+    m.input("grid", {2, 4, 6, 2});
+    auto* n = m.node("GridSample", {"x", "grid"}, {"y"}, "gs");
+    Model::attr(n, "mode", mode);
+    Model::attr(n, "padding_mode", padding);
+    m.output("y");
+    std::unique_ptr<Graph> g = m.import();
+    return schedule_graph(*g).kernels.size();
+  };
+  CHECK(kernels("bicubic", "zeros") <= 28);
+  CHECK(kernels("bicubic", "border") <= 28);
+  CHECK(kernels("bicubic", "reflection") <= 36);
+  CHECK(kernels("bilinear", "reflection") <= 20);
+  CHECK(kernels("nearest", "reflection") <= 6);
+}

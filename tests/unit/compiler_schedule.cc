@@ -293,3 +293,128 @@ TEST_CASE("flops count only the products of a padded window that read the input"
     CHECK(ir.flops() == 2 * 4 * 2 * pairs);
   }
 }
+
+namespace {
+// An 8-op elementwise chain over x (more than a recomputed value may have).
+Node* costly_chain(Graph& g, Node* x) {
+  Node* t = x;
+  for (int i = 0; i < 4; ++i) t = g.binary(Op::Add, g.binary(Op::Mul, t, g.constant(1.5, DType::F32)), g.constant(0.25, DType::F32));
+  return t;
+}
+}  // namespace
+
+TEST_CASE("a shared value read at the same element of one kernel is computed there, not stored") {
+  // The cubic weight polynomial reads its argument three times: one kernel computes it once.
+  Graph g;
+  Node* x = g.input("x", DType::F32, {2, 24});
+  Node* t = costly_chain(g, x);
+  Node* poly = g.binary(Op::Add, g.binary(Op::Mul, g.binary(Op::Mul, t, t), t), t);
+  g.add_output("y", poly);
+  Schedule s = schedule_graph(g);
+  CHECK(s.kernels.size() == 1);
+}
+
+TEST_CASE("a costly shared value read by two kernels, or at two elements of one, is stored") {
+  for (bool through_view : {false, true}) {
+    Graph g;
+    Node* x = g.input("x", DType::F32, {4, 4});
+    Node* t = costly_chain(g, x);
+    if (through_view) {
+      g.add_output("y", g.binary(Op::Add, t, g.permute(t, {1, 0})));  // t[i][j] + t[j][i]
+    } else {
+      g.add_output("y", g.unary(Op::Exp, t));
+      g.add_output("z", g.unary(Op::Neg, t));
+    }
+    Schedule s = schedule_graph(g);
+    INFO("through a view: " << through_view);
+    CHECK(s.kernels.size() == (through_view ? 2u : 3u));
+  }
+}
+
+TEST_CASE("broadcast combinations of shared per-point values store those values, not the combinations") {
+  // GridSample's tap combinations as ops_grid_sample.cc builds them: per point (N, 1, Q) and
+  // spatial dim 4 taps (an index and a weight, each costly and read by 4 combinations); each
+  // of the 16 combinations broadcasts index_y * 7 + index_x and weight_y * weight_x over the
+  // channels. Stored as combinations: 32 values; stored per tap: 16, the combinations' 2-3
+  // ops redone per channel.
+  Graph g;
+  Node* pts = g.input("p", DType::F32, {2, 1, 24});
+  Node* x = g.input("x", DType::F32, {2, 3, 35});
+  std::vector<Node*> idx[2], weight[2];
+  for (int d = 0; d < 2; ++d)
+    for (int tap = 0; tap < 4; ++tap) {
+      Node* v = costly_chain(g, g.binary(Op::Add, pts, g.constant(d + 0.5 * tap, DType::F32)));
+      idx[d].push_back(g.cast(g.unary(Op::Floor, v), DType::I64));
+      weight[d].push_back(costly_chain(g, g.binary(Op::Sub, pts, g.constant(d + 0.5 * tap, DType::F32))));
+    }
+  Node* y = nullptr;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) {
+      Node* flat = g.binary(Op::Add, g.binary(Op::Mul, idx[0][i], g.constant(7, DType::I64)), idx[1][j]);
+      Node* val = g.gather(x, g.expand(flat, {2, 3, 24}), 2);
+      Node* term = g.binary(Op::Mul, val, g.binary(Op::Mul, weight[0][i], weight[1][j]));
+      y = y ? g.binary(Op::Add, y, term) : term;
+    }
+  g.add_output("y", y);
+  Schedule s = schedule_graph(g);
+  CHECK(s.kernels.size() == 16 + 1);
+  // Two broadcast combinations of two cheap shared indices store themselves: storing the
+  // indices instead would be as many values and redo the combinations per channel.
+  Graph one;
+  Node* p1 = one.input("p", DType::F32, {2, 1, 24});
+  Node* x1 = one.input("x", DType::F32, {2, 3, 35});
+  Node* ia = one.cast(one.unary(Op::Floor, p1), DType::I64);
+  Node* ib = one.cast(one.unary(Op::Ceil, p1), DType::I64);
+  Node* flat = one.binary(Op::Add, one.binary(Op::Mul, ia, one.constant(7, DType::I64)), ib);
+  Node* both = one.cast(one.binary(Op::Sub, ib, ia), DType::F32);
+  one.add_output("y", one.binary(Op::Add, one.gather(x1, one.expand(flat, {2, 3, 24}), 2), both));
+  Schedule s1 = schedule_graph(one);
+  CHECK(s1.kernels.size() == 3);
+  CHECK(s1.buffer_of(flat) >= 0);
+  CHECK(s1.buffer_of(ia) < 0);
+  CHECK(s1.buffer_of(ib) < 0);
+}
+
+TEST_CASE("a broadcast operand of a reduce is stored, not recomputed per repeat") {
+  // A matrix product's scaled operand (Swin's q * scale): its one multiply recomputed in the
+  // product's inner loop would run once per output column.
+  Graph g;
+  Node* x = g.input("x", DType::F32, {4, 1, 8});
+  std::vector<uint8_t> wbytes(5 * 8 * sizeof(float), 0);
+  Node* w = g.weight(DType::F32, {1, 5, 8}, wbytes, "w");
+  Node* scaled = g.binary(Op::Mul, x, g.constant(0.5, DType::F32));
+  g.add_output("y", g.reduce(Op::ReduceSum, g.binary(Op::Mul, g.expand(scaled, {4, 5, 8}), g.expand(w, {4, 5, 8})), {2}));
+  Schedule s = schedule_graph(g);
+  CHECK(s.kernels.size() == 2);
+  CHECK(s.buffer_of(scaled) >= 0);
+}
+
+TEST_CASE("a shared value over a reduce keeps its kernel though one kernel reads it") {
+  // A GRU's update gate z = sigmoid(product) read as (1 - z) * n + z * h in one kernel, which
+  // computes another product: with z in it the kernel would hold two reduces.
+  Graph g;
+  Node* x = g.input("x", DType::F32, {4, 8});
+  Node* y = g.input("y", DType::F32, {4, 8});
+  Node* h = g.input("h", DType::F32, {4, 1});
+  Node* one = g.constant(1.0, DType::F32);
+  Node* pre = g.binary(Op::Add, g.binary(Op::Mul, g.reduce(Op::ReduceSum, x, {1}), g.constant(0.5, DType::F32)),
+                       g.constant(0.25, DType::F32));
+  Node* z = g.unary(Op::Recip, g.binary(Op::Add, one, g.unary(Op::Exp, g.unary(Op::Neg, pre))));
+  Node* n = g.unary(Op::Tanh, g.reduce(Op::ReduceSum, y, {1}));
+  g.add_output("out", g.binary(Op::Add, g.binary(Op::Mul, g.binary(Op::Sub, one, z), n), g.binary(Op::Mul, z, h)));
+  Schedule s = schedule_graph(g);
+  CHECK(s.kernels.size() == 2);
+  CHECK(s.buffer_of(z) >= 0);
+}
+
+TEST_CASE("a Concat that one kernel reads twice at one element is stored") {
+  // Basic Pitch's CQT: a Concat of pieces squared by a reduce. Stored, each piece is a kernel
+  // writing its slice; fused, every element of the reader would select among the pieces.
+  Graph g;
+  Node* a = costly_chain(g, g.input("a", DType::F32, {2, 4}));
+  Node* b = costly_chain(g, g.input("b", DType::F32, {2, 4}));
+  Node* concat = g.binary(Op::Add, g.pad(a, {0, 0}, {0, 4}), g.pad(b, {0, 4}, {0, 0}));
+  g.add_output("y", g.reduce(Op::ReduceSum, g.binary(Op::Mul, concat, concat), {1}));
+  Schedule s = schedule_graph(g);
+  CHECK(s.buffer_of(concat) >= 0);
+}
