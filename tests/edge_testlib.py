@@ -215,9 +215,16 @@ def compile_model(model, bundle: Path, extra_args=(), timeout=DEFAULT_TIMEOUT):
     if not isinstance(model, (str, Path)):
         model = save_model(model, bundle.with_suffix(".onnx"))
     cmd = [edgec, "compile", model, "-o", bundle, *extra_args]
-    if os.environ.get("EDGE_COMPILE_CACHE"):
+    # A compile that writes more than the bundle (a dump, a tune cache) runs: the cache keeps
+    # only the bundle, and a hit would leave the dump unwritten (or stale from a run before).
+    writes_more = any(str(a) in _COMPILE_FILE_OUTPUTS for a in extra_args)
+    if os.environ.get("EDGE_COMPILE_CACHE") and not writes_more:
         return _compile_cached(cmd, bundle, Path(os.environ["EDGE_COMPILE_CACHE"]), timeout)
     return run_tool(cmd, timeout=timeout)
+
+
+# edgec compile options that write a file besides the bundle.
+_COMPILE_FILE_OUTPUTS = {"--dump-kernels", "--dump-llvm-ir", "--dump-source", "--tune-cache"}
 
 
 def _compile_key(cmd, bundle: Path) -> str:
