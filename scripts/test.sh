@@ -68,5 +68,8 @@ rm -rf "$BUILD_DIR/test-work/compile-cache"
 junit=$(realpath -m "$BUILD_DIR/ctest-results.xml")
 status=0
 ctest "${ctest_args[@]}" --output-junit "$junit" "$@" || status=$?
+# This run's full log (every case's time), kept where no later ctest call overwrites it:
+# tests/update_test_costs.py reads it.
+cp "$BUILD_DIR/Testing/Temporary/LastTest.log" "$BUILD_DIR/ctest-last-run.log" 2>/dev/null || true
 "${PYTHON:-python3}" tests/ctest_times.py "$junit" --top 10
 exit $status

@@ -6,7 +6,8 @@ each case took (edge_testlib.Suite divides the cases into shards by them).
 
     python3 tests/update_test_costs.py [BUILD_DIR] [--log LastTest.log] [--costs FILE]
 
-Reads BUILD_DIR/Testing/Temporary/LastTest.log (ctest writes it on every run; --log reads a copy)
+Reads BUILD_DIR/ctest-last-run.log (the test command's copy of its run's log), else
+BUILD_DIR/Testing/Temporary/LastTest.log (ctest rewrites it on every call; --log reads a copy)
 and the tests BUILD_DIR registers (ctest --show-only). Only passed tests and cases count. Tests
 and cases the run left out keep their figures; tests the build no longer registers are dropped; a
 sharded suite whose every shard ran gets its case table replaced whole. Prints the shard split
@@ -149,14 +150,18 @@ def report(data: dict, processors: dict[str, int] | None, jobs: int = 2) -> None
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("build_dir", nargs="?", default="build", help="the build directory ctest ran in (default build)")
-    ap.add_argument("--log", help="ctest's LastTest.log (default BUILD_DIR/Testing/Temporary/LastTest.log)")
+    ap.add_argument("--log", help="ctest's LastTest.log (default BUILD_DIR/ctest-last-run.log, else "
+                                  "BUILD_DIR/Testing/Temporary/LastTest.log)")
     ap.add_argument("--costs", default=str(lib.TEST_COSTS_FILE),
                     help="the file to rewrite (default tests/test_costs.json)")
     args = ap.parse_args(argv)
     build = Path(args.build_dir)
-    log = Path(args.log) if args.log else build / "Testing" / "Temporary" / "LastTest.log"
-    processors = registered_tests(build)
+    # The test command's copy of its run's log (scripts/test.sh), else ctest's own, which the
+    # next ctest call (registered_tests' below too) overwrites: read first.
+    kept = build / "ctest-last-run.log"
+    log = Path(args.log) if args.log else kept if kept.exists() else build / "Testing" / "Temporary" / "LastTest.log"
     run = parse_last_test_log(log.read_text(errors="replace"))
+    processors = registered_tests(build)
     costs_path = Path(args.costs)
     old = json.loads(costs_path.read_text()) if costs_path.exists() else {}
     data = merge(old, run, set(processors))
