@@ -25,6 +25,17 @@ struct WindowSpec {
   int64_t span(size_t i) const { return dilation[i] * (kernel[i] - 1) + 1; }  // input elements a window covers
   // The windows along spatial dim i of an input `size` long.
   int64_t outputs(size_t i, int64_t size) const { return (size + pad_lo[i] + pad_hi[i] + extra_hi[i] - span(i)) / stride[i] + 1; }
+  bool padded() const {
+    for (size_t i = 0; i < kernel.size(); ++i)
+      if (pad_lo[i] + pad_hi[i] + extra_hi[i] > 0) return true;
+    return false;
+  }
+  // For a window over a copy that holds the border.
+  void clear_padding() {
+    std::fill(pad_lo.begin(), pad_lo.end(), 0);
+    std::fill(pad_hi.begin(), pad_hi.end(), 0);
+    std::fill(extra_hi.begin(), extra_hi.end(), 0);
+  }
 };
 
 WindowSpec window_spec(const OpContext& ctx, const Shape& x_shape, std::vector<int64_t> kernel, bool ceil_mode) {
@@ -193,9 +204,7 @@ bool copies_input_channels_last(const Node* x, int64_t groups, bool dot_operands
   if (!strip && !dense_strided && !dilated_depthwise && !one_channel && (groups <= 1 || groups >= x->shape[1]))
     return false;
   if (!dense_strided && !stride_1) return false;
-  int64_t padding = 0;
-  for (size_t i = 0; i < spec.kernel.size(); ++i) padding += spec.pad_lo[i] + spec.pad_hi[i] + spec.extra_hi[i];
-  return padding > 0;
+  return spec.padded();
 }
 
 // Whether conv_core reads a float conv's operands as bf16 pairs (the target's dot form).
@@ -226,9 +235,7 @@ Node* channels_last_padded_spatial(Graph& g, Node* x, const WindowSpec& spec, do
 // padding (the copy holds the border), so the conv's tiles run without bounds tests.
 Node* read_through_padded_copy(Graph& g, Node* x, WindowSpec& window, double fill) {
   x = channels_last_padded_spatial(g, x, window, fill);
-  std::fill(window.pad_lo.begin(), window.pad_lo.end(), 0);
-  std::fill(window.pad_hi.begin(), window.pad_hi.end(), 0);
-  std::fill(window.extra_hi.begin(), window.extra_hi.end(), 0);
+  window.clear_padding();
   return x;
 }
 
@@ -287,8 +294,8 @@ Node* conv_in_channel_chunks(OpContext& ctx, Node* x, Node* w, Node* bias, int64
   const int64_t chunks = (units + fit - 1) / fit, step = (units + chunks - 1) / chunks * unit;  // balanced
   Graph& g = ctx.g;
   // A 2-D float conv that reads a padded channels-last copy makes it once, here: each
-  // chunk's conv_core made its own copy of the same input (DNSMOS: a 41 MB copy made twice).
-  // (A 1-D one's chunks keep theirs: reads_channels_first takes any 3-D input as NCW.)
+  // chunk's conv_core made its own copy of the same input (chunks exist for inputs of tens
+  // of MB). (A 1-D one's chunks keep theirs: reads_channels_first takes any 3-D input as NCW.)
   WindowSpec window = spec;
   const bool int8 = x->dtype == DType::U8 || x->dtype == DType::I8;
   if (ctx.padded_grouped_convs && x->shape.size() == 4 && !int8 && !takes_bf16_operands(ctx, x, w, groups) &&
@@ -955,16 +962,12 @@ std::vector<int64_t> tap_positions(const WindowSpec& w, const Shape& in, const S
 // over 96 x 112 x 112: 4 GFLOP/s, 2.4x onnxruntime; op_cliffs.py --random-ops). Intermediates
 // are channels-last, their vectors along the channels: the border tests are per pixel there.
 Node* pool_windows(OpContext& ctx, Node* x, WindowSpec spec, double fill) {
-  int64_t padding = 0;
-  for (size_t i = 0; i < spec.kernel.size(); ++i) padding += spec.pad_lo[i] + spec.pad_hi[i] + spec.extra_hi[i];
-  if (ctx.padded_grouped_convs && padding > 0 && x->shape.size() == 4 && reads_channels_first(x)) {
+  if (ctx.padded_grouped_convs && spec.padded() && x->shape.size() == 4 && reads_channels_first(x)) {
     std::vector<int64_t> lo(4, 0), hi(4, 0);
     for (size_t i = 0; i < 2; ++i) lo[2 + i] = spec.pad_lo[i], hi[2 + i] = spec.pad_hi[i] + spec.extra_hi[i];
     x = ctx.g.pad(x, lo, hi, fill);
     x->realize = true;
-    std::fill(spec.pad_lo.begin(), spec.pad_lo.end(), 0);
-    std::fill(spec.pad_hi.begin(), spec.pad_hi.end(), 0);
-    std::fill(spec.extra_hi.begin(), spec.extra_hi.end(), 0);
+    spec.clear_padding();
   }
   return windows(ctx.g, x, spec, fill);
 }
