@@ -18,8 +18,10 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -93,12 +95,25 @@ def merge(old: dict, run: dict[str, dict], registered: set[str]) -> dict:
     }
 
 
+def show_only(build_dir: Path) -> list[dict]:
+    """The tests build_dir registers, as `ctest --show-only=json-v1` lists them, asked of a copy
+    of its CTestTestfile.cmake tree: every ctest call rewrites the build's
+    Testing/Temporary/LastTest.log, and this one runs during the test command's own ctest
+    (test_costs_file), whose log it would replace."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for f in Path(build_dir).rglob("CTestTestfile.cmake"):
+            copy = Path(tmp) / f.relative_to(build_dir)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(f, copy)
+        out = subprocess.run(["ctest", "--test-dir", tmp, "--show-only=json-v1"], check=True,
+                             capture_output=True, text=True).stdout
+    return json.loads(out)["tests"]
+
+
 def registered_tests(build_dir: Path) -> dict[str, int]:
     """{name: processors} of every test build_dir registers."""
-    out = subprocess.run(["ctest", "--test-dir", str(build_dir), "--show-only=json-v1"], check=True,
-                         capture_output=True, text=True).stdout
     tests = {}
-    for test in json.loads(out)["tests"]:
+    for test in show_only(build_dir):
         props = {p["name"]: p["value"] for p in test.get("properties", [])}
         tests[test["name"]] = int(props.get("PROCESSORS", 1))
     return tests
