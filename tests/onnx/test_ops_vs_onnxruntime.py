@@ -995,6 +995,30 @@ def winograd_convs():
 
 
 @suite.case
+def winograd_transforms_past_the_cache():
+    """Winograd F(4x4) and F(2x2) convs whose transformed tiles outgrow a core's cache (40 -> 20
+    channels at 44 x 50: 143 tiles, 0.8 MB), as PP-OCRv4 det's 96 -> 24 convs at 160 x 160:
+    their transform kernels run their loops in memory order (unit test "loop order"), the 6
+    rows of a tile's table one register tile, the row dim also the one split across cores
+    (each core's tile covers its share and repeats its last row). Outputs against
+    onnxruntime; 2 and 3 threads give the same bits as 1. CPU code generation only: not on
+    OpenCL or Hexagon."""
+    if lib.opencl_target() or lib.target_family("hexagon"):
+        return
+    feeds = {"x": randn(1, 40, 44, 50)}
+    nodes = [h.make_node("Conv", ["x", "w"], ["a"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             h.make_node("Relu", ["a"], ["y"])]
+    m = model(nodes, feeds, ["y"], [("w", randn(20, 40, 3, 3, scale=(2 / 360) ** 0.5))])
+    for tile in ("4", "2"):
+        check(m, feeds, rtol=1e-4, atol=1e-4, scale_tol=True, compile_args=("--winograd", tile))
+        bundle = WORK / f"m{_count[0]}.bundle"
+        one = lib.run_bundle(bundle, feeds, WORK / "wgc_t1", lib.output_names(m), threads=1)
+        for threads in (2, 3):
+            more = lib.run_bundle(bundle, feeds, WORK / f"wgc_t{threads}", lib.output_names(m), threads=threads)
+            assert np.array_equal(one["y"], more["y"]), f"F({tile}x{tile}): {threads} threads differ from 1"
+
+
+@suite.case
 def grouped_convs():
     """Grouped convs (1 < groups < channels), read from and written to channels-last
     intermediates as in RegNet / ResNeXt: groups 2 to 32, 1 to 64 channels per group in and

@@ -12,6 +12,7 @@
 #include "codegen/backend.h"
 #include "codegen/kernel_ir.h"
 #include "codegen/llvm_backend.h"
+#include "codegen/llvm_emit.h"
 #include "codegen/target.h"
 #include "frontend/lowering.h"
 #include "frontend/onnx_importer.h"
@@ -468,6 +469,50 @@ TEST_CASE("register tiles: an AVX2 1x1 conv keeps more than 8 accumulators") {
   REQUIRE_FALSE(tiles.empty());
   INFO(tiles[0].vectors << " x " << tiles[0].unroll);
   CHECK(tiles[0].vectors * tiles[0].unroll > 8);
+}
+
+TEST_CASE("loop order: vector tiles go outermost only where the shared data is read again") {
+  // {kernel output shape: its output loop order} of a conv's kernels on x86_64.
+  auto loop_orders = [](int64_t c, int64_t k, int64_t hw, int64_t kernel, Winograd winograd) {
+    Model m(13);
+    m.input("x", {1, c, hw, hw});
+    m.init_f32("w", {k, c, kernel, kernel}, std::vector<float>(size_t(k * c * kernel * kernel), 0.5f));
+    m.init_f32("w2", {k, k, 1, 1}, std::vector<float>(size_t(k * k), 0.5f));
+    m.node("Conv", {"x", "w"}, {"y"}, "conv");
+    m.node("Relu", {"y"}, {"r"}, "relu");
+    m.node("Conv", {"r", "w2"}, {"z"}, "conv2");  // so that the first conv's result is channels-last
+    m.output("z");
+    ImportOptions io;
+    io.winograd = winograd;
+    std::unique_ptr<Graph> g = m.import(io);
+    ScheduleOptions so;
+    so.channels_last = true;
+    Schedule s = schedule_graph(*g, so);
+    std::vector<std::pair<Shape, std::vector<int>>> orders;
+    for (const ScheduledKernel& sk : s.kernels) {
+      KernelIR ir = build_kernel_ir(s, sk);
+      plan_cpu_launch(ir, 0);
+      orders.emplace_back(ir.out_shape, output_loop_order(ir, target_by_name("x86_64")));
+    }
+    return orders;
+  };
+  // Winograd F(4x4)'s input transforms of PP-OCRv4 det's 96 -> 24 convs at 160 x 160: each
+  // (6, 6, 1600 tiles, 96 channels) output reads 6 rows of a 9.8 / 22 MB input that no other
+  // tile reads. With the channel vectors outermost each pass read a 64-byte piece of every
+  // 384-byte row, the rest of the row again in the next 5 passes (2-4 GB/s).
+  int transforms = 0;
+  for (const auto& [shape, order] : loop_orders(96, 24, 160, 3, Winograd::Tile4)) {
+    if (shape != Shape{6, 6, 1600, 96, 1}) continue;
+    ++transforms;
+    CHECK(order == std::vector<int>{0, 1, 2, 3, 4});
+  }
+  CHECK(transforms == 2);
+  // A 1x1 conv with 4 MB of weights, read again by every row of the image: the vector tiles
+  // (each with its slice of the weights) stay outermost.
+  auto convs = loop_orders(1024, 1024, 14, 1, Winograd::Off);
+  REQUIRE(convs.size() == 2);
+  CHECK(convs[0].first == Shape{1, 14, 14, 1024});  // (N, H, W, K), K vectorized
+  CHECK(convs[0].second == std::vector<int>{3, 0, 1, 2});
 }
 
 TEST_CASE("CPU launches: a tiny kernel runs as one part, a big one is split") {
