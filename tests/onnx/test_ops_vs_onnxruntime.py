@@ -998,11 +998,11 @@ def winograd_convs():
 def winograd_transforms_past_the_cache():
     """Winograd F(4x4) and F(2x2) convs whose transformed tiles outgrow a core's cache (40 -> 20
     channels at 44 x 50: 143 tiles, 0.8 MB), as PP-OCRv4 det's 96 -> 24 convs at 160 x 160:
-    their transform kernels run their loops in memory order (unit test "loop order"), the 6
-    rows of a tile's table one register tile, the row dim also the one split across cores
-    (each core's tile covers its share and repeats its last row). Outputs against
-    onnxruntime; 2 and 3 threads give the same bits as 1. CPU code generation only: not on
-    OpenCL or Hexagon."""
+    their transform kernels run their loops in memory order, the 6 (or 4) rows of the table one
+    register tile, the cores splitting a dim that the input depends on (unit test "loop
+    order"; 2 and 3 threads: 6 rows split 3 + 3 and 2 + 2 + 2). Outputs against onnxruntime;
+    2 and 3 threads give the same bits as 1. CPU code generation only: not on OpenCL or
+    Hexagon."""
     if lib.opencl_target() or lib.target_family("hexagon"):
         return
     feeds = {"x": randn(1, 40, 44, 50)}

@@ -472,8 +472,15 @@ TEST_CASE("register tiles: an AVX2 1x1 conv keeps more than 8 accumulators") {
 }
 
 TEST_CASE("loop order: vector tiles go outermost only where the shared data is read again") {
-  // {kernel output shape: its output loop order} of a conv's kernels on x86_64.
-  auto loop_orders = [](int64_t c, int64_t k, int64_t hw, int64_t kernel, Winograd winograd) {
+  // A conv's kernels on x86_64: each one's output shape, reduce extents, output loop order,
+  // and whether the largest buffer its reduction reads is split across cores with its
+  // outputs (the loads depend on the parallel dim; else every core reads all of it).
+  struct Planned {
+    Shape shape, reduce;
+    std::vector<int> order;
+    bool input_split;
+  };
+  auto plans = [](int64_t c, int64_t k, int64_t hw, int64_t kernel, Winograd winograd) {
     Model m(13);
     m.input("x", {1, c, hw, hw});
     m.init_f32("w", {k, c, kernel, kernel}, std::vector<float>(size_t(k * c * kernel * kernel), 0.5f));
@@ -488,31 +495,41 @@ TEST_CASE("loop order: vector tiles go outermost only where the shared data is r
     ScheduleOptions so;
     so.channels_last = true;
     Schedule s = schedule_graph(*g, so);
-    std::vector<std::pair<Shape, std::vector<int>>> orders;
+    std::vector<Planned> planned;
     for (const ScheduledKernel& sk : s.kernels) {
       KernelIR ir = build_kernel_ir(s, sk);
       plan_cpu_launch(ir, 0);
-      orders.emplace_back(ir.out_shape, output_loop_order(ir, target_by_name("x86_64")));
+      const Value* largest = nullptr;
+      for (const Value* l : reduce_body_loads(ir))
+        if (!largest || ir.args[l->arg].numel > ir.args[largest->arg].numel) largest = l;
+      planned.push_back({ir.out_shape, ir.reduce_extents, output_loop_order(ir, target_by_name("x86_64")),
+                         largest && load_depends_on(largest, ir.launch.parallel_dim)});
     }
-    return orders;
+    return planned;
   };
-  // Winograd F(4x4)'s input transforms of PP-OCRv4 det's 96 -> 24 convs at 160 x 160: each
+  // Winograd F(4x4) of PP-OCRv4 det's 96 -> 24 convs at 160 x 160. Each input transform pass's
   // (6, 6, 1600 tiles, 96 channels) output reads 6 rows of a 9.8 / 22 MB input that no other
-  // tile reads. With the channel vectors outermost each pass read a 64-byte piece of every
-  // 384-byte row, the rest of the row again in the next 5 passes (2-4 GB/s).
-  int transforms = 0;
-  for (const auto& [shape, order] : loop_orders(96, 24, 160, 3, Winograd::Tile4)) {
-    if (shape != Shape{6, 6, 1600, 96, 1}) continue;
+  // tile reads: with the channel vectors outermost each pass read a 64-byte piece of every
+  // 384-byte row, the rest of the row again in the next 5 passes (2-4 GB/s). Every transform
+  // pass (a sum of 6 terms) splits its input across cores: with the table's rows outermost,
+  // the dim split across cores and the register tile's, each of 2 cores read all the input.
+  int transforms = 0, passes = 0;
+  for (const Planned& p : plans(96, 24, 160, 3, Winograd::Tile4)) {
+    if (p.reduce != Shape{6}) continue;
+    ++passes;
+    CHECK(p.input_split);
+    if (p.shape != Shape{6, 6, 1600, 96, 1}) continue;
     ++transforms;
-    CHECK(order == std::vector<int>{0, 1, 2, 3, 4});
+    CHECK(p.order == std::vector<int>{0, 1, 2, 3, 4});
   }
   CHECK(transforms == 2);
+  CHECK(passes == 4);
   // A 1x1 conv with 4 MB of weights, read again by every row of the image: the vector tiles
   // (each with its slice of the weights) stay outermost.
-  auto convs = loop_orders(1024, 1024, 14, 1, Winograd::Off);
+  std::vector<Planned> convs = plans(1024, 1024, 14, 1, Winograd::Off);
   REQUIRE(convs.size() == 2);
-  CHECK(convs[0].first == Shape{1, 14, 14, 1024});  // (N, H, W, K), K vectorized
-  CHECK(convs[0].second == std::vector<int>{3, 0, 1, 2});
+  CHECK(convs[0].shape == Shape{1, 14, 14, 1024});  // (N, H, W, K), K vectorized
+  CHECK(convs[0].order == std::vector<int>{3, 0, 1, 2});
 }
 
 TEST_CASE("CPU launches: a tiny kernel runs as one part, a big one is split") {
