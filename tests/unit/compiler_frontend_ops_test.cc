@@ -106,6 +106,14 @@ std::vector<double> run(const Graph& g, const std::vector<HostTensor>& inputs) {
 
 HostTensor f32(const Shape& shape, std::vector<double> v) { return HostTensor::from_doubles(DType::F32, shape, v); }
 
+// The schedule as edgec makes it for a CPU target (driver/compile.cc): 4-D intermediates
+// channels-last.
+Schedule cpu_schedule(const Graph& g) {
+  ScheduleOptions so;
+  so.channels_last = true;
+  return schedule_graph(g, so);
+}
+
 int count_ops(const Graph& g, bool (*pred)(Op)) {
   int n = 0;
   for (const Node* x : g.live_nodes()) n += pred(x->op);
@@ -458,9 +466,7 @@ TEST_CASE("register tiles: an AVX2 1x1 conv keeps more than 8 accumulators") {
   m.node("Conv", {"r", "w"}, {"z"}, "conv2");  // so the first conv's result is channels-last
   m.output("z");
   std::unique_ptr<Graph> g = m.import();
-  ScheduleOptions so;
-  so.channels_last = true;
-  Schedule s = schedule_graph(*g, so);
+  Schedule s = cpu_schedule(*g);
   std::vector<RegisterTile> tiles;
   for (const ScheduledKernel& sk : s.kernels) {
     KernelIR ir = build_kernel_ir(s, sk);
@@ -492,9 +498,7 @@ TEST_CASE("loop order: vector tiles go outermost only where the shared data is r
     ImportOptions io;
     io.winograd = winograd;
     std::unique_ptr<Graph> g = m.import(io);
-    ScheduleOptions so;
-    so.channels_last = true;
-    Schedule s = schedule_graph(*g, so);
+    Schedule s = cpu_schedule(*g);
     std::vector<Planned> planned;
     for (const ScheduledKernel& sk : s.kernels) {
       KernelIR ir = build_kernel_ir(s, sk);
