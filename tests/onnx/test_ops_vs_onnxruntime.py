@@ -1083,6 +1083,31 @@ def assert_padded_copies(name, want):
 
 
 @suite.case
+def depthwise_convs_mostly_border():
+    """Stride-1 depthwise convs most of whose outputs read padding run over a zero-bordered
+    channels-last copy: a 5x5 one over 3 rows (PP-OCR's text-direction classifier: every
+    output a border output, each tap bounds-tested, 6-10 GFLOP/s) and a 3x3 one over 2 x 5,
+    20 and 13 channels, with a bias + HardSwish epilogue, batch 2; a 3x3 one on 12x12 (100 of
+    144 outputs inside) keeps its border tiles (the dump has 2 copies, none with
+    --padded-grouped-convs 0)."""
+    feeds, nodes, inits, outs = {}, [], [], []
+    #          channels, kernel, input (h, w)
+    configs = ((20, 5, (3, 9)), (13, 3, (2, 5)), (13, 3, (12, 12)))
+    for i, (c, k, hw) in enumerate(configs):
+        feeds[f"x{i}"] = randn(2, 4, *hw)
+        nodes += [h.make_node("Conv", [f"x{i}", f"we{i}"], [f"e{i}"]),
+                  h.make_node("Relu", [f"e{i}"], [f"r{i}"]),
+                  h.make_node("Conv", [f"r{i}", f"wd{i}", f"bd{i}"], [f"d{i}"], group=c, kernel_shape=[k, k],
+                              pads=[k // 2] * 4),
+                  h.make_node("HardSwish", [f"d{i}"], [f"y{i}"])]
+        inits += [(f"we{i}", randn(c, 4, 1, 1, scale=0.5)), (f"wd{i}", randn(c, 1, k, k, scale=0.3)), (f"bd{i}", randn(c))]
+        outs.append(f"y{i}")
+    m = model(nodes, feeds, outs, inits)
+    check(m, feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
+    assert_padded_copies("mostly_border_depthwise", 2)
+
+
+@suite.case
 def padded_grouped_convs():
     """Padded grouped convs, which the CPU targets run unpadded over a zero-bordered
     channels-last copy of their input (stride 1; ImportOptions::padded_grouped_convs):
