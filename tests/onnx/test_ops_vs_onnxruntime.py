@@ -1089,7 +1089,9 @@ def depthwise_convs_mostly_border():
     output a border output, each tap bounds-tested, 6-10 GFLOP/s) and a 3x3 one over 2 x 5,
     20 and 13 channels, with a bias + HardSwish epilogue, batch 2; a 3x3 one on 12x12 (100 of
     144 outputs inside) keeps its border tiles (the dump has 2 copies, none with
-    --padded-grouped-convs 0)."""
+    --padded-grouped-convs 0). CPU targets only (the copies are theirs): not on OpenCL or Hexagon."""
+    if lib.opencl_target() or lib.target_family("hexagon"):
+        return
     feeds, nodes, inits, outs = {}, [], [], []
     #          channels, kernel, input (h, w)
     configs = ((20, 5, (3, 9)), (13, 3, (2, 5)), (13, 3, (12, 12)))
