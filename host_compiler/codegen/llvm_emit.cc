@@ -879,13 +879,21 @@ class Emitter {
     return weights > slice_budget_ && weights > bytes_shared_along(vec);
   }
   // The order of the output loops, outermost first: row-major, or with the vectorized dim
-  // first (vector_tiles_outermost).
+  // first (vector_tiles_outermost). A tile stored transposed (stores_tile_transposed: lanes
+  // along an NCHW output's channels) runs its channel tiles inside the rows, as a
+  // channels-last conv does: row-major, each channel tile passed over the whole image again,
+  // reading only its group's slice of every input pixel (a grouped 1x1 conv at 32 of 1024
+  // channels per group: 128 bytes of each 4 KB pixel, a page per pixel, from memory each
+  // time); inside the rows, a row's input stays in cache for all of them.
   std::vector<int> choose_output_order(int vec) const {
     std::vector<int> order;
     for (int d = 0; d < static_cast<int>(k_.out_shape.size()); ++d) order.push_back(d);
     if (vector_tiles_outermost(vec)) {
       order.erase(order.begin() + vec);
       order.insert(order.begin(), vec);
+    } else if (transpose_tile_stores_ && unroll_dim_ > vec) {
+      order.erase(order.begin() + vec);
+      order.insert(std::find(order.begin(), order.end(), unroll_dim_), vec);
     }
     return order;
   }
