@@ -1081,8 +1081,9 @@ class Emitter {
   // along the channels, choose_vectorized_output_dim, the tile's outputs along the width),
   // each vector would be a scatter, one element per channel plane (8 extracts and scalar
   // stores on AVX2). Transposed in registers, the tile is one store per channel of its run of
-  // pixels (store_tile_transposed). Float outputs on the targets with float vectors of 4-8
-  // lanes; Hexagon (HVX, integer or 32 float lanes) keeps its scatters.
+  // pixels (store_tile_transposed). Float outputs in vectors of 4-8 lanes (NEON, AVX2):
+  // Hexagon (HVX) and AVX-512's 16-lane vectors (vscatterdps; not measured on an AVX-512
+  // host) keep their scatters.
   bool stores_tile_transposed(int vec) const {
     if (!k_.has_reduce() || vec < 0 || unroll_dim_ < 0 || reduce_vec_ >= 0) return false;
     if (int_vectors_ || byte_vectors_ || float_scalar_epilogue_ || hvx_block_loads_) return false;
