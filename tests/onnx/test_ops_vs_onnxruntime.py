@@ -111,7 +111,10 @@ def conv_transpose_phases_as_one_conv():
     2x2 stride-2 upsampling of PP-OCR's detection head, here with its BN + ReLU and a second one
     to 1 channel + Sigmoid; grouped, 1-D, 3-D, stride 1 dilated). Each is one conv with a
     channel per phase, interleaved by a permute: no kernel sums masked div/mod reads of
-    per-phase buffers (those ran at ~1 GB/s, 73% of the head's time)."""
+    per-phase buffers (those ran at ~1 GB/s, 73% of the head's time). The first one's
+    interleave (with its bias, BN and ReLU), read by the second, is stored (N, H, W, C) like the
+    phases' conv result it reads: stored NCHW it gathered every vector from 4 phases
+    (PP-OCRv4 det: 1 GFLOP/s, a tenth of the model's time)."""
     feeds = {"x": randn(1, 8, 6, 7)}
     nodes = [h.make_node("ConvTranspose", ["x", "w0", "b0"], ["t0"], kernel_shape=[2, 2], strides=[2, 2]),
              h.make_node("BatchNormalization", ["t0", "bn_s", "bn_b", "bn_m", "bn_v"], ["n0"]),
@@ -128,6 +131,8 @@ def conv_transpose_phases_as_one_conv():
         convs = [n for n, text in kernels.items() if "reduce ReduceSum" in text]
         assert not masked and len(convs) == 2, \
             f"expected one conv per ConvTranspose and no masked phase reads: convs {convs}, masked {masked}"
+        relu = [text.splitlines()[0] for text in kernels.values() if "Max(" in text and "reduce" not in text]
+        assert len(relu) == 1 and "out[1,12,14,6]" in relu[0], f"the interleave + BN + ReLU should store (N, H, W, C): {relu}"
     cases = [
         ((1, 6, 5, 7), (6, 2, 2, 3), dict(strides=[2, 3], group=3)),  # grouped, phases per group
         ((2, 3, 9), (3, 4, 3), dict(strides=[3])),  # 1-D, batch 2
@@ -1032,6 +1037,30 @@ def winograd_convs():
 
 
 @suite.case
+def winograd_transforms_past_the_cache():
+    """Winograd F(4x4) and F(2x2) convs whose transformed tiles outgrow a core's cache (40 -> 20
+    channels at 44 x 50: 143 tiles, 0.8 MB), as PP-OCRv4 det's 96 -> 24 convs at 160 x 160:
+    their transform kernels run their loops in memory order, the 6 (or 4) rows of the table one
+    register tile, the cores splitting a dim that the input depends on (unit test "loop
+    order"; 2 and 3 threads: 6 rows split 3 + 3 and 2 + 2 + 2). Outputs against onnxruntime;
+    2 and 3 threads give the same bits as 1. CPU code generation only: not on OpenCL or
+    Hexagon."""
+    if lib.opencl_target() or lib.target_family("hexagon"):
+        return
+    feeds = {"x": randn(1, 40, 44, 50)}
+    nodes = [h.make_node("Conv", ["x", "w"], ["a"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             h.make_node("Relu", ["a"], ["y"])]
+    m = model(nodes, feeds, ["y"], [("w", randn(20, 40, 3, 3, scale=(2 / 360) ** 0.5))])
+    for tile in ("4", "2"):
+        check(m, feeds, rtol=1e-4, atol=1e-4, scale_tol=True, compile_args=("--winograd", tile))
+        bundle = WORK / f"m{_count[0]}.bundle"
+        one = lib.run_bundle(bundle, feeds, WORK / "wgc_t1", lib.output_names(m), threads=1)
+        for threads in (2, 3):
+            more = lib.run_bundle(bundle, feeds, WORK / f"wgc_t{threads}", lib.output_names(m), threads=threads)
+            assert np.array_equal(one["y"], more["y"]), f"F({tile}x{tile}): {threads} threads differ from 1"
+
+
+@suite.case
 def grouped_convs():
     """Grouped convs (1 < groups < channels), read from and written to channels-last
     intermediates as in RegNet / ResNeXt: groups 2 to 32, 1 to 64 channels per group in and
@@ -1088,6 +1117,33 @@ def assert_padded_copies(name, want):
                       "--dump-kernels", dump, *flag])
         copies = [line for line in dump.read_text().splitlines() if line.startswith("kernel ") and "_Pad_" in line]
         assert len(copies) == n, f"{flag}: expected {n} padded copies, the dump has {len(copies)}: {copies}"
+
+
+@suite.case
+def depthwise_convs_mostly_border():
+    """Stride-1 depthwise convs most of whose outputs read padding run over a zero-bordered
+    channels-last copy: a 5x5 one over 3 rows (PP-OCR's text-direction classifier: every
+    output a border output, each tap bounds-tested, 6-10 GFLOP/s) and a 3x3 one over 2 x 5,
+    20 and 13 channels, with a bias + HardSwish epilogue, batch 2; a 3x3 one on 12x12 (100 of
+    144 outputs inside) keeps its border tiles (the dump has 2 copies, none with
+    --padded-grouped-convs 0). CPU targets only (the copies are theirs): not on OpenCL or Hexagon."""
+    if lib.opencl_target() or lib.target_family("hexagon"):
+        return
+    feeds, nodes, inits, outs = {}, [], [], []
+    #          channels, kernel, input (h, w)
+    configs = ((20, 5, (3, 9)), (13, 3, (2, 5)), (13, 3, (12, 12)))
+    for i, (c, k, hw) in enumerate(configs):
+        feeds[f"x{i}"] = randn(2, 4, *hw)
+        nodes += [h.make_node("Conv", [f"x{i}", f"we{i}"], [f"e{i}"]),
+                  h.make_node("Relu", [f"e{i}"], [f"r{i}"]),
+                  h.make_node("Conv", [f"r{i}", f"wd{i}", f"bd{i}"], [f"d{i}"], group=c, kernel_shape=[k, k],
+                              pads=[k // 2] * 4),
+                  h.make_node("HardSwish", [f"d{i}"], [f"y{i}"])]
+        inits += [(f"we{i}", randn(c, 4, 1, 1, scale=0.5)), (f"wd{i}", randn(c, 1, k, k, scale=0.3)), (f"bd{i}", randn(c))]
+        outs.append(f"y{i}")
+    m = model(nodes, feeds, outs, inits)
+    check(m, feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
+    assert_padded_copies("mostly_border_depthwise", 2)
 
 
 @suite.case
