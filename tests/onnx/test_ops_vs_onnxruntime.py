@@ -220,6 +220,40 @@ def nearest_upsampling_shifted_repeats():
 
 
 @suite.case
+def selections_at_scattered_positions():
+    """Nearest Resize to sizes that are no multiple (14 -> 35 rows: each row read 2-3 times,
+    14 -> 9 columns) and constant-index Gathers of many scattered channels / columns: positions
+    known at compile time in more than a few runs are one Gather each (lowering.cc
+    gather_positions). They were a one-hot reduction over the whole input row (13x
+    onnxruntime) or dozens of slices joined, a select and a load per slice for every element
+    (a Gather of 256 channels: 222x); the dump has no reduce kernel and no kernel loads more
+    than the index and one element."""
+    x = randn(1, 24, 14, 14)
+    chans = RNG.integers(0, 24, 40).astype(np.int64)
+    cols = RNG.permutation(14).astype(np.int64)
+    for ctm, nearest, sizes in (("half_pixel", "round_prefer_floor", [1, 24, 35, 9]),
+                                ("asymmetric", "floor", [1, 24, 21, 33]),
+                                ("align_corners", "ceil", [1, 24, 9, 20])):
+        m = model([h.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="nearest", nearest_mode=nearest,
+                               coordinate_transformation_mode=ctm)],
+                  {"x": x}, ["y"], [("sizes", np.array(sizes, np.int64))], opset=19)
+        check(m, {"x": x}, rtol=0, atol=0)
+        if not lib.opencl_target():
+            _assert_one_read_per_element(_kernels(WORK / f"m{_count[0]}.onnx", f"scattered_{_count[0]}"), f"{ctm} {sizes}")
+    for axis, idx in ((1, chans), (3, cols)):
+        m = model([h.make_node("Gather", ["x", "i"], ["y"], axis=axis)], {"x": x}, ["y"], [("i", idx)])
+        check(m, {"x": x}, rtol=0, atol=0)
+        if not lib.opencl_target():
+            _assert_one_read_per_element(_kernels(WORK / f"m{_count[0]}.onnx", f"scattered_{_count[0]}"), f"Gather axis {axis}")
+
+
+def _assert_one_read_per_element(kernels, what):
+    for name, text in kernels.items():
+        loads = text.count("= load ")
+        assert " reduce " not in text and loads <= 2, f"{what}: {name} reduces or loads {loads} times:\n{text[:600]}"
+
+
+@suite.case
 def upsample_after_conv_into_output():
     """A segmentation head: a 1x1 conv (stored channels-last on CPU targets) upsampled by Resize
     straight into the model output (NCHW), as DeepLabV3 and FCN end: bilinear by 8 with
