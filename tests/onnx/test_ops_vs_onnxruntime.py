@@ -143,6 +143,36 @@ def conv_transpose_phases_as_one_conv():
 
 
 @suite.case
+def conv_transpose_phases_of_unequal_counts():
+    """ConvTransposes whose stride phases compute different numbers of outputs (3x3 stride 2
+    without padding: 2n+1 outputs, n+1 in phase 0 and n in phase 1; 5x5 / 4 and 4x4 / 3, a
+    kernel shorter than the stride leaves a phase with no tap; grouped). Each phase's
+    result is padded to the most outputs and stacked, one permute interleaves them: the
+    kernel storing y loads one element per output unmasked (on main it summed every phase's
+    buffer through masked div/mod loads: 2x onnxruntime at 16 -> 64 channels on 40x40, 5x
+    for 5x5 stride 4; issue 22)."""
+    cases = [
+        ((1, 4, 6, 7), (4, 6, 3, 3), dict(strides=[2, 2])),
+        ((1, 3, 5, 5), (3, 4, 5, 5), dict(strides=[4, 4])),
+        ((1, 4, 5, 4), (4, 3, 4, 4), dict(strides=[3, 3], group=2)),
+        ((1, 3, 5, 6), (3, 2, 2, 2), dict(strides=[3, 3])),  # a phase with no tap: zeros
+    ]
+    nodes, inits, feeds = [], [], {}
+    for i, (xs, ws, attrs) in enumerate(cases):
+        nodes.append(h.make_node("ConvTranspose", [f"x{i}", f"w{i}", f"b{i}"], [f"y{i}"], **attrs))
+        inits += [(f"w{i}", randn(*ws)), (f"b{i}", randn(ws[1] * attrs.get("group", 1)))]
+        feeds[f"x{i}"] = randn(*xs)
+    check(model(nodes, feeds, [f"y{i}" for i in range(len(cases))], inits, opset=17), feeds, atol=1e-4)
+    if lib.opencl_target():
+        return
+    kernels = _kernels(WORK / f"m{_count[0]}.onnx", "convT_unequal")
+    for i, (_, ws, attrs) in enumerate(cases):
+        out = [text for name, text in kernels.items() if re.fullmatch(rf"k\d+_y{i}(_\d+)?", name)]
+        assert len(out) == 1 and "inbounds" not in out[0] and out[0].count("= load ") <= 2, \
+            f"{ws} {attrs}: the kernel storing y{i} should read the stacked phases unmasked:\n{out}"
+
+
+@suite.case
 def conv_transpose_phases_stored_channels_last():
     """A dense ConvTranspose whose phases are one conv (kernel == stride) stores that conv's
     result channels-last, (N, Q..., P*M), and its interleave transposes once: stored
