@@ -143,7 +143,7 @@ def conv_transpose_phases_as_one_conv():
 
 
 @suite.case
-def conv_transpose_phases_of_unequal_counts():
+def conv_transpose_unequal_phase_counts():
     """ConvTransposes whose stride phases compute different numbers of outputs (3x3 stride 2
     without padding: 2n+1 outputs, n+1 in phase 0 and n in phase 1; 5x5 / 4 and 4x4 / 3, a
     kernel shorter than the stride leaves a phase with no tap; grouped). Each phase's
