@@ -148,6 +148,36 @@ def conv_transpose_phases_as_one_conv():
 
 
 @suite.case
+def conv_transpose_unequal_phase_counts():
+    """ConvTransposes whose stride phases compute different numbers of outputs (3x3 stride 2
+    without padding: 2n+1 outputs, n+1 in phase 0 and n in phase 1; 5x5 / 4 and 4x4 / 3, a
+    kernel shorter than the stride leaves a phase with no tap; grouped). Each phase's
+    result is padded to the most outputs and stacked, one permute interleaves them: the
+    kernel storing y loads one element per output unmasked (on main it summed every phase's
+    buffer through masked div/mod loads: 2x onnxruntime at 16 -> 64 channels on 40x40, 5x
+    for 5x5 stride 4; issue 22)."""
+    cases = [
+        ((1, 4, 6, 7), (4, 6, 3, 3), dict(strides=[2, 2])),
+        ((1, 3, 5, 5), (3, 4, 5, 5), dict(strides=[4, 4])),
+        ((1, 4, 5, 4), (4, 3, 4, 4), dict(strides=[3, 3], group=2)),
+        ((1, 3, 5, 6), (3, 2, 2, 2), dict(strides=[3, 3])),  # a phase with no tap: zeros
+    ]
+    nodes, inits, feeds = [], [], {}
+    for i, (xs, ws, attrs) in enumerate(cases):
+        nodes.append(h.make_node("ConvTranspose", [f"x{i}", f"w{i}", f"b{i}"], [f"y{i}"], **attrs))
+        inits += [(f"w{i}", randn(*ws)), (f"b{i}", randn(ws[1] * attrs.get("group", 1)))]
+        feeds[f"x{i}"] = randn(*xs)
+    check(model(nodes, feeds, [f"y{i}" for i in range(len(cases))], inits, opset=17), feeds, atol=1e-4)
+    if lib.opencl_target():
+        return
+    kernels = _kernels(WORK / f"m{_count[0]}.onnx", "convT_unequal")
+    for i, (_, ws, attrs) in enumerate(cases):
+        out = [text for name, text in kernels.items() if re.fullmatch(rf"k\d+_y{i}(_\d+)?", name)]
+        assert len(out) == 1 and "inbounds" not in out[0] and out[0].count("= load ") <= 2, \
+            f"{ws} {attrs}: the kernel storing y{i} should read the stacked phases unmasked:\n{out}"
+
+
+@suite.case
 def conv_transpose_phases_stored_channels_last():
     """A dense ConvTranspose whose phases are one conv (kernel == stride) stores that conv's
     result channels-last, (N, Q..., P*M), and its interleave transposes once: stored
@@ -222,6 +252,40 @@ def nearest_upsampling_shifted_repeats():
             kernels = _kernels(WORK / f"m{_count[0]}.onnx", f"nearest_shifted_{_count[0]}")
             reduces = [k for k, text in kernels.items() if " reduce " in text]
             assert not reduces, f"{ctm} {nearest} x{scales[2:]}: reduce kernels {reduces}"
+
+
+@suite.case
+def selections_at_scattered_positions():
+    """Nearest Resize to sizes that are no multiple (14 -> 35 rows: each row read 2-3 times,
+    14 -> 9 columns) and constant-index Gathers of many scattered channels / columns: positions
+    known at compile time in more than a few runs are one Gather each (lowering.cc
+    gather_positions). They were a one-hot reduction over the whole input row (13x
+    onnxruntime) or dozens of slices joined, a select and a load per slice for every element
+    (a Gather of 256 channels: 222x); the dump has no reduce kernel and no kernel loads more
+    than the index and one element."""
+    x = randn(1, 24, 14, 14)
+    chans = RNG.integers(0, 24, 40).astype(np.int64)
+    cols = RNG.permutation(14).astype(np.int64)
+    for ctm, nearest, sizes in (("half_pixel", "round_prefer_floor", [1, 24, 35, 9]),
+                                ("asymmetric", "floor", [1, 24, 21, 33]),
+                                ("align_corners", "ceil", [1, 24, 9, 20])):
+        m = model([h.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="nearest", nearest_mode=nearest,
+                               coordinate_transformation_mode=ctm)],
+                  {"x": x}, ["y"], [("sizes", np.array(sizes, np.int64))], opset=19)
+        check(m, {"x": x}, rtol=0, atol=0)
+        if not lib.opencl_target():
+            _assert_one_read_per_element(_kernels(WORK / f"m{_count[0]}.onnx", f"scattered_{_count[0]}"), f"{ctm} {sizes}")
+    for axis, idx in ((1, chans), (3, cols)):
+        m = model([h.make_node("Gather", ["x", "i"], ["y"], axis=axis)], {"x": x}, ["y"], [("i", idx)])
+        check(m, {"x": x}, rtol=0, atol=0)
+        if not lib.opencl_target():
+            _assert_one_read_per_element(_kernels(WORK / f"m{_count[0]}.onnx", f"scattered_{_count[0]}"), f"Gather axis {axis}")
+
+
+def _assert_one_read_per_element(kernels, what):
+    for name, text in kernels.items():
+        loads = text.count("= load ")
+        assert " reduce " not in text and loads <= 2, f"{what}: {name} reduces or loads {loads} times:\n{text[:600]}"
 
 
 @suite.case
