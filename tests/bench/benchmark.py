@@ -33,7 +33,8 @@ GB/s; --json then carries them per model.
 --zoo adds the model zoo (tests/models/export_torchvision.py --models zoo: 25 architectures,
 full size, random weights), exported on first use into --zoo-dir with Debian's torch
 (/usr/bin/python3, or EDGE_TORCH_PYTHON; scripts/setup.sh --torchvision); --zoo-models picks some
-of them. Every run ends with the geometric mean and the worst of edgert / onnxruntime per thread
+of them, or of the architectures beyond it (export_torchvision.py --list-extra: wider RegNets,
+ResNeXt-101, video ResNets, AlexNet / VGG, ...). Every run ends with the geometric mean and the worst of edgert / onnxruntime per thread
 count; a model edgec cannot compile is reported as failed and the run goes on.
 --check-outputs first runs each compiled model once (edgert-run) on the inputs it is timed on and
 compares every output with onnxruntime's: a model whose largest difference exceeds --tolerance
@@ -126,16 +127,22 @@ def zoo_models(zoo_dir, only=None):
     """The zoo's .onnx paths, exporting the missing ones with Debian's torch."""
     python = os.environ.get("EDGE_TORCH_PYTHON", "/usr/bin/python3")
     export = lib.REPO_ROOT / "tests" / "models" / "export_torchvision.py"
-    listing = subprocess.run([python, str(export), "--list"], capture_output=True, text=True)
-    if listing.returncode != 0:
-        raise SystemExit(f"benchmark: --zoo needs torchvision in {python} (scripts/setup.sh --torchvision):\n"
-                         + listing.stderr[-400:])
-    names = [line.split()[0] for line in listing.stdout.splitlines() if line.strip()]
+
+    def listed(flag):
+        listing = subprocess.run([python, str(export), flag], capture_output=True, text=True)
+        if listing.returncode != 0:
+            raise SystemExit(f"benchmark: --zoo needs torchvision in {python} (scripts/setup.sh --torchvision):\n"
+                             + listing.stderr[-400:])
+        return [line.split()[0] for line in listing.stdout.splitlines() if line.strip()]
+
+    names = listed("--list")
     if only:
-        unknown = set(only.split(",")) - set(names)
+        # The zoo's 25, or the architectures beyond it (EXTRA there), which only --zoo-models names.
+        every = names + listed("--list-extra")
+        unknown = set(only.split(",")) - set(every)
         if unknown:
-            raise SystemExit(f"benchmark: --zoo-models: not in the zoo: {sorted(unknown)}")
-        names = [n for n in names if n in only.split(",")]
+            raise SystemExit(f"benchmark: --zoo-models: not in the zoo or its extras: {sorted(unknown)}")
+        names = [n for n in every if n in only.split(",")]
     missing = [n for n in names if not (zoo_dir / f"{n}.onnx").exists()]
     if missing:
         print(f"exporting {len(missing)} zoo model(s) into {zoo_dir}", flush=True)

@@ -2,7 +2,7 @@
 """Export torchvision models and a few sequence models (random weights, torch.manual_seed) to
 ONNX opset 13.
 
-Two sets:
+Three sets:
   the check set (the default --models): ResNet-18, SqueezeNet 1.1, MobileNetV2, MobileNetV3-Small,
     EfficientNet-B0, ShuffleNetV2 x1.0, RegNetX-400MF, ResNeXt-50 32x4d (torchvision 0.14 names)
     and "gru" (torch.nn.GRU, 2 layers, 32 -> 64, batch_first, on a (1,16,32) sequence, then a
@@ -12,11 +12,13 @@ Two sets:
     narrower layers, 64x64-ish inputs, 10 classes) but from the same torchvision building
     blocks, so the ONNX op patterns are the same with a fraction of the weights and FLOPs:
     the ctest zoo_vs_onnxruntime checks those.
+  the extras (--models extra; --list-extra prints them): 21 more architectures, full size only,
+    for cliff sweeps (`benchmark.py --zoo --zoo-models NAME,...`): EXTRA below.
 
 Runs with Debian's /usr/bin/python3 and the apt package python3-torchvision (torch 1.13,
 torchvision 0.14; not from pip):   apt-get install python3-torchvision
-    /usr/bin/python3 tests/models/export_torchvision.py [--out-dir DIR] [--models resnet18,squeezenet1_1|zoo]
-        [--small] [--list]
+    /usr/bin/python3 tests/models/export_torchvision.py [--out-dir DIR] [--models resnet18,squeezenet1_1|zoo|extra]
+        [--small] [--list] [--list-extra]
 Batch-norm statistics: torchvision's random init leaves BN running stats at mean 0 / var 1,
 and in eval mode the activations of MobileNet / EfficientNet then shrink layer by layer
 (outputs ~1e-9 and ~1e-14: any error would pass atol 1e-4). So, unless --raw-bn, each
@@ -290,6 +292,38 @@ ZOO = {
     "transformer_encoder": (lambda: EncoderModel(128, 2, 4), (1, 32, 128),
                             lambda: EncoderModel(64, 2, 4), (1, 16, 64), ATTENTION),
 }
+# Architectures beyond the zoo, full size only, for sweeps that look for cliffs in shapes nobody
+# tuned for (`benchmark.py --zoo --zoo-models NAME,...` exports and times them; `--zoo` alone
+# stays the 25 above): the wider RegNets (24-48 channels per group), ResNeXt-101 64x4d (64 groups
+# of 4), the video ResNets (Conv3d: r3d 3x3x3, r(2+1)d (1,3,3) + (3,1,1)), the classic Flatten ->
+# Linear heads (AlexNet, VGG), and more of each family. Measured 2026-12-07 (session 37): r3d_18
+# 4.1x and r2plus1d_18 4.6x onnxruntime, AlexNet 4.5x, VGG11-BN 1.6x, the rest 0.67-1.14x.
+VIDEO = (1, 3, 8, 112, 112)
+EXTRA = {
+    "regnet_x_800mf": (lambda: tvm.regnet_x_800mf(), IMAGE),
+    "regnet_y_800mf": (lambda: tvm.regnet_y_800mf(), IMAGE),
+    "regnet_x_1_6gf": (lambda: tvm.regnet_x_1_6gf(), IMAGE),
+    "regnet_y_1_6gf": (lambda: tvm.regnet_y_1_6gf(), IMAGE),
+    "resnext101_64x4d": (lambda: tvm.resnext101_64x4d(), IMAGE),
+    "wide_resnet50_2": (lambda: tvm.wide_resnet50_2(), IMAGE),
+    "efficientnet_b1": (lambda: tvm.efficientnet_b1(), IMAGE),
+    "efficientnet_v2_s": (lambda: tvm.efficientnet_v2_s(), IMAGE),
+    "mnasnet0_5": (lambda: tvm.mnasnet0_5(), IMAGE),
+    "shufflenet_v2_x0_5": (lambda: tvm.shufflenet_v2_x0_5(), IMAGE),
+    "shufflenet_v2_x2_0": (lambda: tvm.shufflenet_v2_x2_0(), IMAGE),
+    "squeezenet1_0": (lambda: tvm.squeezenet1_0(), IMAGE),
+    "densenet161": (lambda: tvm.densenet161(), IMAGE),
+    "convnext_small": (lambda: tvm.convnext_small(), IMAGE),
+    "maxvit_t": (lambda: tvm.maxvit_t(), IMAGE, ATTENTION),
+    "vit_b_32": (lambda: tvm.vit_b_32(), IMAGE, ATTENTION),
+    "alexnet": (lambda: tvm.alexnet(), IMAGE),
+    "vgg11_bn": (lambda: tvm.vgg11_bn(), IMAGE),
+    "lraspp_mobilenet_v3": (lambda: SegmentationOut(tvm.segmentation.lraspp_mobilenet_v3_large(
+        weights=None, weights_backbone=None)), IMAGE),
+    "r3d_18": (lambda: tvm.video.r3d_18(), VIDEO),
+    "r2plus1d_18": (lambda: tvm.video.r2plus1d_18(), VIDEO),
+}
+
 CHECK_SET = ("resnet18,squeezenet1_1,mobilenet_v2,mobilenet_v3_small,efficientnet_b0,shufflenet_v2_x1_0,"
              "regnet_x_400mf,resnext50_32x4d,gru")
 
@@ -310,8 +344,14 @@ def calibrate_batch_norm(model, shape, seed, batches=4, batch_size=8):
 
 
 def export_model(name, out_dir, seed=0, small=False, raw_bn=False):
-    entry = ZOO[name]
-    make, shape = (entry[2], entry[3]) if small else (entry[0], entry[1])
+    if name in EXTRA:  # full size only: (constructor, input shape[, export mode])
+        if small:
+            sys.exit(f"{name} has no scaled-down variant (only the zoo's models have)")
+        make, shape = EXTRA[name][:2]
+        entry = (make, shape, None, None) + EXTRA[name][2:]
+    else:
+        entry = ZOO[name]
+        make, shape = (entry[2], entry[3]) if small else (entry[0], entry[1])
     torch.manual_seed(seed)
     model = make().eval()
     if not raw_bn:
@@ -334,9 +374,11 @@ def export_model(name, out_dir, seed=0, small=False, raw_bn=False):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out-dir", default=os.path.join(REPO, "tests", "generated", "models"))
-    ap.add_argument("--models", default=CHECK_SET, help="comma-separated names, or 'zoo' for all of --list")
+    ap.add_argument("--models", default=CHECK_SET,
+                    help="comma-separated names, 'zoo' for the zoo's 25 or 'extra' for the architectures beyond it")
     ap.add_argument("--small", action="store_true", help="the scaled-down variants (the ctest's)")
     ap.add_argument("--list", action="store_true", help="print the zoo's names and input shapes")
+    ap.add_argument("--list-extra", action="store_true", help="print the names and input shapes of the extras")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--raw-bn", action="store_true", help="keep torchvision's initial BN statistics")
     args = ap.parse_args()
@@ -344,10 +386,14 @@ def main():
         for name, entry in ZOO.items():
             print(f"{name:<22} full {entry[1]}  small {entry[3]}")
         return
-    names = list(ZOO) if args.models == "zoo" else args.models.split(",")
+    if args.list_extra:
+        for name, entry in EXTRA.items():
+            print(f"{name:<22} full {entry[1]}")
+        return
+    names = list(ZOO) if args.models == "zoo" else list(EXTRA) if args.models == "extra" else args.models.split(",")
     for name in names:
-        if name not in ZOO:
-            sys.exit(f"unknown model {name!r}; choose from {sorted(ZOO)}")
+        if name not in ZOO and name not in EXTRA:
+            sys.exit(f"unknown model {name!r}; choose from {sorted(ZOO) + sorted(EXTRA)}")
     os.makedirs(args.out_dir, exist_ok=True)
     for name in names:
         path, _ = export_model(name, args.out_dir, args.seed, args.small, args.raw_bn)
