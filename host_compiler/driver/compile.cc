@@ -195,6 +195,9 @@ CompileResult compile_onnx_file(const std::string& model_path, const CompileOpti
   import_options.dots.float_operands = options.precision;
   import_options.dots.int8_group = target.int8_dot_group;
   if (target.backend == BackendKind::LlvmCpu) import_options.dots.float_lanes = std::max(1, target.vector_bytes / 4);
+  // Not Hexagon (HVX: no float vectors before v68; its packet budgets pin the code).
+  if (target.backend == BackendKind::LlvmCpu && target.int8_dot != TargetSpec::Int8Dot::HvxU8S8)
+    import_options.dots.weight_slice_bytes = int64_t{target.cache_bytes_per_core} * 5 / 8;
   import_options.dots.int8_signed = target.int8_dot == TargetSpec::Int8Dot::S8S8;
   import_options.dots.int8_columns = target.int8_dot_columns;
   import_options.dots.int8_depthwise_columns = target.int8_depthwise_columns;

@@ -29,6 +29,11 @@ struct DotLayout {
   // changes from vector to vector and every input load became a gather (ops_nn.cc
   // conv_with_lane_padded_groups).
   int64_t float_lanes = 1;
+  // Bytes of weights one register tile's slice may take and stay in the core's cache as the
+  // image passes under it (CPU targets: llvm_emit.cc's slice budget, 5/8 of L2; 0: no
+  // limit). A float conv whose two vectors of output channels would need more sums chunks
+  // of its input channels instead (ops_nn.cc conv_in_reduction_chunks).
+  int64_t weight_slice_bytes = 0;
   // The target's 8-bit dot multiplies signed bytes only (AArch64 sdot): a grouped reduction
   // reads a uint8 activation x as x - 128 (the byte x ^ 0x80 as int8), where the caller
   // asks for it and adds 128 * sum(w) back (ops_quant.cc, folded into the bias constant).

@@ -330,6 +330,43 @@ Node* conv_in_channel_chunks(OpContext& ctx, Node* x, Node* w, Node* bias, int64
   return add_conv_bias(ctx, concat(g, parts, 1), bias);
 }
 
+// A dense float conv whose reduction per output (C x taps) is so long that the weights of a
+// register tile's two vectors of output channels (2 x lanes x C x taps floats) outgrow the
+// core's cache share (DotLayout::weight_slice_bytes), as a sum of convs over chunks of the
+// input channels, each chunk's slice within it. Whole, the tile choice fell back to one
+// vector of channels and up to 12 pixels, 13 loads per 12 multiply-adds: DeepLabV3's ASPP
+// (2048 channels, rate-12 taps summed over regions, 8192 products per output) ran at 30
+// GFLOP/s beside the backbone's 80-95. Null where the slice fits, or with fewer than two
+// vectors of output channels.
+Node* conv_in_reduction_chunks(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, const WindowSpec& spec,
+                               double fill) {
+  constexpr int64_t kTileVectors = 2;
+  const int64_t budget = ctx.dots.weight_slice_bytes, lanes = ctx.dots.float_lanes;
+  if (budget <= 0 || groups != 1 || x->dtype != DType::F32 || w->dtype != DType::F32 || !ctx.g.is_constant(w) ||
+      takes_bf16_operands(ctx, x, w, groups) || w->shape[0] < kTileVectors * lanes)
+    return nullptr;
+  const int64_t c = x->shape[1];
+  int64_t per_channel = kTileVectors * lanes * int64_t{sizeof(float)};  // slice bytes per input channel
+  for (int64_t k : spec.kernel) per_channel *= k;
+  const int64_t fit = budget / per_channel;  // input channels per chunk
+  if (c <= fit || fit < 1) return nullptr;
+  const int64_t chunks = (c + fit - 1) / fit, step = (c + chunks - 1) / chunks;  // balanced
+  Graph& g = ctx.g;
+  WindowSpec window = spec;  // one padded copy for all chunks (as conv_in_channel_chunks)
+  if (ctx.padded_grouped_convs && x->shape.size() == 4 && copies_input_channels_last(x, groups, false, spec))
+    x = read_through_padded_copy(g, x, window, fill);
+  Node* sum = nullptr;
+  for (int64_t c0 = 0; c0 < c; c0 += step) {
+    const int64_t c1 = std::min(c, c0 + step);
+    std::vector<int64_t> x_begin(x->shape.size(), 0), x_end = x->shape, w_begin(w->shape.size(), 0), w_end = w->shape;
+    x_begin[1] = w_begin[1] = c0;
+    x_end[1] = w_end[1] = c1;
+    Node* part = conv_core(ctx, g.shrink(x, x_begin, x_end), g.shrink(w, w_begin, w_end), nullptr, 1, window, fill);
+    sum = sum ? g.binary(Op::Add, sum, part) : part;
+  }
+  return add_conv_bias(ctx, sum, bias);
+}
+
 // A float grouped conv whose output channels per group (M/G) are neither a multiple nor a
 // divisor of the target's float lanes, computed with each group's output channels filled up
 // with zero-weight channels to the next width that is (6 -> 8, 20 -> 24, 3 -> 4 on AVX2)
@@ -395,6 +432,7 @@ Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, co
   if (Node* y = conv_with_lane_padded_groups(ctx, x, w, bias, groups, spec, fill)) return y;
   std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
   if (Node* y = winograd_if_it_pays(ctx, x, w, groups, spec)) return add_conv_bias(ctx, y, bias);
+  if (Node* y = conv_in_reduction_chunks(ctx, x, w, bias, groups, spec, fill)) return y;
   // The channel reduction in the groups of the target's dot-product instruction (DotLayout):
   // bf16 pairs (lowering.h bf16_operand) or 8-bit groups, where the channels split evenly.
   if (int8 && groups == 1 && x->shape.size() == 4 && g.is_constant(w) && ctx.dots.int8_group > 1 &&
