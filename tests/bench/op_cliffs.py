@@ -32,7 +32,8 @@ products, Softmax / reductions / LayerNorm over any axis, Transpose, Resize, poo
 broadcasting elementwise ops, Concat, Pad, strided Slice, Gather, DepthToSpace, ArgMax).
 
 Classes: conv1d, dilated 3x3, conv_transpose, depthwise 5x5/7x7, grouped, stride-2 3x3,
-attention matmul, softmax, norms, resize, pool, gather, transpose, concat/split, GRU/LSTM.
+convs writing the model's NCHW output (nchwout_), attention matmul, softmax, norms, resize,
+pool, gather, transpose, concat/split, GRU/LSTM.
 """
 import argparse
 import json
@@ -361,6 +362,18 @@ def cases():
     c["grouped_s2_cpg64_c256_56"] = conv(256, 256, [56, 56], 3, stride=2, group=4)
     c["grouped_s2_cpg16_c256_56"] = conv(256, 256, [56, 56], 3, stride=2, group=16)
     c["grouped_1x1_cpg16_c256_28"] = conv(256, 256, [28, 28], 1, group=16)
+    # convs (+ bias + ReLU) whose result is the model's NCHW output, reading a computed
+    # (channels-last) intermediate: detection heads (YOLO's 255-channel 1x1, SSD's box and class
+    # convs), segmentation logits, an encoder's last conv; dense, depthwise, grouped (issue 22)
+    for name, cin, m, hw, k, groups in [("dense1x1_c128-255_20", 128, 255, 20, 1, 1),
+                                        ("dense1x1_c512-2048_28", 512, 2048, 28, 1, 1),
+                                        ("dense3x3_c96-24_40", 96, 24, 40, 3, 1),
+                                        ("dense3x3_c64-91_20", 64, 91, 20, 3, 1),
+                                        ("dw3x3_c144_56", 144, 144, 56, 3, 144),
+                                        ("grouped3x3_cpg8_c128_28", 128, 128, 28, 3, 16),
+                                        ("grouped3x3_cpg64_c256_14", 256, 256, 14, 3, 4)]:
+        p = k // 2
+        c[f"nchwout_{name}"] = conv_block(16, cin, m, [hw, hw], (k, k), 1, (1, 1), groups, (p, p))
     # stride-2 3x3 (stems, downsampling)
     c["s2_3x3_c3-32_224"] = conv(3, 32, [224, 224], 3, stride=2)
     c["s2_3x3_c64-128_56"] = conv(64, 128, [56, 56], 3, stride=2)

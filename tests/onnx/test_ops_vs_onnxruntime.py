@@ -873,6 +873,43 @@ def conv_chains_with_padding_at_every_width():
 
 
 @suite.case
+def convs_writing_nchw_model_outputs():
+    """Convs (+ bias + ReLU) whose result is a model output, stored NCHW, over a channels-last
+    intermediate: dense 1x1 and 3x3, depthwise, grouped (5 in / 3 out per group) and strided
+    convs, channel counts off the vector width, widths that leave a part tile, batch 2. The
+    CPU code's register tile holds vectors of output channels; it transposes them in
+    registers and stores runs of pixels per channel plane (llvm_emit.cc
+    store_tile_transposed): the x86_64 / aarch64 LLVM IR has no scatter (a lane per channel
+    plane: the depthwise case 1.6x onnxruntime's time, tests/bench/op_cliffs.py nchwout_).
+    3 threads give the same bits as 1."""
+    if lib.opencl_target() or lib.target_family("hexagon"):
+        return  # a CPU code path (HVX keeps its scatters); no rusticl / qemu time
+    c = 20
+    nodes = [h.make_node("Conv", ["x", "w0"], ["s"]), h.make_node("Relu", ["s"], ["r"])]
+    inits = [("w0", randn(c, 16, 1, 1, scale=0.3))]
+    outputs = []
+    for name, m, k, group, stride in (("dense1x1", 13, 1, 1, 1), ("dense3x3", 11, 3, 1, 1), ("dw3x3", c, 3, c, 1),
+                                      ("grouped3x3", 12, 3, 4, 1), ("dense3x3_s2", 21, 3, 1, 2)):
+        nodes += [h.make_node("Conv", ["r", f"w_{name}", f"b_{name}"], [f"c_{name}"], group=group,
+                              kernel_shape=[k, k], strides=[stride] * 2, pads=[k // 2] * 4),
+                  h.make_node("Relu", [f"c_{name}"], [name])]
+        inits += [(f"w_{name}", randn(m, c // group, k, k, scale=0.4)), (f"b_{name}", randn(m, scale=0.1))]
+        outputs.append(name)
+    feeds = {"x": randn(2, 16, 13, 19)}
+    m = model(nodes, feeds, outputs, inits)
+    want = lib.ort_run(m, feeds)
+    ir = WORK / "nchw_outputs.ll"
+    got = lib.compile_and_run(m, feeds, WORK, name="nchw_outputs", threads=1, compile_args=("--dump-llvm-ir", ir))
+    for name in outputs:
+        assert np.allclose(got[name], want[name], rtol=1e-4, atol=1e-4), \
+            f"{name}: max abs err {np.abs(got[name] - want[name]).max():.3g}"
+    three = lib.run_bundle(WORK / "nchw_outputs.bundle", feeds, WORK / "nchw_outputs_t3", outputs, threads=3)
+    for name in outputs:
+        assert np.array_equal(got[name], three[name]), f"{name}: 3 threads differ from 1"
+    assert "masked.scatter" not in ir.read_text(), "a conv scatters its NCHW output"
+
+
+@suite.case
 def stems_over_few_input_channels():
     """Dense convs over the model's 1-4 input channels (ImageNet stems: GoogLeNet's / ResNet's 7x7
     stride 2 into 64 channels, MobileNet's 3x3 stride 2 into 24, a 5x5 stride 1 into 20), and
