@@ -329,9 +329,9 @@ Node* conv_in_channel_chunks(OpContext& ctx, Node* x, Node* w, Node* bias, int64
 // (tests/bench/op_cliffs.py --random). Null where the widths already fit, or not float.
 // by_regions: the filled-up conv as conv_by_regions' sum (null where that does not apply),
 // so that the regions add up whole groups and the next kernel reads one pick, not one per
-// region through its zero padding (32 groups of 10 outputs, 3x1 dilated: 27 ms of the
-// block's 73 in its reader; a 1x3 one of 3 per group had been left unfilled for it, its
-// every load a gather: 2.0x onnxruntime, filled 1.2-1.5x).
+// region through its zero padding (32 groups of 10 outputs, 3x1 dilated, pooled: 0.61 of the
+// time; a 1x3 one of 3 per group had been left unfilled for that pick, its every load a
+// gather: 1.9x onnxruntime, filled 1.4x; BENCHMARKS.md).
 Node* conv_with_lane_padded_groups(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups,
                                    const WindowSpec& spec, double fill, bool by_regions = false) {
   const int64_t lanes = std::min<int64_t>(ctx.dots.float_lanes, 8);  // AVX-512's 16: as AVX2 (measured there)
@@ -352,12 +352,12 @@ Node* conv_with_lane_padded_groups(OpContext& ctx, Node* x, Node* w, Node* bias,
   Node* yp = by_regions ? conv_by_regions(ctx, x, wp, groups, spec)  // (N, G * padded, O...)
                         : conv_core(ctx, x, wp, nullptr, groups, spec, fill);
   if (!yp) return nullptr;
-  // Stored whole: computed through the pick, its lanes would straddle groups again. A 2-D
-  // one channels-last, (N, H, W, G * padded), as the conv results around it: a realized node
-  // keeps its own row-major order, and in (N, G * padded, H, W) each vector of output
-  // channels was stored by a scatter of 8 lanes a plane apart (32 groups of 10 outputs, 3x1
-  // dilated: 6 GFLOP/s). A 1-D one reads channels-first data, its vectors along the row.
-  const bool channels_last = yp->shape.size() == 4;
+  // Stored whole: computed through the pick, its lanes would straddle groups again. A conv
+  // kernel stores its tiles into (N, G * padded, H, W) transposed (llvm_emit.cc), as fast as
+  // channels-last or faster (1.2-1.3x the time channels-last); the sum of the regions is
+  // elementwise over their channels-last results, and into that order each of its vectors
+  // was a scatter: it stores (N, H, W, G * padded).
+  const bool channels_last = by_regions && yp->shape.size() == 4;
   Node* stored = channels_last ? g.permute(yp, {0, 2, 3, 1}) : yp;
   stored->realize = true;
   const Shape& s = stored->shape;
