@@ -251,6 +251,12 @@ class Emitter {
     return tiles;
   }
 
+  // The order of the output loops the code will have, outermost first (choose_output_order).
+  std::vector<int> planned_output_order() {
+    if (k_.is_row_kernel()) return {};
+    return choose_output_order(plan());
+  }
+
   // Returns the CPU features the code uses beyond the target's (emit_kernel).
   std::vector<std::string> emit() {
     auto* ptr = llvm::PointerType::get(ctx_, 0);
@@ -765,8 +771,8 @@ class Emitter {
     };
     // With the vector tiles outermost, a tile's slice of the shared data (the weights for
     // its channels) must stay in the core's cache while the image passes under it.
-    const bool slices = vector_tiles_outermost(vec);
-    const double slice_per_vector = slices ? bytes_shared_along_per_slice(unroll_dim_, vec) * lanes / along_vec : 0;
+    const double slice_per_vector =
+        vec >= 0 && unroll_dim_ >= 0 ? bytes_shared_along_per_slice(unroll_dim_, vec) * lanes / along_vec : 0;
     auto loads_per_step = [&](int v, int u) {
       int distinct_loads = 0;
       for (const Value* l : loads)
@@ -814,7 +820,7 @@ class Emitter {
     const double min_cycles = single_reduce_slack_ && k_.reduce_extents.size() == 1 ? 5.0 : 4.0;
     for (int v = 1; v <= max_vectors && (v - 1) * lanes < along_vec; ++v)
       for (int u = 1; u <= std::min<int64_t>(along_unroll, 16); ++u) {
-        if (v > 1 && slice_per_vector * v > slice_budget_) break;
+        if (v > 1 && slice_per_vector * v > slice_budget_ && vector_tiles_outermost(vec, u)) continue;
         // Accumulators, the vectors shared along the unrolled dim and a broadcast; a
         // quarter of the registers stays free for the code generator's temporaries (a
         // 2 x 14 tile, 28 of 32 registers, ran ResNet-18's 28x28 convs at 65 GFLOP/s in
@@ -869,14 +875,32 @@ class Emitter {
     }
     return total;
   }
-  // Whether the tiles along the vectorized dim go outermost: when the data shared along the
-  // unrolled dim (a conv's weights) outgrows the cache and outweighs the data shared along
-  // the vectorized one (its input). Each slice of the weights is then read once and stays
-  // in cache over the whole image, and the input, the smaller, is read again for every slice.
-  bool vector_tiles_outermost(int vec) const {
+  // Whether the data shared along the unrolled dim is read again by a later tile of `unroll`
+  // outputs: the unrolled dim is longer than a tile, or a load shared along it is shared along
+  // another output dim too (a conv's weights, by every row of the image). Where neither holds
+  // (Winograd's tile transforms: the 6 rows of a tile's table all in one tile, the tiles read
+  // once), each byte of it is read once whatever the loop order.
+  bool shared_data_reread(int vec, int unroll) const {
+    if (k_.out_shape[size_t(unroll_dim_)] > unroll) return true;
+    for (const Value* l : reduce_body_loads(k_)) {
+      if (load_depends_on(l, unroll_dim_)) continue;
+      for (int d = 0; d < static_cast<int>(k_.out_shape.size()); ++d)
+        if (d != vec && d != unroll_dim_ && k_.out_shape[d] > 1 && !load_depends_on(l, d)) return true;
+    }
+    return false;
+  }
+  // Whether the tiles along the vectorized dim go outermost, for a register tile of `unroll`
+  // outputs along the unrolled dim: when the data shared along the unrolled dim (a conv's
+  // weights) outgrows the cache, outweighs the data shared along the vectorized one (its
+  // input) and is read again (shared_data_reread). Each slice of the weights is then read
+  // once and stays in cache over the whole image, and the input, the smaller, is read again
+  // for every slice. Data read once gains nothing, and its reads would stride: a cache line
+  // per row per vector tile, the row read again by the next one (Winograd's input transforms
+  // of PP-OCRv4 det's 160x160x96 convs read 2 GB/s, BENCHMARKS.md).
+  bool vector_tiles_outermost(int vec, int unroll) const {
     if (vec < 0 || unroll_dim_ < 0) return false;
     int64_t weights = bytes_shared_along(unroll_dim_);
-    return weights > slice_budget_ && weights > bytes_shared_along(vec);
+    return weights > slice_budget_ && weights > bytes_shared_along(vec) && shared_data_reread(vec, unroll);
   }
   // The order of the output loops, outermost first: row-major, or with the vectorized dim
   // first (vector_tiles_outermost). A tile stored transposed (stores_tile_transposed: lanes
@@ -888,7 +912,7 @@ class Emitter {
   std::vector<int> choose_output_order(int vec) const {
     std::vector<int> order;
     for (int d = 0; d < static_cast<int>(k_.out_shape.size()); ++d) order.push_back(d);
-    if (vector_tiles_outermost(vec)) {
+    if (vector_tiles_outermost(vec, unroll_)) {
       order.erase(order.begin() + vec);
       order.insert(order.begin(), vec);
     } else if (transpose_tile_stores_ && unroll_dim_ > vec) {
@@ -3845,6 +3869,12 @@ std::vector<RegisterTile> register_tiles_by_cost(const KernelIR& kernel, const T
   llvm::LLVMContext ctx;
   llvm::Module scratch("edgec_plan", ctx);  // the Emitter's home; nothing is emitted into it
   return Emitter(scratch, kernel, target).allowed_tiles();
+}
+
+std::vector<int> output_loop_order(const KernelIR& kernel, const TargetSpec& target) {
+  llvm::LLVMContext ctx;
+  llvm::Module scratch("edgec_plan", ctx);
+  return Emitter(scratch, kernel, target).planned_output_order();
 }
 
 }  // namespace edgec
