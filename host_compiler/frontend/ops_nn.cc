@@ -285,6 +285,7 @@ Node* winograd_if_it_pays(OpContext& ctx, Node* x, Node* w, int64_t groups, cons
 
 Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, const WindowSpec& spec,
                 double fill = 0.0, int64_t* x_shift = nullptr);
+Node* conv_by_regions(OpContext& ctx, Node* x, Node* w, int64_t groups, const WindowSpec& spec);
 
 // A conv whose products (N, M, O..., C/G, K...: each output times its taps, a graph node
 // before the reduction sums them) are more than a node may hold (kMaxTensorElements;
@@ -374,19 +375,17 @@ Node* conv_in_reduction_chunks(OpContext& ctx, Node* x, Node* w, Node* bias, int
 // or the same pattern of whole groups, and its input loads are broadcasts or one shuffled
 // span (llvm_emit.cc); with 6 per group, which groups a vector covered moved from vector to
 // vector and every input load was a gather: 0.5-1.4 GFLOP/s, 6-16x onnxruntime's time
-// (tests/bench/op_cliffs.py --random). Null where the widths already fit, or not float, or
-// where each output sums fewer than kMinProducts products: the gathers then cost less than
-// the pick (a 1x3 conv of 3 channels per group, dilated, summed over regions: 2.6x slower
-// padded, its pick read through the regions' zero padding by the next kernel).
+// (tests/bench/op_cliffs.py --random). Null where the widths already fit, or not float.
+// by_regions: the filled-up conv as conv_by_regions' sum (null where that does not apply),
+// so that the regions add up whole groups and the next kernel reads one pick, not one per
+// region through its zero padding (32 groups of 10 outputs, 3x1 dilated, pooled: 0.61 of the
+// time; a 1x3 one of 3 per group had been left unfilled for that pick, its every load a
+// gather: 1.9x onnxruntime, filled 1.4x; BENCHMARKS.md).
 Node* conv_with_lane_padded_groups(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups,
-                                   const WindowSpec& spec, double fill) {
-  constexpr int64_t kMinProducts = 16;
+                                   const WindowSpec& spec, double fill, bool by_regions = false) {
   const int64_t lanes = std::min<int64_t>(ctx.dots.float_lanes, 8);  // AVX-512's 16: as AVX2 (measured there)
   if (lanes <= 1 || groups <= 1 || x->dtype != DType::F32 || w->dtype != DType::F32 || !ctx.g.is_constant(w))
     return nullptr;
-  int64_t products = w->shape[1];  // C/G times the taps
-  for (int64_t k : spec.kernel) products *= k;
-  if (products < kMinProducts) return nullptr;
   const int64_t m = w->shape[0], mg = m / groups;
   int64_t padded = mg;
   while (padded % lanes != 0 && lanes % padded != 0) ++padded;
@@ -399,15 +398,28 @@ Node* conv_with_lane_padded_groups(OpContext& ctx, Node* x, Node* w, Node* bias,
   Shape wide = w->shape;
   wide[0] = groups * padded;
   Node* wp = g.reshape(g.pad(g.reshape(w, by_group), lo, hi, 0.0), wide);
-  Node* yp = conv_core(ctx, x, wp, nullptr, groups, spec, fill);  // (N, G * padded, O...)
-  yp->realize = true;  // stored whole: computed through the pick, its lanes would straddle groups again
-  Shape y_groups{yp->shape[0], groups, padded};
-  y_groups.insert(y_groups.end(), yp->shape.begin() + 2, yp->shape.end());
+  Node* yp = by_regions ? conv_by_regions(ctx, x, wp, groups, spec)  // (N, G * padded, O...)
+                        : conv_core(ctx, x, wp, nullptr, groups, spec, fill);
+  if (!yp) return nullptr;
+  // Stored whole: computed through the pick, its lanes would straddle groups again. A conv
+  // kernel stores its tiles into (N, G * padded, H, W) transposed (llvm_emit.cc), as fast as
+  // channels-last or faster (1.2-1.3x the time channels-last); the sum of the regions is
+  // elementwise over their channels-last results, and into that order each of its vectors
+  // was a scatter: it stores (N, H, W, G * padded).
+  const bool channels_last = by_regions && yp->shape.size() == 4;
+  Node* stored = channels_last ? g.permute(yp, {0, 2, 3, 1}) : yp;
+  stored->realize = true;
+  const Shape& s = stored->shape;
+  const size_t channel_dim = channels_last ? 3 : 1;
+  Shape y_groups(s.begin(), s.begin() + channel_dim);  // the channels as (G, padded)
+  y_groups.insert(y_groups.end(), {groups, padded});
+  y_groups.insert(y_groups.end(), s.begin() + channel_dim + 1, s.end());
   std::vector<int64_t> begin(y_groups.size(), 0), end = y_groups;
-  end[2] = mg;
-  Shape out = yp->shape;
-  out[1] = m;
-  return add_conv_bias(ctx, g.reshape(g.shrink(g.reshape(yp, y_groups), begin, end), out), bias);
+  end[channel_dim + 1] = mg;
+  Shape picked = s;
+  picked[channel_dim] = m;
+  Node* y = g.reshape(g.shrink(g.reshape(stored, y_groups), begin, end), picked);
+  return add_conv_bias(ctx, channels_last ? g.permute(y, {0, 3, 1, 2}) : y, bias);
 }
 
 // Convolution of x (N, C, S...) with w (M, C/groups, K...) over the window `spec`; the
@@ -682,11 +694,16 @@ Node* conv_node(OpContext& ctx, Node* x, Node* w, Node* bias, double pad_value, 
     drop_padding_taps(ctx.g, x, w, spec);
     // The regions read no padding at all, so only where the padding reads zero (a float
     // conv; integer_conv's fill is its zero point).
-    if (pad_value == 0.0 && !x_shift && is_float(x->dtype) && x->dtype == w->dtype)
+    if (pad_value == 0.0 && !x_shift && is_float(x->dtype) && x->dtype == w->dtype) {
+      if (Node* y = conv_with_lane_padded_groups(ctx, x, w, bias, groups, spec, 0.0, true)) {
+        if (kept_weight) *kept_weight = w;
+        return y;
+      }
       if (Node* y = conv_by_regions(ctx, x, w, groups, spec)) {
         if (kept_weight) *kept_weight = w;
         return add_conv_bias(ctx, y, bias);
       }
+    }
   }
   if (kept_weight) *kept_weight = w;
   return conv_core(ctx, x, w, bias, groups, spec, pad_value, x_shift);

@@ -1716,6 +1716,45 @@ def grouped_convs_groups_filled_to_the_lanes():
 
 
 @suite.case
+def grouped_convs_filled_read_by_a_pool():
+    """Grouped convs filled up to the vector width (conv_with_lane_padded_groups) whose result
+    is an intermediate, read by a GlobalAveragePool. A dilated one summed over regions (ops_nn.cc
+    conv_by_regions) is filled before the split: its regions add up whole groups, stored
+    channels-last, and its reader picks the real channels once, with no bounds test (it picked
+    them through each region's zero padding; 32 groups of 20 -> 10, 3x1 dilated, 112x112:
+    1.7-1.9x onnxruntime). Strides 1-2, 3x1 and 3x3 dilated, a 1x5 strip, a Conv1d,
+    asymmetric pads, channels not a multiple of 8, batch 2; on x86_64 no kernel of a 2-D one
+    scatters (the regions' sum into (N, G * filled, H, W) did). Not on OpenCL (no vector lanes
+    to fill)."""
+    if lib.opencl_target():
+        return
+    #         c_in, c_out, groups, kernel, stride, dilation, pads, hw, batch
+    convs = ((80, 40, 4, (3, 1), 1, 2, [2, 0, 2, 0], (13, 9), 1),   # 20 -> 10, dilated: regions
+             (60, 30, 3, (3, 3), 2, 1, [1, 0, 1, 2], (11, 12), 2),  # 20 -> 10, stride 2, asymmetric
+             (72, 36, 6, (1, 5), 1, 1, [0, 2, 0, 2], (7, 10), 1),   # 12 -> 6, 1x5 strip
+             (40, 40, 2, (3, 3), 1, 2, [2, 2, 2, 2], (12, 12), 1),  # 20 per group, 3x3 dilated
+             (48, 48, 16, (3,), 1, 1, [1, 2], (19,), 2))             # 3 per group, Conv1d
+    for i, (c, m, g, k, s, d, pads, hw, n) in enumerate(convs):
+        feeds = {"z": randn(n, 8, *hw)}
+        nodes = [h.make_node("Conv", ["z", "ws"], ["s"]), h.make_node("Relu", ["s"], ["a"]),
+                 h.make_node("Conv", ["a", "w", "b"], ["p"], kernel_shape=list(k), group=g, strides=[s] * len(k),
+                             dilations=[d] * len(k), pads=pads),
+                 h.make_node("Relu", ["p"], ["r"]), h.make_node("GlobalAveragePool", ["r"], ["y"])]
+        inits = [("ws", randn(c, 8, *[1] * len(k), scale=8 ** -0.5)),
+                 ("w", randn(m, c // g, *k, scale=(2 / (c // g * np.prod(k))) ** 0.5)), ("b", randn(m, scale=0.1))]
+        check(model(nodes, feeds, ["y"], inits), feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
+        if os.environ.get("EDGE_TARGET", "x86_64") != "x86_64" or len(k) == 1:
+            continue  # a Conv1d reads (and stores) channels-first, its vectors along the row
+        ir = WORK / f"filled_groups_{i}.ll"
+        kernels = _kernels(WORK / f"m{_count[0]}.onnx", f"filled_groups_{i}", ["--dump-llvm-ir", ir])
+        scatters = [f.split("(")[0] for f in ir.read_text().split("\ndefine ")[1:] if "masked.scatter" in f]
+        assert not scatters, f"conv {i} ({c} -> {m}, {g} groups): kernels that scatter: {scatters}"
+        if d > 1:
+            pool = next(text for name, text in kernels.items() if name.endswith("_y"))
+            assert "inbounds" not in pool, f"conv {i}: the pool reads the regions through their padding:\n{pool}"
+
+
+@suite.case
 def pools_of_the_input_over_padded_copy():
     """Padded MaxPool / AveragePool over the model's NCHW input: the CPU targets copy the input
     with its border first (ops_nn.cc pool_windows) and pool without bounds tests; over the
