@@ -145,11 +145,11 @@ bool depthwise_dilated(const Node* x, int64_t groups, const WindowSpec& spec) {
 
 // Whether x is read in the channels-first order it has in memory: a 1-D conv's input (no
 // (N, C, L) value is stored channels-last: schedule.cc's choose_channels_last takes 4-D
-// ones only) or the model's own (N, C, H, W) input, also through the pads and crops of
-// ConvTranspose's phase windows.
+// and 5-D ones only) or the model's own (N, C, H, W) or (N, C, D, H, W) input, also
+// through the pads and crops of ConvTranspose's phase windows.
 bool reads_channels_first(const Node* x) {
   if (x->shape.size() == 3) return true;
-  if (x->shape.size() != 4) return false;
+  if (x->shape.size() != 4 && x->shape.size() != 5) return false;
   while ((x->op == Op::Pad || x->op == Op::Shrink) && !x->realize) x = x->srcs[0];
   return x->op == Op::Input;
 }
@@ -185,7 +185,7 @@ bool copies_input_channels_last(const Node* x, int64_t groups, bool dot_operands
   const bool depthwise_2d = x->shape.size() == 4 && groups > 1 && groups == x->shape[1];
   const bool large_depthwise = depthwise_2d && spec.kernel[0] * spec.kernel[1] >= 25;
   if (reads_channels_first(x) && (groups == 1 || large_depthwise || (!depthwise_2d && !stride_1))) return true;
-  if (x->shape.size() != 4) return false;
+  if (x->shape.size() != 4 && x->shape.size() != 5) return false;
   const bool strip = groups == 1 && spec.kernel.size() == 2 && std::min(spec.kernel[0], spec.kernel[1]) == 1 &&
                      std::max(spec.kernel[0], spec.kernel[1]) >= 3;
   // A dense strided conv: its bounds-tested border tiles ran at 1/3 - 1/6 of the speed of
@@ -201,9 +201,13 @@ bool copies_input_channels_last(const Node* x, int64_t groups, bool dot_operands
   // spectrogram, read through a transposing view): its copy is one plane, its bounds tests and
   // the view's index arithmetic were most of the conv's time.
   const bool one_channel = groups == 1 && x->shape[1] == 1;
-  if (!strip && !dense_strided && !dilated_depthwise && !one_channel && (groups <= 1 || groups >= x->shape[1]))
+  // A dense 3-D conv: with a padded depth of 8 frames (r3d_18) a quarter of its output
+  // planes are border planes, their tiles all bounds-tested.
+  const bool dense_3d = groups == 1 && x->shape.size() == 5;
+  if (!strip && !dense_strided && !dilated_depthwise && !one_channel && !dense_3d &&
+      (groups <= 1 || groups >= x->shape[1]))
     return false;
-  if (!dense_strided && !stride_1) return false;
+  if (!dense_strided && !dense_3d && !stride_1) return false;
   return spec.padded();
 }
 
