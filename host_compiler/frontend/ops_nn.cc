@@ -545,14 +545,21 @@ bool drop_padding_taps(Graph& g, Node*& x, Node*& w, WindowSpec& spec) {
 // it). Null where it does not pay: an undilated conv with more than half of its products
 // reading the input (the border tiles of llvm_emit.cc serve it), or more regions than
 // kMaxRegions.
+//
+// A 3-D conv splits only its dims whose taps read padding in a third or more of their
+// products (r3d_18's layer3: 2 frames, 3 depth taps, 2 of 6 (output, tap) pairs per depth
+// read the zero planes), as the depth-only split; the others keep their padding (its
+// regions' convs then run over padded copies). 2-D convs split all dims or none.
 Node* conv_by_regions(OpContext& ctx, Node* x, Node* w, int64_t groups, const WindowSpec& spec) {
   constexpr double kMaxInsideShare = 0.5;
+  constexpr double kMaxInsideShareOfSplitDim = 2.0 / 3.0;  // a 3-D conv's dims split alone
   constexpr size_t kMaxRegions = 9;  // 3 per dim of a 3x3 conv: the taps' interval ends
                                       // where the map is about the dilation's size
   const size_t k = spec.kernel.size();
   std::vector<std::vector<std::pair<int64_t, int64_t>>> intervals(k);  // per dim: [begin, end)
   std::vector<std::vector<TapOutputs>> taps(k);
   std::vector<int64_t> outputs(k);
+  std::vector<double> dim_inside_share(k);
   double inside_share = 1.0;
   size_t regions = 1;
   for (size_t i = 0; i < k; ++i) {
@@ -563,11 +570,27 @@ Node* conv_by_regions(OpContext& ctx, Node* x, Node* w, int64_t groups, const Wi
     int64_t inside = 0;
     for (const TapOutputs& t : taps[i])
       if (!t.empty()) cuts.insert(t.begin), cuts.insert(t.end), inside += t.end - t.begin;
-    inside_share *= double(inside) / double(outputs[i] * spec.kernel[i]);
+    dim_inside_share[i] = double(inside) / double(outputs[i] * spec.kernel[i]);
+    inside_share *= dim_inside_share[i];
     for (auto it = cuts.begin(); std::next(it) != cuts.end(); ++it) intervals[i].push_back({*it, *std::next(it)});
     regions *= intervals[i].size();
   }
   const bool dilated = std::any_of(spec.dilation.begin(), spec.dilation.end(), [](int64_t d) { return d > 1; });
+  // The 3-D split of the dims that read padding most: the others one interval, padding kept.
+  std::vector<bool> split(k, true);
+  bool some_dims_split = false;
+  if (k == 3 && !dilated && regions > kMaxRegions) {
+    size_t split_regions = 1;
+    for (size_t i = 0; i < k; ++i) {
+      split[i] = dim_inside_share[i] <= kMaxInsideShareOfSplitDim;
+      if (split[i]) split_regions *= intervals[i].size();
+    }
+    some_dims_split = split_regions > 1 && split_regions <= kMaxRegions;
+    if (!some_dims_split) return nullptr;
+    for (size_t i = 0; i < k; ++i)
+      if (!split[i]) intervals[i] = {{0, outputs[i]}};
+    regions = split_regions;
+  }
   // A dilated depthwise conv reading the input in most of its products runs over the padded
   // copy instead, where conv_core makes one: one kernel, no bounds tests, one pass to copy x.
   // So does a dilated conv of channels-first data (a dilated Conv1d): each region would
@@ -575,7 +598,8 @@ Node* conv_by_regions(OpContext& ctx, Node* x, Node* w, int64_t groups, const Wi
   const bool padded_copy = (depthwise_dilated(x, groups, spec) || reads_channels_first(x)) &&
                            ctx.padded_grouped_convs &&
                            copies_input_channels_last(x, groups, takes_bf16_operands(ctx, x, w, groups), spec);
-  if (inside_share >= 1.0 || (inside_share > kMaxInsideShare && (!dilated || padded_copy)) || regions > kMaxRegions)
+  if (!some_dims_split &&
+      (inside_share >= 1.0 || (inside_share > kMaxInsideShare && (!dilated || padded_copy)) || regions > kMaxRegions))
     return nullptr;
   Graph& g = ctx.g;
   Shape out{x->shape[0], w->shape[0]};
@@ -588,6 +612,7 @@ Node* conv_by_regions(OpContext& ctx, Node* x, Node* w, int64_t groups, const Wi
     WindowSpec region = spec;
     bool reads_input = true;
     for (size_t i = 0; i < k; ++i) {
+      if (!split[i]) continue;  // all taps, the node's padding
       const auto [begin, end] = intervals[i][at[i]];
       int64_t first = -1, last = -1;  // the taps reading inside over the whole interval
       for (int64_t j = 0; j < spec.kernel[i]; ++j)

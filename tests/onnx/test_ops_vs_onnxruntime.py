@@ -1914,7 +1914,8 @@ def convs_3d_channels_last():
     (N, C, D, H, W) intermediates channels-last as they do 4-D ones, and the dense convs run over a
     zero-bordered copy (on main each tap of a channels-first kernel was bounds-tested: r3d_18's
     convs at 3-5 GFLOP/s). The dump's conv results are (N, D, H, W, C), the dense convs test no
-    bounds."""
+    bounds, and a 3x3x3 conv over 2 frames is two convs of the 2 depth taps that read a frame
+    (conv_by_regions split along the depth alone)."""
     c, m = 5, 12
     feeds = {"x": randn(2, c, 6, 9, 10)}
     nodes = [h.make_node("Conv", ["x", "w1"], ["c1"], kernel_shape=[3, 3, 3], pads=[1] * 6),  # the model's input
@@ -1928,13 +1929,15 @@ def convs_3d_channels_last():
              h.make_node("Conv", ["a3", "w6"], ["c6"], kernel_shape=[3, 3, 3], group=4, pads=[1] * 6),
              h.make_node("Conv", ["c6", "w7"], ["c7"], kernel_shape=[3, 3, 3], group=m, pads=[1] * 6),
              h.make_node("MaxPool", ["c7"], ["p1"], kernel_shape=[1, 3, 3], strides=[1, 2, 2], pads=[0, 1, 1, 0, 1, 1]),
-             h.make_node("AveragePool", ["c5"], ["p2"], kernel_shape=[2, 2, 2], strides=[2, 2, 2])]
+             h.make_node("AveragePool", ["c5"], ["p2"], kernel_shape=[2, 2, 2], strides=[2, 2, 2]),
+             # 2 frames: a third of the depth taps' products read padding, split by depth
+             h.make_node("Conv", ["p2", "w8"], ["c8"], kernel_shape=[3, 3, 3], pads=[1] * 6)]
     inits = [("w1", randn(m, c, 3, 3, 3, scale=0.3)), ("w2", randn(m, m, 1, 3, 3, scale=0.3)),
              ("w3", randn(m, m, 3, 1, 1, scale=0.3)), ("w4", randn(20, m, 3, 3, 3, scale=0.2)),
              ("w5", randn(m, m, 3, 3, 3, scale=0.2)), ("w6", randn(m, 3, 3, 3, 3, scale=0.3)),
-             ("w7", randn(m, 1, 3, 3, 3, scale=0.3))]
+             ("w7", randn(m, 1, 3, 3, 3, scale=0.3)), ("w8", randn(16, m, 3, 3, 3, scale=0.2))]
     dump = WORK / "convs_3d.kernels.txt"
-    check(model(nodes, feeds, ["c4", "p1", "p2"], inits), feeds, rtol=1e-4, atol=1e-4, scale_tol=True,
+    check(model(nodes, feeds, ["c4", "p1", "c8"], inits), feeds, rtol=1e-4, atol=1e-4, scale_tol=True,
           compile_args=("--dump-kernels", str(dump)))
     if lib.opencl_target():
         return
@@ -1947,6 +1950,9 @@ def convs_3d_channels_last():
     assert len(dense) == 5, f"expected the 5 dense convs' kernels, got {dense}"
     tested = [name for name in dense if "inbounds" in kernels[name] or " if " in kernels[name]]
     assert not tested, f"dense 3-D convs test bounds per tap: {tested}"
+    # c8 as two convs of the 2 depth taps that read a frame (each (N, 16, 1, 4, 5) of 2 frames)
+    depth_regions = [name for name, text in kernels.items() if f"ReduceSum over [{m},2,3,3]" in text]
+    assert len(depth_regions) == 2, f"expected c8 split by depth into 2 convs, got {depth_regions}"
 
 if __name__ == "__main__":
     WORK = lib.work_dir("ops_vs_onnxruntime")
