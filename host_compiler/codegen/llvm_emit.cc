@@ -238,6 +238,7 @@ class Emitter {
     choose_register_tile(vec, vec >= 0 ? lanes_for(out[vec]) : 1);
     find_depthwise_hvx(vec);
     choose_transposed_blocks(vec);
+    transpose_tile_stores_ = stores_tile_transposed(vec);
     return vec;
   }
 
@@ -248,6 +249,12 @@ class Emitter {
     std::vector<RegisterTile> tiles;
     for (const auto& [cost, tile] : tile_costs(vec, vec >= 0 ? lanes_for(k_.out_shape[vec]) : 1)) tiles.push_back(tile);
     return tiles;
+  }
+
+  // The order of the output loops the code will have, outermost first (choose_output_order).
+  std::vector<int> planned_output_order() {
+    if (k_.is_row_kernel()) return {};
+    return choose_output_order(plan());
   }
 
   // Returns the CPU features the code uses beyond the target's (emit_kernel).
@@ -764,8 +771,8 @@ class Emitter {
     };
     // With the vector tiles outermost, a tile's slice of the shared data (the weights for
     // its channels) must stay in the core's cache while the image passes under it.
-    const bool slices = vector_tiles_outermost(vec);
-    const double slice_per_vector = slices ? bytes_shared_along_per_slice(unroll_dim_, vec) * lanes / along_vec : 0;
+    const double slice_per_vector =
+        vec >= 0 && unroll_dim_ >= 0 ? bytes_shared_along_per_slice(unroll_dim_, vec) * lanes / along_vec : 0;
     auto loads_per_step = [&](int v, int u) {
       int distinct_loads = 0;
       for (const Value* l : loads)
@@ -813,7 +820,7 @@ class Emitter {
     const double min_cycles = single_reduce_slack_ && k_.reduce_extents.size() == 1 ? 5.0 : 4.0;
     for (int v = 1; v <= max_vectors && (v - 1) * lanes < along_vec; ++v)
       for (int u = 1; u <= std::min<int64_t>(along_unroll, 16); ++u) {
-        if (v > 1 && slice_per_vector * v > slice_budget_) break;
+        if (v > 1 && slice_per_vector * v > slice_budget_ && vector_tiles_outermost(vec, u)) continue;
         // Accumulators, the vectors shared along the unrolled dim and a broadcast; a
         // quarter of the registers stays free for the code generator's temporaries (a
         // 2 x 14 tile, 28 of 32 registers, ran ResNet-18's 28x28 convs at 65 GFLOP/s in
@@ -868,23 +875,49 @@ class Emitter {
     }
     return total;
   }
-  // Whether the tiles along the vectorized dim go outermost: when the data shared along the
-  // unrolled dim (a conv's weights) outgrows the cache and outweighs the data shared along
-  // the vectorized one (its input). Each slice of the weights is then read once and stays
-  // in cache over the whole image, and the input, the smaller, is read again for every slice.
-  bool vector_tiles_outermost(int vec) const {
+  // Whether the data shared along the unrolled dim is read again by a later tile of `unroll`
+  // outputs: the unrolled dim is longer than a tile, or a load shared along it is shared along
+  // another output dim too (a conv's weights, by every row of the image). Where neither holds
+  // (Winograd's tile transforms: the 6 rows of a tile's table all in one tile, the tiles read
+  // once), each byte of it is read once whatever the loop order.
+  bool shared_data_reread(int vec, int unroll) const {
+    if (k_.out_shape[size_t(unroll_dim_)] > unroll) return true;
+    for (const Value* l : reduce_body_loads(k_)) {
+      if (load_depends_on(l, unroll_dim_)) continue;
+      for (int d = 0; d < static_cast<int>(k_.out_shape.size()); ++d)
+        if (d != vec && d != unroll_dim_ && k_.out_shape[d] > 1 && !load_depends_on(l, d)) return true;
+    }
+    return false;
+  }
+  // Whether the tiles along the vectorized dim go outermost, for a register tile of `unroll`
+  // outputs along the unrolled dim: when the data shared along the unrolled dim (a conv's
+  // weights) outgrows the cache, outweighs the data shared along the vectorized one (its
+  // input) and is read again (shared_data_reread). Each slice of the weights is then read
+  // once and stays in cache over the whole image, and the input, the smaller, is read again
+  // for every slice. Data read once gains nothing, and its reads would stride: a cache line
+  // per row per vector tile, the row read again by the next one (Winograd's input transforms
+  // of PP-OCRv4 det's 160x160x96 convs read 2 GB/s, BENCHMARKS.md).
+  bool vector_tiles_outermost(int vec, int unroll) const {
     if (vec < 0 || unroll_dim_ < 0) return false;
     int64_t weights = bytes_shared_along(unroll_dim_);
-    return weights > slice_budget_ && weights > bytes_shared_along(vec);
+    return weights > slice_budget_ && weights > bytes_shared_along(vec) && shared_data_reread(vec, unroll);
   }
   // The order of the output loops, outermost first: row-major, or with the vectorized dim
-  // first (vector_tiles_outermost).
+  // first (vector_tiles_outermost). A tile stored transposed (stores_tile_transposed: lanes
+  // along an NCHW output's channels) runs its channel tiles inside the rows, as a
+  // channels-last conv does: row-major, each channel tile passed over the whole image again,
+  // reading only its group's slice of every input pixel (a grouped 1x1 conv at 32 of 1024
+  // channels per group: 128 bytes of each 4 KB pixel, a page per pixel, from memory each
+  // time); inside the rows, a row's input stays in cache for all of them.
   std::vector<int> choose_output_order(int vec) const {
     std::vector<int> order;
     for (int d = 0; d < static_cast<int>(k_.out_shape.size()); ++d) order.push_back(d);
-    if (vector_tiles_outermost(vec)) {
+    if (vector_tiles_outermost(vec, unroll_)) {
       order.erase(order.begin() + vec);
       order.insert(order.begin(), vec);
+    } else if (transpose_tile_stores_ && unroll_dim_ > vec) {
+      order.erase(order.begin() + vec);
+      order.insert(std::find(order.begin(), order.end(), unroll_dim_), vec);
     }
     return order;
   }
@@ -953,6 +986,7 @@ class Emitter {
     // Outputs base..base+unroll_copies_-1 of the unrolled dim; past `unroll_end_`, the last
     // valid one again (the same value stored twice: cheaper than a remainder loop).
     LV* base = vars_[unroll_dim_];
+    unroll_base_ = base;
     LV* last = b_.CreateSub(unroll_end_, ic(1));
     std::vector<LV*> values;
     for (int u = 0; u < unroll_copies_; ++u) {
@@ -1065,6 +1099,97 @@ class Emitter {
     vars_[t] = t_base;
     vec_var_ = vec;
   }
+  // Whether a register tile (vectors along `vec`, unroll_ outputs along unroll_dim_) stores
+  // its outputs transposed: where the output is consecutive along the unrolled dim and not
+  // along the lanes (a conv writing a model output in NCHW from channels-last data: lanes
+  // along the channels, choose_vectorized_output_dim, the tile's outputs along the width),
+  // each vector would be a scatter, one element per channel plane (8 extracts and scalar
+  // stores on AVX2). Transposed in registers, the tile is one store per channel of its run of
+  // pixels (store_tile_transposed). Float outputs in vectors of 4-8 lanes (NEON, AVX2):
+  // Hexagon (HVX) and AVX-512's 16-lane vectors (vscatterdps; not measured on an AVX-512
+  // host) keep their scatters.
+  bool stores_tile_transposed(int vec) const {
+    if (!k_.has_reduce() || vec < 0 || unroll_dim_ < 0 || reduce_vec_ >= 0) return false;
+    if (int_vectors_ || byte_vectors_ || float_scalar_epilogue_ || hvx_block_loads_) return false;
+    if (k_.args[0].dtype != DType::F32 || (half_ && computes_in_half(k_))) return false;
+    const int lanes = lanes_for(k_.out_shape[size_t(vec)]);
+    if (lanes < 4 || lanes > 8) return false;
+    const Index out = output_index(k_);
+    return lane_stride(out, vec, lanes).value_or(0) != 1 && index_affine_coef(out, unroll_dim_) == 1;
+  }
+  // Stores a register tile's results (copy c: output unroll_base_ + c / vectors along the
+  // unrolled dim, vector c % vectors along the lanes from vec_base; channels at or past `end`
+  // are not stored) transposed: for each vector, blocks of up to `lanes` outputs along the
+  // unrolled dim become `lanes` vectors along it, one per lane, stored consecutively. A tile
+  // that runs past unroll_end_ (its copies repeat the last output) stores its real outputs
+  // only, masked.
+  void store_tile_transposed(const std::vector<LV*>& results, int lanes, int vectors, LV* vec_base, LV* end) {
+    const int vec = vec_var_;
+    const int u_count = static_cast<int>(results.size()) / vectors;
+    end_lanes();
+    LV* base = unroll_base_;
+    LV* left = b_.CreateSub(unroll_end_, base);  // real outputs of the tile along the unrolled dim
+    auto* full = llvm::BasicBlock::Create(ctx_, "tile_store", fn_);
+    auto* part = u_count > 1 ? llvm::BasicBlock::Create(ctx_, "tile_store_part", fn_) : nullptr;
+    auto* done = llvm::BasicBlock::Create(ctx_, "tile_stored", fn_);
+    if (part) b_.CreateCondBr(b_.CreateICmpSGE(left, ic(u_count)), full, part);
+    else b_.CreateBr(full);
+    llvm::Type* ft = b_.getFloatTy();
+    for (auto* block : {full, part}) {
+      if (!block) continue;
+      b_.SetInsertPoint(block);
+      for (int first = 0; first < u_count; first += lanes) {
+        const int n = std::min(lanes, u_count - first);
+        auto* nt = llvm::FixedVectorType::get(ft, static_cast<unsigned>(n));
+        LV* mask = nullptr;
+        if (block == part) {
+          std::vector<llvm::Constant*> iota;
+          for (int i = 0; i < n; ++i) iota.push_back(llvm::ConstantInt::get(idx_ty_, static_cast<uint64_t>(first + i)));
+          mask = b_.CreateICmpSLT(llvm::ConstantVector::get(iota), b_.CreateVectorSplat(static_cast<unsigned>(n), left));
+        }
+        for (int v = 0; v < vectors; ++v) {
+          std::vector<LV*> rows;
+          for (int i = 0; i < lanes; ++i)
+            rows.push_back(i < n ? results[size_t((first + i) * vectors + v)]
+                                 : llvm::PoisonValue::get(results[0]->getType()));
+          // The run of channel c: lane c of each output (a tile of one output, a border
+          // output: its lane c alone, no transposition).
+          std::vector<LV*> columns = n > 1 ? transposed(rows) : std::vector<LV*>();
+          auto run_of = [&](int c) {
+            return n > 1 ? b_.CreateShuffleVector(columns[size_t(c)], llvm::createSequentialMask(0, unsigned(n), 0))
+                         : b_.CreateShuffleVector(rows[0], llvm::ArrayRef<int>{c});
+          };
+          for (int c = 0; c < lanes; ++c) {
+            LV* channel = b_.CreateAdd(vec_base, ic(int64_t{v} * lanes + c));
+            llvm::BasicBlock* next = nullptr;
+            if (end) {  // the ragged last vectors: lanes past the end are no outputs
+              auto* store_block = llvm::BasicBlock::Create(ctx_, "tile_store_lane", fn_);
+              next = llvm::BasicBlock::Create(ctx_, "tile_store_next", fn_);
+              b_.CreateCondBr(b_.CreateICmpSLT(channel, end), store_block, next);
+              b_.SetInsertPoint(store_block);
+            }
+            vars_[vec] = channel;
+            vars_[unroll_dim_] = b_.CreateAdd(base, ic(first));
+            LV* run = fp_convert(run_of(c), nt);
+            LV* p = b_.CreateInBoundsGEP(ft, buffers_[0], index(output_index(k_)));
+            llvm::Instruction* st = mask ? static_cast<llvm::Instruction*>(b_.CreateMaskedStore(run, p, llvm::Align(4), mask))
+                                         : b_.CreateAlignedStore(run, p, llvm::Align(4));
+            annotate(st, 0);
+            if (next) {
+              b_.CreateBr(next);
+              b_.SetInsertPoint(next);
+            }
+          }
+        }
+      }
+      b_.CreateBr(done);
+    }
+    b_.SetInsertPoint(done);
+    vars_[vec] = vec_base;
+    vars_[unroll_dim_] = base;
+    vec_var_ = vec;
+  }
+
   // The transpose of a square matrix of vectors (rows[j] lane i -> result[i] lane j),
   // as log2(n) rounds of the perfect shuffle: row 2m of a round interleaves the low halves of
   // rows m and m + n/2, row 2m + 1 their high halves.
@@ -1394,6 +1519,16 @@ class Emitter {
       b_.SetInsertPoint(join);
       select_copy(copies - 1);
       vars_[vec_var] = vec_base;
+      return;
+    }
+    if (lanes > 1 && transpose_tile_stores_ && !unrolled.empty()) {
+      std::vector<LV*> results(copies);
+      for (size_t u = 0; u < copies; ++u) {
+        select_copy(u);
+        acc_ = acc_values[u];
+        results[u] = splat(value(k_.result), lanes);
+      }
+      store_tile_transposed(results, lanes, vectors, vec_base, end);
       return;
     }
     for (size_t u = 0; u < copies; ++u) {
@@ -3718,6 +3853,8 @@ class Emitter {
   bool guards_known_true_ = false;   // emitting the copy of the reduction for inside tiles
   bool border_tile_ = false;         // emitting the reduction of a tile tile_inside_guards left guarded
   LV* unroll_end_ = nullptr;         // where it stops for this core
+  LV* unroll_base_ = nullptr;        // the unrolled dim's first output in the tile being emitted
+  bool transpose_tile_stores_ = false;  // stores_tile_transposed
   llvm::Type* idx_ty_ = nullptr;
 };
 
@@ -3732,6 +3869,12 @@ std::vector<RegisterTile> register_tiles_by_cost(const KernelIR& kernel, const T
   llvm::LLVMContext ctx;
   llvm::Module scratch("edgec_plan", ctx);  // the Emitter's home; nothing is emitted into it
   return Emitter(scratch, kernel, target).allowed_tiles();
+}
+
+std::vector<int> output_loop_order(const KernelIR& kernel, const TargetSpec& target) {
+  llvm::LLVMContext ctx;
+  llvm::Module scratch("edgec_plan", ctx);
+  return Emitter(scratch, kernel, target).planned_output_order();
 }
 
 }  // namespace edgec

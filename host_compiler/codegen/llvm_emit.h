@@ -21,4 +21,8 @@ std::vector<std::string> emit_kernel(llvm::Module& module, const KernelIR& kerne
 // The register tiles the cost model allows for a kernel whose launch is planned, cheapest
 // first (the first is what emit_kernel picks by itself); empty without a choice.
 std::vector<RegisterTile> register_tiles_by_cost(const KernelIR& kernel, const TargetSpec& target);
+// The output dims in the order of the kernel's loops, outermost first (the launch planned;
+// empty for a row kernel): row-major, or the vectorized dim first where the vector tiles go
+// outermost (llvm_emit.cc vector_tiles_outermost).
+std::vector<int> output_loop_order(const KernelIR& kernel, const TargetSpec& target);
 }

@@ -141,13 +141,17 @@ Node* winograd_conv(Graph& g, Node* x, const HostTensor& w, int tile, const std:
   Node* xp = g.pad(x, {0, 0, pad_lo[0], pad_lo[1]}, {0, 0, th * m + 2 - h - pad_lo[0], tw * m + 2 - wd - pad_lo[1]});
   Node* win = g.window(xp, {alpha, alpha}, {m, m}, {1, 1});                      // (N, C, TH, TW, a, a)
   // V = B^T d B in two passes, over the tile's rows then its columns (2 (m+2) multiply-adds per
-  // value instead of (m+2)^2): rows[a, j, t, c] = sum_i BT[a, i] d[i, j], V[a, b] = sum_j BT[b, j] rows[a, j].
-  Node* bt_rows = table(g, x->dtype, wm.bt, {alpha, 1, 1, 1, alpha}, "winograd_input_transform");
+  // value instead of (m+2)^2): rows[j, a, t, c] = sum_i BT[a, i] d[i, j], V[a, b] = sum_j BT[b, j] rows[j, a].
+  // Each pass's outermost dim is one its input depends on (rows: the tile column j; V: a), the
+  // table's rows second: the CPU code splits the outermost dim across cores and takes the
+  // table's rows as one register tile (each input vector loaded once for all of them), so
+  // a core's tile covers only its own outputs and reads only its own share of the input.
+  Node* bt_rows = table(g, x->dtype, wm.bt, {1, alpha, 1, 1, alpha}, "winograd_input_transform");
   Node* bt_cols = table(g, x->dtype, wm.bt, {1, alpha, 1, 1, alpha}, "winograd_input_transform");
-  Node* taps = g.reshape(g.permute(win, {5, 0, 2, 3, 1, 4}), {1, alpha, tiles, c, alpha});  // (1, j, T, C, i)
-  Node* rows = g.reduce(Op::ReduceSum, g.binary(Op::Mul, taps, bt_rows), {-1});              // (a, j, T, C, 1)
+  Node* taps = g.reshape(g.permute(win, {5, 0, 2, 3, 1, 4}), {alpha, 1, tiles, c, alpha});  // (j, 1, T, C, i)
+  Node* rows = g.reduce(Op::ReduceSum, g.binary(Op::Mul, taps, bt_rows), {-1});              // (j, a, T, C, 1)
   rows->realize = true;
-  Node* rows_v = g.reshape(g.permute(g.reshape(rows, {alpha, alpha, tiles, c}), {0, 2, 3, 1}), {alpha, 1, tiles, c, alpha});
+  Node* rows_v = g.reshape(g.permute(g.reshape(rows, {alpha, alpha, tiles, c}), {1, 2, 3, 0}), {alpha, 1, tiles, c, alpha});
   Node* v = g.reduce(Op::ReduceSum, g.binary(Op::Mul, rows_v, bt_cols), {-1});  // (a, b, T, C, 1): (P, T, C)
   // bf16 products (lowering.h bf16_operand): the transform stores its tiles as bf16, the
   // products read them in pairs of channels.
@@ -193,14 +197,15 @@ Node* winograd_conv(Graph& g, Node* x, const HostTensor& w, int tile, const std:
   }
   mp->realize = true;
 
-  // Output tiles Y = A^T M A, again rows then columns: half[a, j, t, k] = sum_i AT[a, i] M[i, j],
-  // y[n, th, a, tw, b, k] = sum_j AT[b, j] half[a, j] for tile t = (n, th, tw).
-  Node* at_rows = table(g, x->dtype, wm.at, {m, 1, 1, 1, alpha}, "winograd_output_transform");
+  // Output tiles Y = A^T M A, again rows then columns: half[j, a, t, k] = sum_i AT[a, i] M[i, j],
+  // y[n, th, a, tw, b, k] = sum_j AT[b, j] half[j, a] for tile t = (n, th, tw) (j outermost, as
+  // the input transform's rows).
+  Node* at_rows = table(g, x->dtype, wm.at, {1, m, 1, 1, alpha}, "winograd_output_transform");
   Node* at_cols = table(g, x->dtype, wm.at, {1, 1, 1, 1, m, 1, alpha}, "winograd_output_transform");
-  Node* mv = g.reshape(g.permute(g.reshape(mp, {alpha, alpha, tiles, k}), {1, 2, 3, 0}), {1, alpha, tiles, k, alpha});
-  Node* half = g.reduce(Op::ReduceSum, g.binary(Op::Mul, mv, at_rows), {-1});  // (a, j, T, K, 1)
+  Node* mv = g.reshape(g.permute(g.reshape(mp, {alpha, alpha, tiles, k}), {1, 2, 3, 0}), {alpha, 1, tiles, k, alpha});
+  Node* half = g.reduce(Op::ReduceSum, g.binary(Op::Mul, mv, at_rows), {-1});  // (j, a, T, K, 1)
   half->realize = true;
-  Node* half_v = g.reshape(g.permute(g.reshape(half, {m, alpha, n, th, tw, k}), {2, 3, 0, 4, 5, 1}), {n, th, m, tw, 1, k, alpha});
+  Node* half_v = g.reshape(g.permute(g.reshape(half, {alpha, m, n, th, tw, k}), {2, 3, 1, 4, 5, 0}), {n, th, m, tw, 1, k, alpha});
   Node* y = g.reduce(Op::ReduceSum, g.binary(Op::Mul, half_v, at_cols), {-1});  // (N, TH, m, TW, m, K, 1)
   y->conv_result = true;
   y = g.permute(g.reshape(y, {n, th * m, tw * m, k}), {0, 3, 1, 2});

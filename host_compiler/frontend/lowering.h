@@ -197,8 +197,8 @@ Node* wrap_negative(Graph& g, Node* idx, int64_t dim);
 // output element, all elementwise + one ReduceSum.
 Node* select_along(Graph& g, Node* table, int64_t axis, Node* idx);
 // x gathered along axis at positions known at compile time (each in [0, dim)): a repeat
-// view, a strided slice, slices joined along the axis, or a one-hot selection, whichever
-// is cheapest.
+// view, a strided slice, a few slices joined along the axis, or a Gather with a constant
+// index, whichever is cheapest.
 Node* gather_positions(Graph& g, Node* x, int64_t axis, const std::vector<int64_t>& positions);
 // The lowest / highest value of dtype (-inf / inf for floats).
 double lowest_value(DType t);

@@ -201,10 +201,21 @@ bool copies_input_channels_last(const Node* x, int64_t groups, bool dot_operands
   // spectrogram, read through a transposing view): its copy is one plane, its bounds tests and
   // the view's index arithmetic were most of the conv's time.
   const bool one_channel = groups == 1 && x->shape[1] == 1;
+  // A stride-1 depthwise conv most of whose outputs read padding (a 5x5 one over 3 rows, as
+  // in PP-OCR's text-direction classifier: every output): its tiles test their bounds at
+  // every tap (6-10 GFLOP/s, a third of that model's time). Measured gains at 0 and 18%
+  // inside (5x5 on 7x7: MobileNetV3-Small 2.85 -> 2.33 ms); none at 41% (PicoDet's 5x5 convs
+  // on 13x10, 128 channels: the copy cost what the taps saved), so below a quarter.
+  double inside = 1;
+  for (size_t i = 0; i < spec.kernel.size() && i + 2 < x->shape.size(); ++i) {
+    const int64_t outputs = spec.outputs(i, x->shape[2 + i]);
+    inside *= outputs > 0 ? double(std::clamp<int64_t>(x->shape[2 + i] - spec.span(i) + 1, 0, outputs)) / double(outputs) : 1.0;
+  }
+  const bool mostly_border_depthwise = depthwise_2d && stride_1 && inside < 0.25;
   // A dense 3-D conv: with a padded depth of 8 frames (r3d_18) a quarter of its output
   // planes are border planes, their tiles all bounds-tested.
   const bool dense_3d = groups == 1 && x->shape.size() == 5;
-  if (!strip && !dense_strided && !dilated_depthwise && !one_channel && !dense_3d &&
+  if (!strip && !dense_strided && !dilated_depthwise && !one_channel && !mostly_border_depthwise && !dense_3d &&
       (groups <= 1 || groups >= x->shape[1]))
     return false;
   if (!dense_strided && !dense_3d && !stride_1) return false;
@@ -892,67 +903,38 @@ Outs lower_conv_transpose(OpContext& ctx) {
     if (y->dtype == DType::F32 && groups == 1) return {interleave_channels_last(y)};
     return {interleave(y, false)};
   }
-  // Phases with as many outputs each but other taps (a 4x4 or 3x3 kernel at stride 2): one
-  // conv per phase, the results stacked in a buffer of their own (N, P, M, Q...) and
-  // interleaved by one permute. Summed as zero-padded interleaved views instead, one kernel
-  // read every phase's buffer through masked div/mod loads per output (tests/bench/op_cliffs.py:
-  // 3x3 stride 2, 64 -> 32 channels on 80x80: that kernel took about half the time).
-  bool equal_counts = true;
-  for (size_t i = 0; i < k; ++i)
-    for (const Phase& ph : phases[i])
-      equal_counts = equal_counts && !ph.taps.empty() && ph.count == phases[i][0].count && ph.count > 0;
-  if (equal_counts) {
-    std::vector<Node*> ys;
-    std::vector<int64_t> rs(k, 0);
-    for (bool more = true; more;) {
-      Node* sub = wt;
-      for (size_t i = 0; i < k; ++i) sub = gather_positions(g, sub, int64_t(2 + i), phases[i][size_t(rs[i])].taps);
-      Node* y = phase_conv(sub, rs);  // (N, M, Q...)
-      Shape one{y->shape[0], 1};
-      one.insert(one.end(), y->shape.begin() + 1, y->shape.end());
-      ys.push_back(g.reshape(y, one));
-      more = false;
-      for (size_t i = k; i-- > 0 && !more;)
-        if (++rs[i] < stride[i]) more = true;
-        else rs[i] = 0;
-    }
-    Node* stacked = concat(g, ys, 1);
-    stacked->realize = true;
-    return {interleave(stacked, true)};
-  }
-  Node* sum = nullptr;
+  // Other phases (a 4x4 or 3x3 kernel at stride 2): one conv per phase, each result padded
+  // with zeros to Qmax outputs per dim (phases that read no tap are all zeros), stacked in a
+  // buffer of their own (N, P, M, Qmax...) and interleaved by one permute. Summed as
+  // zero-padded interleaved views instead, one kernel read every phase's buffer through
+  // masked div/mod loads per output (tests/bench/op_cliffs.py: 3x3 stride 2, 64 -> 32
+  // channels on 80x80: that kernel took about half the time; 3x3 stride 2 without padding,
+  // whose phases differ in output count, 2x onnxruntime: issue 22).
+  std::vector<Node*> ys;
   std::vector<int64_t> rs(k, 0);
+  Shape one{x->shape[0], 1, m};
+  one.insert(one.end(), qmax.begin(), qmax.end());
   for (bool more = true; more;) {
     bool empty = false;
     for (size_t i = 0; i < k; ++i) empty = empty || phases[i][size_t(rs[i])].taps.empty() || phases[i][size_t(rs[i])].count == 0;
-    if (!empty) {
+    if (empty) {
+      ys.push_back(g.constant(0, x->dtype, one));
+    } else {
       Node* sub = wt;
       for (size_t i = 0; i < k; ++i) sub = gather_positions(g, sub, int64_t(2 + i), phases[i][size_t(rs[i])].taps);
-      Node* y = phase_conv(sub, rs);  // (N, M, counts...)
-      // Into the interleaved layout (N, M, Qmax_0, s_0, Qmax_1, s_1, ...) at phase r.
-      Shape inter{y->shape[0], m};
-      std::vector<int64_t> ilo(2 + 2 * k, 0), ihi(2 + 2 * k, 0);
-      for (size_t i = 0; i < k; ++i) {
-        inter.insert(inter.end(), {y->shape[2 + i], 1});
-        ihi[2 + 2 * i] = qmax[i] - y->shape[2 + i];
-        ilo[3 + 2 * i] = rs[i];
-        ihi[3 + 2 * i] = stride[i] - 1 - rs[i];
-      }
-      Node* part = g.pad(g.reshape(y, inter), ilo, ihi, 0.0);
-      sum = sum ? g.binary(Op::Add, sum, part) : part;
+      Node* y = phase_conv(sub, rs);  // (N, M, count_i...)
+      std::vector<int64_t> plo(2 + k, 0), phi(2 + k, 0);
+      for (size_t i = 0; i < k; ++i) phi[2 + i] = qmax[i] - y->shape[2 + i];
+      ys.push_back(g.reshape(g.pad(y, plo, phi, 0.0), one));
     }
     more = false;
-    for (size_t i = k; i-- > 0;) {
-      if (++rs[i] < stride[i]) {
-        more = true;
-        break;
-      }
-      rs[i] = 0;
-    }
+    for (size_t i = k; i-- > 0 && !more;)
+      if (++rs[i] < stride[i]) more = true;
+      else rs[i] = 0;
   }
-  Shape full{x->shape[0], m};
-  for (size_t i = 0; i < k; ++i) full.push_back(qmax[i] * stride[i]);
-  return {crop_and_bias(sum ? g.reshape(sum, full) : g.constant(0, x->dtype, full))};
+  Node* stacked = concat(g, ys, 1);
+  stacked->realize = true;
+  return {interleave(stacked, true)};
 }
 
 std::vector<int64_t> pool_kernel(const OpContext& ctx) {

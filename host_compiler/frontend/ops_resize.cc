@@ -285,10 +285,19 @@ Node* resize(OpContext& ctx, Node* x, const ResizeParams& p, const std::vector<i
       valid = valid ? g.binary(Op::And, valid, vd) : vd;
     }
   }
+  // Axes that shrink first, then the others (last to first among equal ratios): each step
+  // reads the previous one's result, so shrinking first keeps those small, and a Gather
+  // (gather_positions) that shrinks then reads the input rather than a grown intermediate
+  // stored for it (56 -> 34 rows after 56 -> 168 columns: 4.7x onnxruntime).
+  std::vector<size_t> order;
+  for (size_t d = r; d-- > 0;) order.push_back(d);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return plans[a].out * plans[b].in < plans[b].out * plans[a].in;
+  });
   DType t = x->dtype;
   Node* y = x;
   bool computed = false;
-  for (size_t d = r; d-- > 0;) {
+  for (size_t d : order) {
     const AxisPlan& plan = plans[d];
     std::vector<int64_t> sel = selection(plan);
     bool identity = plan.in == plan.out && !sel.empty();

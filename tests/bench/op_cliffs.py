@@ -29,10 +29,15 @@ for, where a fixed list only finds the cliffs someone thought of. --pooled ends 
 a GlobalAveragePool, so the conv's result is an intermediate (channels-last) as in a model.
 --random-ops N [--seed S]: N seeded random non-conv ops instead (random_op_cases: matrix
 products, Softmax / reductions / LayerNorm over any axis, Transpose, Resize, pooling,
-broadcasting elementwise ops, Concat, Pad, strided Slice, Gather, DepthToSpace, ArgMax).
+broadcasting elementwise ops, Concat, Pad, strided Slice, Gather, DepthToSpace, ArgMax; and
+MORE_OP_KINDS: GroupNorm / InstanceNorm, attention, Einsum, ConvTranspose 1-D / 2-D, 1-D convs,
+GRU / LSTM, Gemm transB, Where, Cast, CumSum, TopK, Expand, Tile, ReduceMax / Min / L2 /
+LogSumExp, Resize to odd sizes). --op-kinds base draws only the first session's classes (the
+same cases per seed as then); --op-kinds KIND[,KIND] only those classes.
 
 Classes: conv1d, conv3d, dilated 3x3, conv_transpose, depthwise 5x5/7x7, grouped, stride-2 3x3,
-attention matmul, softmax, norms, resize, pool, gather, transpose, concat/split, GRU/LSTM.
+convs writing the model's NCHW output (nchwout_), attention matmul, softmax, norms, resize,
+pool, gather, transpose, concat/split, GRU/LSTM.
 """
 import argparse
 import json
@@ -233,26 +238,160 @@ def random_conv_cases(count, seed, pooled=False):
     return c
 
 
-def inferred(nodes, inputs, inits=(), opset=17):
-    """A model of nodes whose output "y" gets its shape from ONNX shape inference."""
-    m = model(nodes, inputs, [helper.make_tensor_value_info("y", TensorProto.UNDEFINED, None)], inits, opset)
+def inferred(nodes, inputs, inits=(), opset=17, outputs=("y",)):
+    """A model of nodes whose outputs (default "y") get their shapes from ONNX shape inference."""
+    m = model(nodes, inputs, [helper.make_tensor_value_info(o, TensorProto.UNDEFINED, None) for o in outputs],
+              inits, opset)
     inf = onnx.shape_inference.infer_shapes(m, strict_mode=True)
-    y = next(v for v in list(inf.graph.value_info) + list(inf.graph.output) if v.name == "y")
-    m.graph.output[0].CopyFrom(y)
+    for out in m.graph.output:
+        out.CopyFrom(next(v for v in list(inf.graph.value_info) + list(inf.graph.output) if v.name == out.name))
     return m
 
 
-def random_op_cases(count, seed):
+# random_op_cases' classes. BASE_OP_KINDS alone (--op-kinds base) draws the same cases per seed
+# as before the other classes were added (session 36's seeds 1 and 2).
+BASE_OP_KINDS = ("matmul", "linear", "softmax", "reduce", "transpose", "resize", "pool", "broadcast", "concat",
+                 "layernorm", "pad", "slice", "gather", "depth_to_space", "argmax")
+MORE_OP_KINDS = ("groupnorm", "attention", "einsum", "conv_transpose", "conv1d", "rnn", "gemm", "where", "cast",
+                 "cumsum", "topk", "expand", "tile", "reduce_odd", "resize_odd")
+
+
+def more_op_case(kind, rng, pick, x4, seq, dim, heads):
+    """(model, name) of one of MORE_OP_KINDS at shapes drawn from rng (random_op_cases' draws
+    of x4 = [1, C, H, W], seq, dim and heads)."""
+    nc, hw = x4[1], x4[2]
+    if kind == "groupnorm":
+        if rng.random() < 0.5:
+            groups = int(pick(*[g for g in (1, 2, 4, 8, 16, 32) if nc % g == 0]))
+            return (unary("GroupNormalization", x4, opset=18, inits=[weight("s", [groups], 1.0), weight("b", [groups], 0.1)],
+                          extra_inputs=["s", "b"], num_groups=groups, epsilon=1e-5),  # (shape inference leaves y untyped)
+                    f"groupnorm_g{groups}_{x4}")
+        return (inferred([helper.make_node("InstanceNormalization", ["x", "s", "b"], ["y"], epsilon=1e-5)],
+                         [vi("x", x4)], [weight("s", [nc], 1.0), weight("b", [nc], 0.1)]), f"instancenorm_{x4}")
+    if kind == "attention":
+        # softmax(Q K^T * scale) [V]: Q, K, V [1, H, S, D] with K transposed inside the model, as exported
+        h = max(heads, 2)
+        q = [1, h, seq, dim // h]
+        nodes = [helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
+                 helper.make_node("MatMul", ["q", "kt"], ["s"]),
+                 helper.make_node("Mul", ["s", "scale"], ["ss"])]
+        with_v = rng.random() < 0.5
+        nodes.append(helper.make_node("Softmax", ["ss"], ["p" if with_v else "y"], axis=-1))
+        if with_v:
+            nodes.append(helper.make_node("MatMul", ["p", "v"], ["y"]))
+        scale = numpy_helper.from_array(np.array(1 / math.sqrt(q[3]), np.float32), "scale")
+        return (inferred(nodes, [vi(n, q) for n in ("q", "k", "v")[:3 if with_v else 2]], [scale]),
+                f"attention_{'qkv' if with_v else 'qk_softmax'}_{q}")
+    if kind == "einsum":
+        h = max(heads, 2)
+        eq, shapes = [("bhqd,bhkd->bhqk", [[1, h, seq, dim // h], [1, h, seq, dim // h]]),
+                      ("bhqk,bhkd->bhqd", [[1, h, seq, seq], [1, h, seq, dim // h]]),
+                      ("bnc,cd->bnd", [[1, seq, dim], [dim, int(pick(64, 256, 384))]]),
+                      ("bchw,bc->bhw", [x4, x4[:2]])][int(rng.integers(4))]
+        return (inferred([helper.make_node("Einsum", ["a", "b"], ["y"], equation=eq)],
+                         [vi("a", shapes[0]), vi("b", shapes[1])]), f"einsum_{eq.replace(',', '_').replace('->', '_to_')}_{shapes[0]}")
+    if kind == "conv_transpose":
+        one_d = rng.random() < 0.4
+        stride = int(pick(2, 3, 4))
+        k = stride * int(pick(1, 2)) if rng.random() < 0.7 else stride + 1
+        cin = int(pick(16, 32, 64, 128))
+        cout = int(pick(16, 32, 64))
+        groups = 1 if rng.random() < 0.6 else int(pick(*[g for g in (2, 4, cin) if cin % g == 0 and cout % g == 0] or [1]))
+        if groups == cin:
+            cout = cin
+        pad = (k - stride) // 2
+        spatial = [int(pick(50, 100, 250, 500))] if one_d else [int(pick(7, 14, 20, 28, 40))] * 2
+        ks = [k] * len(spatial)
+        node = helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], kernel_shape=ks, strides=[stride] * len(ks),
+                                pads=[pad] * 2 * len(ks), group=groups)
+        return (inferred([node], [vi("x", [1, cin, *spatial])],
+                         [weight("w", [cin, cout // groups, *ks], 1.0 / math.sqrt(cin // groups * k ** len(ks) / stride ** len(ks))),
+                          weight("b", [cout], 0.1)]),
+                f"convT{len(ks)}d_k{k}s{stride}p{pad}_g{groups}_c{cin}-{cout}_{spatial[0]}")
+    if kind == "conv1d":
+        # audio front ends and TCNs: long sequences, dilated
+        c_, n = int(pick(32, 64, 128, 256)), int(pick(1000, 2000, 4000, 8000, 16000))
+        k, dil = int(pick(3, 3, 5, 7)), int(pick(1, 1, 2, 4, 8))
+        group = c_ if rng.random() < 0.25 else 1
+        n = min(n, int(3e8 / (2 * c_ * c_ // group * k)) // 100 * 100)  # at most ~0.3 GFLOP
+        node = helper.make_node("Conv", ["x", "w", "b"], ["y"], kernel_shape=[k], pads=[dil * (k - 1) // 2] * 2,
+                                dilations=[dil], group=group)
+        return (inferred([node], [vi("x", [1, c_, n])], [weight("w", [c_, c_ // group, k]), weight("b", [c_], 0.1)]),
+                f"conv1d_k{k}d{dil}_g{group}_c{c_}_{n}")
+    if kind == "rnn":
+        op, inp, hid, steps = pick("GRU", "LSTM"), int(pick(32, 64, 80, 128, 256)), int(pick(32, 64, 100, 128, 256)), int(pick(1, 8, 32))
+        gates = 3 if op == "GRU" else 4
+        extra = {"linear_before_reset": 1} if op == "GRU" else {}
+        s = 1.0 / math.sqrt(hid)
+        m = inferred([helper.make_node(op, ["x", "W", "R", "B"], ["y"], hidden_size=hid, **extra)],
+                     [vi("x", [steps, 1, inp])],
+                     [weight("W", [1, gates * hid, inp], s), weight("R", [1, gates * hid, hid], s),
+                      weight("B", [1, 2 * gates * hid], s)])
+        return m, f"{op.lower()}_seq{steps}_in{inp}_h{hid}"
+    if kind == "gemm":
+        rows, n_out = int(pick(1, 8, seq)), int(pick(64, 100, 256, 1000))
+        m = inferred([helper.make_node("Gemm", ["x", "w", "b"], ["y"], transB=1)], [vi("x", [rows, dim])],
+                     [weight("w", [n_out, dim]), weight("b", [n_out], 0.1)])
+        return m, f"gemm_transB_{rows}x{dim}x{n_out}"
+    if kind == "where":
+        cmp = pick("Greater", "Less", "Equal", "GreaterOrEqual")
+        other = [d if rng.random() < 0.5 else 1 for d in x4]
+        nodes = [helper.make_node(cmp, ["x", "o"], ["c"]), helper.make_node("Where", ["c", "x", "o"], ["y"])]
+        return inferred(nodes, [vi("x", x4), vi("o", other)]), f"where_{cmp}_{x4}_by_{other}"
+    if kind == "cast":
+        to = pick(TensorProto.INT32, TensorProto.INT64, TensorProto.FLOAT16)
+        nodes = [helper.make_node("Mul", ["x", "k"], ["xk"]), helper.make_node("Cast", ["xk"], ["y"], to=to)]
+        k = numpy_helper.from_array(np.array(100.0, np.float32), "k")
+        return inferred(nodes, [vi("x", x4)], [k]), f"cast_{TensorProto.DataType.Name(to).lower()}_{x4}"
+    if kind == "cumsum":
+        axis, excl, rev = int(pick(1, 2, 3)), int(rng.integers(2)), int(rng.integers(2))
+        ax = numpy_helper.from_array(np.array(axis, np.int64), "axis")
+        return (inferred([helper.make_node("CumSum", ["x", "axis"], ["y"], exclusive=excl, reverse=rev)], [vi("x", x4)], [ax]),
+                f"cumsum_a{axis}_e{excl}_r{rev}_{x4}")
+    if kind == "topk":
+        axis, k = int(pick(1, 2, 3, -1)), int(pick(1, 5, 10))
+        kt = numpy_helper.from_array(np.array([min(k, x4[axis])], np.int64), "k")
+        m = inferred([helper.make_node("TopK", ["x", "k"], ["y", "i"], axis=axis)], [vi("x", x4)], [kt], outputs=("y", "i"))
+        return m, f"topk_a{axis}_k{k}_{x4}"
+    if kind == "expand":
+        src = [d if rng.random() < 0.5 else 1 for d in x4]
+        shp = numpy_helper.from_array(np.array(x4, np.int64), "shape")
+        return inferred([helper.make_node("Expand", ["x", "shape"], ["y"])], [vi("x", src)], [shp]), f"expand_{src}_to_{x4}"
+    if kind == "tile":
+        reps = [1, int(pick(1, 2, 3)), int(pick(1, 2)), int(pick(1, 2, 4))]
+        src = [1, nc, max(hw // 2, 4), max(hw // 2, 4)]
+        r = numpy_helper.from_array(np.array(reps, np.int64), "reps")
+        return inferred([helper.make_node("Tile", ["x", "reps"], ["y"])], [vi("x", src)], [r]), f"tile_{reps}_{src}"
+    if kind == "reduce_odd":
+        op = pick("ReduceMax", "ReduceMin", "ReduceL2", "ReduceLogSumExp")
+        axes = sorted(rng.choice(4, int(rng.integers(1, 3)), replace=False).tolist())
+        keep = int(rng.integers(2))
+        axes_t = numpy_helper.from_array(np.array(axes, np.int64), "axes")
+        return (inferred([helper.make_node(op, ["x", "axes"], ["y"], keepdims=keep)], [vi("x", x4)], [axes_t], opset=18),
+                f"{op}_{x4}_axes{axes}_k{keep}")
+    # resize_odd: cubic / nearest to sizes at odd scales
+    mode = pick("nearest", "cubic")
+    ctm = pick("half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel")
+    out_hw = [max(1, int(round(hw * float(pick(1.5, 0.75, 3.0, 1.33, 0.6, 2.5))))) for _ in range(2)]
+    sizes = numpy_helper.from_array(np.array([1, nc, *out_hw], np.int64), "sizes")
+    extra = {"nearest_mode": pick("floor", "round_prefer_floor", "ceil")} if mode == "nearest" else {}
+    return (inferred([helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode=mode,
+                                       coordinate_transformation_mode=ctm, **extra)], [vi("x", x4)], [sizes], opset=13),
+            f"resize_{mode}_{ctm}_{x4}_to{out_hw}")
+
+
+def random_op_cases(count, seed, kinds=BASE_OP_KINDS + MORE_OP_KINDS):
     """`count` seeded random non-conv ops at random shapes (what a model between its convs
     does: matrix products, Softmax / reductions / LayerNorm over any axis, Transpose of 3-5
     dims, Resize, pooling, broadcasting elementwise ops, Concat, Pad, Slice with steps, Gather,
-    DepthToSpace, ArgMax), 0.1-4 M elements each."""
+    DepthToSpace, ArgMax; MORE_OP_KINDS: GroupNorm / InstanceNorm, attention, Einsum,
+    ConvTranspose, 1-D convs, GRU / LSTM, Gemm, Where, Cast, CumSum, TopK, Expand, Tile, odd
+    reductions, Resize at odd scales), 0.1-4 M elements each (inputs, outputs or weights)."""
     rng = np.random.default_rng(seed)
     pick = lambda *v: v[int(rng.integers(len(v)))]  # noqa: E731
     c = {}
     while len(c) < count:
-        kind = pick("matmul", "linear", "softmax", "reduce", "transpose", "resize", "pool", "broadcast", "concat",
-                    "layernorm", "pad", "slice", "gather", "depth_to_space", "argmax")
+        kind = pick(*kinds)
         nc, hw = int(pick(3, 16, 24, 32, 48, 64, 96, 128, 256)), int(pick(7, 14, 20, 28, 40, 56, 80, 112))
         x4 = [1, nc, hw, hw]
         seq, dim, heads = int(pick(49, 64, 128, 197, 256, 400)), int(pick(64, 96, 128, 192, 256, 384, 768)), int(pick(1, 4, 8, 12))
@@ -329,13 +468,16 @@ def random_op_cases(count, seed):
             shape = [1, nc * 4, max(hw // 2, 4), max(hw // 2, 4)]
             m = inferred([helper.make_node("DepthToSpace", ["x"], ["y"], blocksize=2, mode=pick("DCR", "CRD"))], [vi("x", shape)])
             name = f"depth_to_space_{shape}"
-        else:
+        elif kind == "argmax":
             axis = int(pick(1, 2, 3))
             m = inferred([helper.make_node("ArgMax", ["x"], ["y"], axis=axis, keepdims=1)], [vi("x", x4)])
             name = f"argmax_a{axis}_{x4}"
+        else:
+            m, name = more_op_case(kind, rng, pick, x4, seq, dim, heads)
         numel = int(np.prod([d.dim_value for d in m.graph.output[0].type.tensor_type.shape.dim]))
         numel_in = sum(int(np.prod([d.dim_value for d in i.type.tensor_type.shape.dim])) for i in m.graph.input)
-        if not 1e5 <= max(numel, numel_in) <= 4e6:
+        numel_w = max([int(np.prod(t.dims)) for t in m.graph.initializer], default=0)
+        if not 1e5 <= max(numel, numel_in, numel_w if kind in MORE_OP_KINDS else 0) <= 4e6:
             continue
         c[f"rop{len(c)}_{name}".replace(" ", "")] = m
     return c
@@ -375,6 +517,18 @@ def cases():
     c["grouped_s2_cpg64_c256_56"] = conv(256, 256, [56, 56], 3, stride=2, group=4)
     c["grouped_s2_cpg16_c256_56"] = conv(256, 256, [56, 56], 3, stride=2, group=16)
     c["grouped_1x1_cpg16_c256_28"] = conv(256, 256, [28, 28], 1, group=16)
+    # convs (+ bias + ReLU) whose result is the model's NCHW output, reading a computed
+    # (channels-last) intermediate: detection heads (YOLO's 255-channel 1x1, SSD's box and class
+    # convs), segmentation logits, an encoder's last conv; dense, depthwise, grouped (issue 22)
+    for name, cin, m, hw, k, groups in [("dense1x1_c128-255_20", 128, 255, 20, 1, 1),
+                                        ("dense1x1_c512-2048_28", 512, 2048, 28, 1, 1),
+                                        ("dense3x3_c96-24_40", 96, 24, 40, 3, 1),
+                                        ("dense3x3_c64-91_20", 64, 91, 20, 3, 1),
+                                        ("dw3x3_c144_56", 144, 144, 56, 3, 144),
+                                        ("grouped3x3_cpg8_c128_28", 128, 128, 28, 3, 16),
+                                        ("grouped3x3_cpg64_c256_14", 256, 256, 14, 3, 4)]:
+        p = k // 2
+        c[f"nchwout_{name}"] = conv_block(16, cin, m, [hw, hw], (k, k), 1, (1, 1), groups, (p, p))
     # stride-2 3x3 (stems, downsampling)
     c["s2_3x3_c3-32_224"] = conv(3, 32, [224, 224], 3, stride=2)
     c["s2_3x3_c64-128_56"] = conv(64, 128, [56, 56], 3, stride=2)
@@ -450,9 +604,16 @@ def main():
                     help="--random blocks end in a GlobalAveragePool (the conv's result an intermediate)")
     ap.add_argument("--random-ops", type=int, default=0, metavar="N",
                     help="instead of the fixed cases, N seeded random non-conv ops (random_op_cases)")
+    ap.add_argument("--op-kinds", default="all",
+                    help="--random-ops' classes: all, base (BASE_OP_KINDS: the cases of the seeds run before "
+                         "MORE_OP_KINDS were added) or a comma-separated list of kinds")
     args = ap.parse_args()
+    kinds = {"all": BASE_OP_KINDS + MORE_OP_KINDS, "base": BASE_OP_KINDS}.get(args.op_kinds)
+    kinds = kinds or tuple(args.op_kinds.split(","))
+    if set(kinds) - set(BASE_OP_KINDS + MORE_OP_KINDS):
+        ap.error(f"--op-kinds: unknown {sorted(set(kinds) - set(BASE_OP_KINDS + MORE_OP_KINDS))}")
     all_cases = (random_conv_cases(args.random, args.seed, args.pooled) if args.random
-                 else random_op_cases(args.random_ops, args.seed) if args.random_ops else cases())
+                 else random_op_cases(args.random_ops, args.seed, kinds) if args.random_ops else cases())
     names = [n for n in all_cases if not args.only or any(s in n for s in args.only.split(","))]
     if args.list:
         print("\n".join(names))

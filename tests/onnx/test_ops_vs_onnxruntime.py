@@ -111,7 +111,10 @@ def conv_transpose_phases_as_one_conv():
     2x2 stride-2 upsampling of PP-OCR's detection head, here with its BN + ReLU and a second one
     to 1 channel + Sigmoid; grouped, 1-D, 3-D, stride 1 dilated). Each is one conv with a
     channel per phase, interleaved by a permute: no kernel sums masked div/mod reads of
-    per-phase buffers (those ran at ~1 GB/s, 73% of the head's time)."""
+    per-phase buffers (those ran at ~1 GB/s, 73% of the head's time). The first one's
+    interleave (with its bias, BN and ReLU), read by the second, is stored (N, H, W, C) like the
+    phases' conv result it reads: stored NCHW it gathered every vector from 4 phases
+    (PP-OCRv4 det: 1 GFLOP/s, a tenth of the model's time)."""
     feeds = {"x": randn(1, 8, 6, 7)}
     nodes = [h.make_node("ConvTranspose", ["x", "w0", "b0"], ["t0"], kernel_shape=[2, 2], strides=[2, 2]),
              h.make_node("BatchNormalization", ["t0", "bn_s", "bn_b", "bn_m", "bn_v"], ["n0"]),
@@ -128,6 +131,8 @@ def conv_transpose_phases_as_one_conv():
         convs = [n for n, text in kernels.items() if "reduce ReduceSum" in text]
         assert not masked and len(convs) == 2, \
             f"expected one conv per ConvTranspose and no masked phase reads: convs {convs}, masked {masked}"
+        relu = [text.splitlines()[0] for text in kernels.values() if "Max(" in text and "reduce" not in text]
+        assert len(relu) == 1 and "out[1,12,14,6]" in relu[0], f"the interleave + BN + ReLU should store (N, H, W, C): {relu}"
     cases = [
         ((1, 6, 5, 7), (6, 2, 2, 3), dict(strides=[2, 3], group=3)),  # grouped, phases per group
         ((2, 3, 9), (3, 4, 3), dict(strides=[3])),  # 1-D, batch 2
@@ -140,6 +145,36 @@ def conv_transpose_phases_as_one_conv():
         feeds = {"x": randn(*xs)}
         check(model([h.make_node("ConvTranspose", ["x", "w", "b"], ["y"], **attrs)], feeds, ["y"], inits, opset=17),
               feeds, atol=1e-4)
+
+
+@suite.case
+def conv_transpose_unequal_phase_counts():
+    """ConvTransposes whose stride phases compute different numbers of outputs (3x3 stride 2
+    without padding: 2n+1 outputs, n+1 in phase 0 and n in phase 1; 5x5 / 4 and 4x4 / 3, a
+    kernel shorter than the stride leaves a phase with no tap; grouped). Each phase's
+    result is padded to the most outputs and stacked, one permute interleaves them: the
+    kernel storing y loads one element per output unmasked (on main it summed every phase's
+    buffer through masked div/mod loads: 2x onnxruntime at 16 -> 64 channels on 40x40, 5x
+    for 5x5 stride 4; issue 22)."""
+    cases = [
+        ((1, 4, 6, 7), (4, 6, 3, 3), dict(strides=[2, 2])),
+        ((1, 3, 5, 5), (3, 4, 5, 5), dict(strides=[4, 4])),
+        ((1, 4, 5, 4), (4, 3, 4, 4), dict(strides=[3, 3], group=2)),
+        ((1, 3, 5, 6), (3, 2, 2, 2), dict(strides=[3, 3])),  # a phase with no tap: zeros
+    ]
+    nodes, inits, feeds = [], [], {}
+    for i, (xs, ws, attrs) in enumerate(cases):
+        nodes.append(h.make_node("ConvTranspose", [f"x{i}", f"w{i}", f"b{i}"], [f"y{i}"], **attrs))
+        inits += [(f"w{i}", randn(*ws)), (f"b{i}", randn(ws[1] * attrs.get("group", 1)))]
+        feeds[f"x{i}"] = randn(*xs)
+    check(model(nodes, feeds, [f"y{i}" for i in range(len(cases))], inits, opset=17), feeds, atol=1e-4)
+    if lib.opencl_target():
+        return
+    kernels = _kernels(WORK / f"m{_count[0]}.onnx", "convT_unequal")
+    for i, (_, ws, attrs) in enumerate(cases):
+        out = [text for name, text in kernels.items() if re.fullmatch(rf"k\d+_y{i}(_\d+)?", name)]
+        assert len(out) == 1 and "inbounds" not in out[0] and out[0].count("= load ") <= 2, \
+            f"{ws} {attrs}: the kernel storing y{i} should read the stacked phases unmasked:\n{out}"
 
 
 @suite.case
@@ -217,6 +252,40 @@ def nearest_upsampling_shifted_repeats():
             kernels = _kernels(WORK / f"m{_count[0]}.onnx", f"nearest_shifted_{_count[0]}")
             reduces = [k for k, text in kernels.items() if " reduce " in text]
             assert not reduces, f"{ctm} {nearest} x{scales[2:]}: reduce kernels {reduces}"
+
+
+@suite.case
+def selections_at_scattered_positions():
+    """Nearest Resize to sizes that are no multiple (14 -> 35 rows: each row read 2-3 times,
+    14 -> 9 columns) and constant-index Gathers of many scattered channels / columns: positions
+    known at compile time in more than a few runs are one Gather each (lowering.cc
+    gather_positions). They were a one-hot reduction over the whole input row (13x
+    onnxruntime) or dozens of slices joined, a select and a load per slice for every element
+    (a Gather of 256 channels: 222x); the dump has no reduce kernel and no kernel loads more
+    than the index and one element."""
+    x = randn(1, 24, 14, 14)
+    chans = RNG.integers(0, 24, 40).astype(np.int64)
+    cols = RNG.permutation(14).astype(np.int64)
+    for ctm, nearest, sizes in (("half_pixel", "round_prefer_floor", [1, 24, 35, 9]),
+                                ("asymmetric", "floor", [1, 24, 21, 33]),
+                                ("align_corners", "ceil", [1, 24, 9, 20])):
+        m = model([h.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="nearest", nearest_mode=nearest,
+                               coordinate_transformation_mode=ctm)],
+                  {"x": x}, ["y"], [("sizes", np.array(sizes, np.int64))], opset=19)
+        check(m, {"x": x}, rtol=0, atol=0)
+        if not lib.opencl_target():
+            _assert_one_read_per_element(_kernels(WORK / f"m{_count[0]}.onnx", f"scattered_{_count[0]}"), f"{ctm} {sizes}")
+    for axis, idx in ((1, chans), (3, cols)):
+        m = model([h.make_node("Gather", ["x", "i"], ["y"], axis=axis)], {"x": x}, ["y"], [("i", idx)])
+        check(m, {"x": x}, rtol=0, atol=0)
+        if not lib.opencl_target():
+            _assert_one_read_per_element(_kernels(WORK / f"m{_count[0]}.onnx", f"scattered_{_count[0]}"), f"Gather axis {axis}")
+
+
+def _assert_one_read_per_element(kernels, what):
+    for name, text in kernels.items():
+        loads = text.count("= load ")
+        assert " reduce " not in text and loads <= 2, f"{what}: {name} reduces or loads {loads} times:\n{text[:600]}"
 
 
 @suite.case
@@ -873,6 +942,43 @@ def conv_chains_with_padding_at_every_width():
 
 
 @suite.case
+def convs_writing_nchw_model_outputs():
+    """Convs (+ bias + ReLU) whose result is a model output, stored NCHW, over a channels-last
+    intermediate: dense 1x1 and 3x3, depthwise, grouped (5 in / 3 out per group) and strided
+    convs, channel counts off the vector width, widths that leave a part tile, batch 2. The
+    CPU code's register tile holds vectors of output channels; it transposes them in
+    registers and stores runs of pixels per channel plane (llvm_emit.cc
+    store_tile_transposed): the x86_64 / aarch64 LLVM IR has no scatter (a lane per channel
+    plane: the depthwise case 1.6x onnxruntime's time, tests/bench/op_cliffs.py nchwout_).
+    3 threads give the same bits as 1."""
+    if lib.opencl_target() or lib.target_family("hexagon"):
+        return  # a CPU code path (HVX keeps its scatters); no rusticl / qemu time
+    c = 20
+    nodes = [h.make_node("Conv", ["x", "w0"], ["s"]), h.make_node("Relu", ["s"], ["r"])]
+    inits = [("w0", randn(c, 16, 1, 1, scale=0.3))]
+    outputs = []
+    for name, m, k, group, stride in (("dense1x1", 13, 1, 1, 1), ("dense3x3", 11, 3, 1, 1), ("dw3x3", c, 3, c, 1),
+                                      ("grouped3x3", 12, 3, 4, 1), ("dense3x3_s2", 21, 3, 1, 2)):
+        nodes += [h.make_node("Conv", ["r", f"w_{name}", f"b_{name}"], [f"c_{name}"], group=group,
+                              kernel_shape=[k, k], strides=[stride] * 2, pads=[k // 2] * 4),
+                  h.make_node("Relu", [f"c_{name}"], [name])]
+        inits += [(f"w_{name}", randn(m, c // group, k, k, scale=0.4)), (f"b_{name}", randn(m, scale=0.1))]
+        outputs.append(name)
+    feeds = {"x": randn(2, 16, 13, 19)}
+    m = model(nodes, feeds, outputs, inits)
+    want = lib.ort_run(m, feeds)
+    ir = WORK / "nchw_outputs.ll"
+    got = lib.compile_and_run(m, feeds, WORK, name="nchw_outputs", threads=1, compile_args=("--dump-llvm-ir", ir))
+    for name in outputs:
+        assert np.allclose(got[name], want[name], rtol=1e-4, atol=1e-4), \
+            f"{name}: max abs err {np.abs(got[name] - want[name]).max():.3g}"
+    three = lib.run_bundle(WORK / "nchw_outputs.bundle", feeds, WORK / "nchw_outputs_t3", outputs, threads=3)
+    for name in outputs:
+        assert np.array_equal(got[name], three[name]), f"{name}: 3 threads differ from 1"
+    assert "masked.scatter" not in ir.read_text(), "a conv scatters its NCHW output"
+
+
+@suite.case
 def stems_over_few_input_channels():
     """Dense convs over the model's 1-4 input channels (ImageNet stems: GoogLeNet's / ResNet's 7x7
     stride 2 into 64 channels, MobileNet's 3x3 stride 2 into 24, a 5x5 stride 1 into 20), and
@@ -995,6 +1101,30 @@ def winograd_convs():
 
 
 @suite.case
+def winograd_transforms_past_the_cache():
+    """Winograd F(4x4) and F(2x2) convs whose transformed tiles outgrow a core's cache (40 -> 20
+    channels at 44 x 50: 143 tiles, 0.8 MB), as PP-OCRv4 det's 96 -> 24 convs at 160 x 160:
+    their transform kernels run their loops in memory order, the 6 (or 4) rows of the table one
+    register tile, the cores splitting a dim that the input depends on (unit test "loop
+    order"; 2 and 3 threads: 6 rows split 3 + 3 and 2 + 2 + 2). Outputs against onnxruntime;
+    2 and 3 threads give the same bits as 1. CPU code generation only: not on OpenCL or
+    Hexagon."""
+    if lib.opencl_target() or lib.target_family("hexagon"):
+        return
+    feeds = {"x": randn(1, 40, 44, 50)}
+    nodes = [h.make_node("Conv", ["x", "w"], ["a"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             h.make_node("Relu", ["a"], ["y"])]
+    m = model(nodes, feeds, ["y"], [("w", randn(20, 40, 3, 3, scale=(2 / 360) ** 0.5))])
+    for tile in ("4", "2"):
+        check(m, feeds, rtol=1e-4, atol=1e-4, scale_tol=True, compile_args=("--winograd", tile))
+        bundle = WORK / f"m{_count[0]}.bundle"
+        one = lib.run_bundle(bundle, feeds, WORK / "wgc_t1", lib.output_names(m), threads=1)
+        for threads in (2, 3):
+            more = lib.run_bundle(bundle, feeds, WORK / f"wgc_t{threads}", lib.output_names(m), threads=threads)
+            assert np.array_equal(one["y"], more["y"]), f"F({tile}x{tile}): {threads} threads differ from 1"
+
+
+@suite.case
 def grouped_convs():
     """Grouped convs (1 < groups < channels), read from and written to channels-last
     intermediates as in RegNet / ResNeXt: groups 2 to 32, 1 to 64 channels per group in and
@@ -1051,6 +1181,33 @@ def assert_padded_copies(name, want):
                       "--dump-kernels", dump, *flag])
         copies = [line for line in dump.read_text().splitlines() if line.startswith("kernel ") and "_Pad_" in line]
         assert len(copies) == n, f"{flag}: expected {n} padded copies, the dump has {len(copies)}: {copies}"
+
+
+@suite.case
+def depthwise_convs_mostly_border():
+    """Stride-1 depthwise convs most of whose outputs read padding run over a zero-bordered
+    channels-last copy: a 5x5 one over 3 rows (PP-OCR's text-direction classifier: every
+    output a border output, each tap bounds-tested, 6-10 GFLOP/s) and a 3x3 one over 2 x 5,
+    20 and 13 channels, with a bias + HardSwish epilogue, batch 2; a 3x3 one on 12x12 (100 of
+    144 outputs inside) keeps its border tiles (the dump has 2 copies, none with
+    --padded-grouped-convs 0). CPU targets only (the copies are theirs): not on OpenCL or Hexagon."""
+    if lib.opencl_target() or lib.target_family("hexagon"):
+        return
+    feeds, nodes, inits, outs = {}, [], [], []
+    #          channels, kernel, input (h, w)
+    configs = ((20, 5, (3, 9)), (13, 3, (2, 5)), (13, 3, (12, 12)))
+    for i, (c, k, hw) in enumerate(configs):
+        feeds[f"x{i}"] = randn(2, 4, *hw)
+        nodes += [h.make_node("Conv", [f"x{i}", f"we{i}"], [f"e{i}"]),
+                  h.make_node("Relu", [f"e{i}"], [f"r{i}"]),
+                  h.make_node("Conv", [f"r{i}", f"wd{i}", f"bd{i}"], [f"d{i}"], group=c, kernel_shape=[k, k],
+                              pads=[k // 2] * 4),
+                  h.make_node("HardSwish", [f"d{i}"], [f"y{i}"])]
+        inits += [(f"we{i}", randn(c, 4, 1, 1, scale=0.5)), (f"wd{i}", randn(c, 1, k, k, scale=0.3)), (f"bd{i}", randn(c))]
+        outs.append(f"y{i}")
+    m = model(nodes, feeds, outs, inits)
+    check(m, feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
+    assert_padded_copies("mostly_border_depthwise", 2)
 
 
 @suite.case

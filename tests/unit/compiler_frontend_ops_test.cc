@@ -12,6 +12,7 @@
 #include "codegen/backend.h"
 #include "codegen/kernel_ir.h"
 #include "codegen/llvm_backend.h"
+#include "codegen/llvm_emit.h"
 #include "codegen/target.h"
 #include "frontend/lowering.h"
 #include "frontend/onnx_importer.h"
@@ -104,6 +105,14 @@ std::vector<double> run(const Graph& g, const std::vector<HostTensor>& inputs) {
 }
 
 HostTensor f32(const Shape& shape, std::vector<double> v) { return HostTensor::from_doubles(DType::F32, shape, v); }
+
+// The schedule as edgec makes it for a CPU target (driver/compile.cc): 4-D intermediates
+// channels-last.
+Schedule cpu_schedule(const Graph& g) {
+  ScheduleOptions so;
+  so.channels_last = true;
+  return schedule_graph(g, so);
+}
 
 int count_ops(const Graph& g, bool (*pred)(Op)) {
   int n = 0;
@@ -457,9 +466,7 @@ TEST_CASE("register tiles: an AVX2 1x1 conv keeps more than 8 accumulators") {
   m.node("Conv", {"r", "w"}, {"z"}, "conv2");  // so the first conv's result is channels-last
   m.output("z");
   std::unique_ptr<Graph> g = m.import();
-  ScheduleOptions so;
-  so.channels_last = true;
-  Schedule s = schedule_graph(*g, so);
+  Schedule s = cpu_schedule(*g);
   std::vector<RegisterTile> tiles;
   for (const ScheduledKernel& sk : s.kernels) {
     KernelIR ir = build_kernel_ir(s, sk);
@@ -468,6 +475,65 @@ TEST_CASE("register tiles: an AVX2 1x1 conv keeps more than 8 accumulators") {
   REQUIRE_FALSE(tiles.empty());
   INFO(tiles[0].vectors << " x " << tiles[0].unroll);
   CHECK(tiles[0].vectors * tiles[0].unroll > 8);
+}
+
+TEST_CASE("loop order: vector tiles go outermost only where the shared data is read again") {
+  // A conv's kernels on x86_64: each one's output shape, reduce extents, output loop order,
+  // and whether the largest buffer its reduction reads is split across cores with its
+  // outputs (the loads depend on the parallel dim; else every core reads all of it).
+  struct Planned {
+    Shape shape, reduce;
+    std::vector<int> order;
+    bool input_split;
+  };
+  auto plans = [](int64_t c, int64_t k, int64_t hw, int64_t kernel, Winograd winograd) {
+    Model m(13);
+    m.input("x", {1, c, hw, hw});
+    m.init_f32("w", {k, c, kernel, kernel}, std::vector<float>(size_t(k * c * kernel * kernel), 0.5f));
+    m.init_f32("w2", {k, k, 1, 1}, std::vector<float>(size_t(k * k), 0.5f));
+    m.node("Conv", {"x", "w"}, {"y"}, "conv");
+    m.node("Relu", {"y"}, {"r"}, "relu");
+    m.node("Conv", {"r", "w2"}, {"z"}, "conv2");  // so that the first conv's result is channels-last
+    m.output("z");
+    ImportOptions io;
+    io.winograd = winograd;
+    std::unique_ptr<Graph> g = m.import(io);
+    Schedule s = cpu_schedule(*g);
+    std::vector<Planned> planned;
+    for (const ScheduledKernel& sk : s.kernels) {
+      KernelIR ir = build_kernel_ir(s, sk);
+      plan_cpu_launch(ir, 0);
+      const Value* largest = nullptr;
+      for (const Value* l : reduce_body_loads(ir))
+        if (!largest || ir.args[l->arg].numel > ir.args[largest->arg].numel) largest = l;
+      planned.push_back({ir.out_shape, ir.reduce_extents, output_loop_order(ir, target_by_name("x86_64")),
+                         largest && load_depends_on(largest, ir.launch.parallel_dim)});
+    }
+    return planned;
+  };
+  // Winograd F(4x4) of PP-OCRv4 det's 96 -> 24 convs at 160 x 160. Each input transform pass's
+  // (6, 6, 1600 tiles, 96 channels) output reads 6 rows of a 9.8 / 22 MB input that no other
+  // tile reads: with the channel vectors outermost each pass read a 64-byte piece of every
+  // 384-byte row, the rest of the row again in the next 5 passes (2-4 GB/s). Every transform
+  // pass (a sum of 6 terms) splits its input across cores: with the table's rows outermost,
+  // the dim split across cores and the register tile's, each of 2 cores read all the input.
+  int transforms = 0, passes = 0;
+  for (const Planned& p : plans(96, 24, 160, 3, Winograd::Tile4)) {
+    if (p.reduce != Shape{6}) continue;
+    ++passes;
+    CHECK(p.input_split);
+    if (p.shape != Shape{6, 6, 1600, 96, 1}) continue;
+    ++transforms;
+    CHECK(p.order == std::vector<int>{0, 1, 2, 3, 4});
+  }
+  CHECK(transforms == 2);
+  CHECK(passes == 4);
+  // A 1x1 conv with 4 MB of weights, read again by every row of the image: the vector tiles
+  // (each with its slice of the weights) stay outermost.
+  std::vector<Planned> convs = plans(1024, 1024, 14, 1, Winograd::Off);
+  REQUIRE(convs.size() == 2);
+  CHECK(convs[0].shape == Shape{1, 14, 14, 1024});  // (N, H, W, K), K vectorized
+  CHECK(convs[0].order == std::vector<int>{3, 0, 1, 2});
 }
 
 TEST_CASE("CPU launches: a tiny kernel runs as one part, a big one is split") {
