@@ -145,11 +145,11 @@ bool depthwise_dilated(const Node* x, int64_t groups, const WindowSpec& spec) {
 
 // Whether x is read in the channels-first order it has in memory: a 1-D conv's input (no
 // (N, C, L) value is stored channels-last: schedule.cc's choose_channels_last takes 4-D
-// ones only) or the model's own (N, C, H, W) input, also through the pads and crops of
-// ConvTranspose's phase windows.
+// and 5-D ones only) or the model's own (N, C, H, W) or (N, C, D, H, W) input, also
+// through the pads and crops of ConvTranspose's phase windows.
 bool reads_channels_first(const Node* x) {
   if (x->shape.size() == 3) return true;
-  if (x->shape.size() != 4) return false;
+  if (x->shape.size() != 4 && x->shape.size() != 5) return false;
   while ((x->op == Op::Pad || x->op == Op::Shrink) && !x->realize) x = x->srcs[0];
   return x->op == Op::Input;
 }
@@ -185,7 +185,7 @@ bool copies_input_channels_last(const Node* x, int64_t groups, bool dot_operands
   const bool depthwise_2d = x->shape.size() == 4 && groups > 1 && groups == x->shape[1];
   const bool large_depthwise = depthwise_2d && spec.kernel[0] * spec.kernel[1] >= 25;
   if (reads_channels_first(x) && (groups == 1 || large_depthwise || (!depthwise_2d && !stride_1))) return true;
-  if (x->shape.size() != 4) return false;
+  if (x->shape.size() != 4 && x->shape.size() != 5) return false;
   const bool strip = groups == 1 && spec.kernel.size() == 2 && std::min(spec.kernel[0], spec.kernel[1]) == 1 &&
                      std::max(spec.kernel[0], spec.kernel[1]) >= 3;
   // A dense strided conv: its bounds-tested border tiles ran at 1/3 - 1/6 of the speed of
@@ -212,10 +212,13 @@ bool copies_input_channels_last(const Node* x, int64_t groups, bool dot_operands
     inside *= outputs > 0 ? double(std::clamp<int64_t>(x->shape[2 + i] - spec.span(i) + 1, 0, outputs)) / double(outputs) : 1.0;
   }
   const bool mostly_border_depthwise = depthwise_2d && stride_1 && inside < 0.25;
-  if (!strip && !dense_strided && !dilated_depthwise && !one_channel && !mostly_border_depthwise &&
+  // A dense 3-D conv: with a padded depth of 8 frames (r3d_18) a quarter of its output
+  // planes are border planes, their tiles all bounds-tested.
+  const bool dense_3d = groups == 1 && x->shape.size() == 5;
+  if (!strip && !dense_strided && !dilated_depthwise && !one_channel && !mostly_border_depthwise && !dense_3d &&
       (groups <= 1 || groups >= x->shape[1]))
     return false;
-  if (!dense_strided && !stride_1) return false;
+  if (!dense_strided && !dense_3d && !stride_1) return false;
   return spec.padded();
 }
 
@@ -603,14 +606,21 @@ bool drop_padding_taps(Graph& g, Node*& x, Node*& w, WindowSpec& spec) {
 // it). Null where it does not pay: an undilated conv with more than half of its products
 // reading the input (the border tiles of llvm_emit.cc serve it), or more regions than
 // kMaxRegions.
+//
+// A 3-D conv splits only its dims whose taps read padding in a third or more of their
+// products (r3d_18's layer3: 2 frames, 3 depth taps, 2 of 6 (output, tap) pairs per depth
+// read the zero planes), as the depth-only split; the others keep their padding (its
+// regions' convs then run over padded copies). 2-D convs split all dims or none.
 Node* conv_by_regions(OpContext& ctx, Node* x, Node* w, int64_t groups, const WindowSpec& spec) {
   constexpr double kMaxInsideShare = 0.5;
+  constexpr double kMaxInsideShareOfSplitDim = 2.0 / 3.0;  // a 3-D conv's dims split alone
   constexpr size_t kMaxRegions = 9;  // 3 per dim of a 3x3 conv: the taps' interval ends
                                       // where the map is about the dilation's size
   const size_t k = spec.kernel.size();
   std::vector<std::vector<std::pair<int64_t, int64_t>>> intervals(k);  // per dim: [begin, end)
   std::vector<std::vector<TapOutputs>> taps(k);
   std::vector<int64_t> outputs(k);
+  std::vector<double> dim_inside_share(k);
   double inside_share = 1.0;
   size_t regions = 1;
   for (size_t i = 0; i < k; ++i) {
@@ -621,11 +631,27 @@ Node* conv_by_regions(OpContext& ctx, Node* x, Node* w, int64_t groups, const Wi
     int64_t inside = 0;
     for (const TapOutputs& t : taps[i])
       if (!t.empty()) cuts.insert(t.begin), cuts.insert(t.end), inside += t.end - t.begin;
-    inside_share *= double(inside) / double(outputs[i] * spec.kernel[i]);
+    dim_inside_share[i] = double(inside) / double(outputs[i] * spec.kernel[i]);
+    inside_share *= dim_inside_share[i];
     for (auto it = cuts.begin(); std::next(it) != cuts.end(); ++it) intervals[i].push_back({*it, *std::next(it)});
     regions *= intervals[i].size();
   }
   const bool dilated = std::any_of(spec.dilation.begin(), spec.dilation.end(), [](int64_t d) { return d > 1; });
+  // The 3-D split of the dims that read padding most: the others one interval, padding kept.
+  std::vector<bool> split(k, true);
+  bool some_dims_split = false;
+  if (k == 3 && !dilated && regions > kMaxRegions) {
+    size_t split_regions = 1;
+    for (size_t i = 0; i < k; ++i) {
+      split[i] = dim_inside_share[i] <= kMaxInsideShareOfSplitDim;
+      if (split[i]) split_regions *= intervals[i].size();
+    }
+    some_dims_split = split_regions > 1 && split_regions <= kMaxRegions;
+    if (!some_dims_split) return nullptr;
+    for (size_t i = 0; i < k; ++i)
+      if (!split[i]) intervals[i] = {{0, outputs[i]}};
+    regions = split_regions;
+  }
   // A dilated depthwise conv reading the input in most of its products runs over the padded
   // copy instead, where conv_core makes one: one kernel, no bounds tests, one pass to copy x.
   // So does a dilated conv of channels-first data (a dilated Conv1d): each region would
@@ -633,7 +659,8 @@ Node* conv_by_regions(OpContext& ctx, Node* x, Node* w, int64_t groups, const Wi
   const bool padded_copy = (depthwise_dilated(x, groups, spec) || reads_channels_first(x)) &&
                            ctx.padded_grouped_convs &&
                            copies_input_channels_last(x, groups, takes_bf16_operands(ctx, x, w, groups), spec);
-  if (inside_share >= 1.0 || (inside_share > kMaxInsideShare && (!dilated || padded_copy)) || regions > kMaxRegions)
+  if (!some_dims_split &&
+      (inside_share >= 1.0 || (inside_share > kMaxInsideShare && (!dilated || padded_copy)) || regions > kMaxRegions))
     return nullptr;
   Graph& g = ctx.g;
   Shape out{x->shape[0], w->shape[0]};
@@ -646,6 +673,7 @@ Node* conv_by_regions(OpContext& ctx, Node* x, Node* w, int64_t groups, const Wi
     WindowSpec region = spec;
     bool reads_input = true;
     for (size_t i = 0; i < k; ++i) {
+      if (!split[i]) continue;  // all taps, the node's padding
       const auto [begin, end] = intervals[i][at[i]];
       int64_t first = -1, last = -1;  // the taps reading inside over the whole interval
       for (int64_t j = 0; j < spec.kernel[i]; ++j)

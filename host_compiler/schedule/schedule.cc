@@ -643,7 +643,9 @@ bool permuted_to_nchw(const Schedule& s, const ScheduledKernel& k) {
   return walk(k.root);
 }
 
-// Marks 4-D intermediates channels-last: those a kernel with a window (conv, pooling) or a
+// Marks 4-D and 5-D intermediates channels-last (a 3-D conv's (N, C, D, H, W) as
+// (N, D, H, W, C): stored channels-first, its kernels took vectors along the rows, every
+// tap bounds-tested, 3-5 GFLOP/s in r3d_18): those a kernel with a window (conv, pooling) or a
 // conv result (Winograd's output transform) computes, and those computed from channels-last
 // data that a window reads (an elementwise op between two convs) or that are computed
 // without a reduction (an int8 SiLU's table lookups after a conv, read by a pooling: in
@@ -715,7 +717,15 @@ void choose_channels_last(Schedule& s) {
   };
   auto eligible = [&](int b) {
     const ScheduledBuffer& buf = s.buffers[b];
-    return buf.role == BufferRole::Intermediate && buf.shape.size() == 4 && buf.shape[1] > 1 && !buf.node->realize;
+    return buf.role == BufferRole::Intermediate && (buf.shape.size() == 4 || buf.shape.size() == 5) &&
+           buf.shape[1] > 1 && !buf.node->realize;
+  };
+  // (N, C, S...) stored as (N, S..., C).
+  auto channels_last = [](size_t rank) {
+    std::vector<int64_t> layout{0};
+    for (int64_t d = 2; d < int64_t(rank); ++d) layout.push_back(d);
+    layout.push_back(1);
+    return layout;
   };
   // Window results that the frontend realized in (N, H, W, C) order itself, their own
   // permute on top (a ConvTranspose's phases before their interleave, ops_nn.cc): no layout,
@@ -742,7 +752,7 @@ void choose_channels_last(Schedule& s) {
     if (computed_by_window[k.output] || permuted_to_nchw(s, k) ||
         (from_channels_last && (read_by_window[k.output] ||
                                 (computed_elementwise[k.output] && !read_only_into_outputs(k.output)))))
-      s.buffers[k.output].layout = {0, 2, 3, 1};
+      s.buffers[k.output].layout = channels_last(s.buffers[k.output].shape.size());
   }
 }
 

@@ -35,7 +35,7 @@ GRU / LSTM, Gemm transB, Where, Cast, CumSum, TopK, Expand, Tile, ReduceMax / Mi
 LogSumExp, Resize to odd sizes). --op-kinds base draws only the first session's classes (the
 same cases per seed as then); --op-kinds KIND[,KIND] only those classes.
 
-Classes: conv1d, dilated 3x3, conv_transpose, depthwise 5x5/7x7, grouped, stride-2 3x3,
+Classes: conv1d, conv3d, dilated 3x3, conv_transpose, depthwise 5x5/7x7, grouped, stride-2 3x3,
 convs writing the model's NCHW output (nchwout_), attention matmul, softmax, norms, resize,
 pool, gather, transpose, concat/split, GRU/LSTM.
 """
@@ -194,6 +194,20 @@ def conv_block(cin, c, m, hw, k, stride, dil, group, pad, pooled=False):
         out = [1, 1]
     return model(nodes, [vi("x", [1, cin, *hw])], [vi("y", [1, m, *out])],
                  [weight("w0", [c, cin, 1, 1]), weight("w", [m, c // group, kh, kw]), weight("b", [m], 0.1)])
+
+
+def conv3d_block(c, m, dhw, k, stride=(1, 1, 1), group=1):
+    """A 1x1x1 conv (8 -> c) + ReLU, the 3-D conv under test (c -> m, padded to keep the size
+    at stride 1) + ReLU, a GlobalAveragePool: video models' convs (r3d_18's 3x3x3, R(2+1)D's
+    (1,3,3) + (3,1,1)) between two intermediates, which the CPU targets store channels-last."""
+    pad = [kk // 2 for kk in k]
+    nodes = [helper.make_node("Conv", ["x", "w0"], ["a0"], kernel_shape=[1, 1, 1]),
+             helper.make_node("Relu", ["a0"], ["a"]),
+             helper.make_node("Conv", ["a", "w", "b"], ["c"], kernel_shape=list(k), strides=list(stride),
+                              pads=pad + pad, group=group),
+             helper.make_node("Relu", ["c"], ["r"]), helper.make_node("GlobalAveragePool", ["r"], ["y"])]
+    return model(nodes, [vi("x", [1, 8, *dhw])], [vi("y", [1, m, 1, 1, 1])],
+                 [weight("w0", [c, 8, 1, 1, 1]), weight("w", [m, c // group, *k]), weight("b", [m], 0.1)])
 
 
 def random_conv_cases(count, seed, pooled=False):
@@ -520,6 +534,13 @@ def cases():
     c["s2_3x3_c64-128_56"] = conv(64, 128, [56, 56], 3, stride=2)
     c["s2_3x3_c256-256_28"] = conv(256, 256, [28, 28], 3, stride=2)
     c["s4_4x4_c3-96_224"] = conv(3, 96, [224, 224], 4, stride=4, pad=0)  # ConvNeXt / Swin patchify stem
+    # 3-D convs (video models: r3d_18, R(2+1)D's factorized (1,3,3) + (3,1,1), grouped)
+    c["conv3d_3x3x3_c64_8x56"] = conv3d_block(64, 64, [8, 56, 56], (3, 3, 3))
+    c["conv3d_3x3x3_s2_c64-128_8x56"] = conv3d_block(64, 128, [8, 56, 56], (3, 3, 3), stride=(2, 2, 2))
+    c["conv3d_3x3x3_c256_2x14"] = conv3d_block(256, 256, [2, 14, 14], (3, 3, 3))
+    c["conv3d_1x3x3_c64-144_8x56"] = conv3d_block(64, 144, [8, 56, 56], (1, 3, 3))
+    c["conv3d_3x1x1_c144-64_8x56"] = conv3d_block(144, 64, [8, 56, 56], (3, 1, 1))
+    c["conv3d_3x3x3_g8_c128_4x28"] = conv3d_block(128, 128, [4, 28, 28], (3, 3, 3), group=8)
     # attention: B*H x S x D
     for bh, s, d in [(8, 64, 64), (12, 197, 64), (8, 256, 32), (4, 1024, 32), (8, 512, 64)]:
         c[f"attn_qk_bh{bh}_s{s}_d{d}"] = batched_matmul(bh, s, d, s)

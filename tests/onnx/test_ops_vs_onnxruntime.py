@@ -1321,6 +1321,11 @@ def _kernels(onnx_path, name, compile_args=()):
     dump = WORK / f"{name}.kernels.txt"
     lib.run_tool([lib.find_tool("edgec"), "compile", onnx_path, "-o", WORK / f"{name}.bundle", "--dump-kernels", dump,
                   *compile_args])
+    return _parse_kernels(dump)
+
+
+def _parse_kernels(dump):
+    """{kernel name: its text} of an --dump-kernels file."""
     kernels, current = {}, None
     for line in dump.read_text().splitlines():
         if line.startswith("kernel "):
@@ -2096,6 +2101,54 @@ def full_reductions_over_channels_last():
         body = next(f for f in functions if f" @{name}(" in f.split("\n")[0])
         assert "load <" in body, f"{name}: no vector loads in its LLVM IR"
 
+
+
+@suite.case
+def convs_3d_channels_last():
+    """3-D convs as video models have them (r3d_18's 3x3x3, R(2+1)D's (1,3,3) + (3,1,1)), strided,
+    dilated, grouped, depthwise, pooled, batch 2, 5 / 12 / 20 channels: the CPU targets store the
+    (N, C, D, H, W) intermediates channels-last as they do 4-D ones, and the dense convs run over a
+    zero-bordered copy (on main each tap of a channels-first kernel was bounds-tested: r3d_18's
+    convs at 3-5 GFLOP/s). The dump's conv results are (N, D, H, W, C), the dense convs test no
+    bounds, and a 3x3x3 conv over 2 frames is two convs of the 2 depth taps that read a frame
+    (conv_by_regions split along the depth alone)."""
+    c, m = 5, 12
+    feeds = {"x": randn(2, c, 6, 9, 10)}
+    nodes = [h.make_node("Conv", ["x", "w1"], ["c1"], kernel_shape=[3, 3, 3], pads=[1] * 6),  # the model's input
+             h.make_node("Relu", ["c1"], ["r1"]),
+             h.make_node("Conv", ["r1", "w2"], ["c2"], kernel_shape=[1, 3, 3], pads=[0, 1, 1, 0, 1, 1]),
+             h.make_node("Conv", ["c2", "w3"], ["c3"], kernel_shape=[3, 1, 1], pads=[1, 0, 0, 1, 0, 0]),
+             h.make_node("Add", ["c3", "r1"], ["a3"]),
+             h.make_node("Conv", ["a3", "w4"], ["c4"], kernel_shape=[3, 3, 3], strides=[2, 2, 2], pads=[1] * 6),
+             h.make_node("Conv", ["a3", "w5"], ["c5"], kernel_shape=[3, 3, 3], dilations=[2, 2, 1],
+                         pads=[2, 2, 1, 1, 2, 1]),
+             h.make_node("Conv", ["a3", "w6"], ["c6"], kernel_shape=[3, 3, 3], group=4, pads=[1] * 6),
+             h.make_node("Conv", ["c6", "w7"], ["c7"], kernel_shape=[3, 3, 3], group=m, pads=[1] * 6),
+             h.make_node("MaxPool", ["c7"], ["p1"], kernel_shape=[1, 3, 3], strides=[1, 2, 2], pads=[0, 1, 1, 0, 1, 1]),
+             h.make_node("AveragePool", ["c5"], ["p2"], kernel_shape=[2, 2, 2], strides=[2, 2, 2]),
+             # 2 frames: a third of the depth taps' products read padding, split by depth
+             h.make_node("Conv", ["p2", "w8"], ["c8"], kernel_shape=[3, 3, 3], pads=[1] * 6)]
+    inits = [("w1", randn(m, c, 3, 3, 3, scale=0.3)), ("w2", randn(m, m, 1, 3, 3, scale=0.3)),
+             ("w3", randn(m, m, 3, 1, 1, scale=0.3)), ("w4", randn(20, m, 3, 3, 3, scale=0.2)),
+             ("w5", randn(m, m, 3, 3, 3, scale=0.2)), ("w6", randn(m, 3, 3, 3, 3, scale=0.3)),
+             ("w7", randn(m, 1, 3, 3, 3, scale=0.3)), ("w8", randn(16, m, 3, 3, 3, scale=0.2))]
+    dump = WORK / "convs_3d.kernels.txt"
+    check(model(nodes, feeds, ["c4", "p1", "c8"], inits), feeds, rtol=1e-4, atol=1e-4, scale_tol=True,
+          compile_args=("--dump-kernels", str(dump)))
+    if lib.opencl_target():
+        return
+    kernels = _parse_kernels(dump)
+    for out in ("r1", "c2", "a3", "c5"):  # c1 and c3 fused into r1 and a3
+        heads = [text.split("\n")[0] for name, text in kernels.items() if name.endswith(f"_{out}")]
+        assert heads and heads[0].endswith(f",{m}] f32"), f"{out} is not stored (N, D, H, W, C): {heads}"
+    dense = [name for name, text in kernels.items()
+             if name.endswith(("_r1", "_c2", "_a3", "_c4", "_c5")) and "ReduceSum over" in text]
+    assert len(dense) == 5, f"expected the 5 dense convs' kernels, got {dense}"
+    tested = [name for name in dense if "inbounds" in kernels[name] or " if " in kernels[name]]
+    assert not tested, f"dense 3-D convs test bounds per tap: {tested}"
+    # c8 as two convs of the 2 depth taps that read a frame (each (N, 16, 1, 4, 5) of 2 frames)
+    depth_regions = [name for name, text in kernels.items() if f"ReduceSum over [{m},2,3,3]" in text]
+    assert len(depth_regions) == 2, f"expected c8 split by depth into 2 convs, got {depth_regions}"
 
 if __name__ == "__main__":
     WORK = lib.work_dir("ops_vs_onnxruntime")
