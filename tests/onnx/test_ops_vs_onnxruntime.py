@@ -1211,6 +1211,36 @@ def depthwise_convs_mostly_border():
 
 
 @suite.case
+def convs_with_long_reductions_in_channel_chunks():
+    """Dense float convs whose weights for a register tile of two vectors of output channels
+    outgrow the core's cache share (2 x lanes x C x taps floats past 5/8 of L2) sum chunks of
+    their input channels (ops_nn.cc conv_in_reduction_chunks; DeepLabV3's ASPP over 2048
+    channels ran one-vector tiles at 30 GFLOP/s): a dilated 3x3 over 768 channels (summed over
+    its regions too), a 1x1 over 5200, a 3x3 stride 2 over 640, 24 output channels, bias + ReLU,
+    batch 2. CPU targets but Hexagon (the chunks are theirs): no conv kernel reduces over all the
+    input channels."""
+    if lib.opencl_target() or lib.target_family("hexagon"):
+        return
+    feeds = {"a": randn(2, 768, 12, 12, scale=0.5), "b": randn(2, 5200, 4, 4, scale=0.5),
+             "c": randn(2, 640, 9, 9, scale=0.5)}
+    nodes = [h.make_node("Conv", ["a", "wa", "ba"], ["ya"], kernel_shape=[3, 3], dilations=[2, 2], pads=[2, 2, 2, 2]),
+             h.make_node("Relu", ["ya"], ["ra"]),
+             h.make_node("Conv", ["b", "wb", "bb"], ["yb"]), h.make_node("Relu", ["yb"], ["rb"]),
+             h.make_node("Conv", ["c", "wc", "bc"], ["yc"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+             h.make_node("Relu", ["yc"], ["rc"])]
+    inits = [("wa", randn(24, 768, 3, 3, scale=0.05)), ("ba", randn(24)), ("wb", randn(24, 5200, 1, 1, scale=0.02)),
+             ("bb", randn(24)), ("wc", randn(24, 640, 3, 3, scale=0.05)), ("bc", randn(24))]
+    m = model(nodes, feeds, ["ra", "rb", "rc"], inits)
+    check(m, feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
+    path = WORK / "long_reductions.onnx"
+    path.write_bytes(m.SerializeToString())
+    heads = [text.split("\n")[1] for text in _kernels(path, "long_reductions").values() if "ReduceSum over" in text]
+    whole = [line for line in heads if any(f"over [{c}" in line for c in (768, 5200, 640))]
+    assert not whole, f"conv kernels reduce over all their input channels: {whole}"
+    assert len(heads) >= 6, f"expected each conv in two or more channel chunks, got {heads}"
+
+
+@suite.case
 def padded_grouped_convs():
     """Padded grouped convs, which the CPU targets run unpadded over a zero-bordered
     channels-last copy of their input (stride 1; ImportOptions::padded_grouped_convs):
