@@ -177,6 +177,26 @@ def rnn(op, seq, inp, hidden):
                   weight("B", [1, 2 * gates * hidden], s)])
 
 
+def flatten_fc(c, hw, n, matmul=False):
+    """Conv features into a Linear layer without global pooling (AlexNet's / VGG's classifier,
+    LeNet-like heads): a 3x3 conv and ReLU at 2*hw, MaxPool 2x2, AveragePool 1x1 (torchvision's
+    AdaptiveAvgPool at its own size), Flatten, then Gemm (transB 1) or MatMul to n outputs."""
+    k = c * hw * hw
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("AveragePool", ["p"], ["a"], kernel_shape=[1, 1]),
+             helper.make_node("Flatten", ["a"], ["f"])]
+    if matmul:
+        nodes.append(helper.make_node("MatMul", ["f", "fw"], ["y"]))
+        fc = weight("fw", [k, n], 1.0 / math.sqrt(k))
+    else:
+        nodes.append(helper.make_node("Gemm", ["f", "fw", "fb"], ["y"], transB=1))
+        fc = weight("fw", [n, k])
+    inits = [weight("w", [c, 16, 3, 3]), weight("b", [c], 0.1), fc] + ([] if matmul else [weight("fb", [n], 0.1)])
+    return model(nodes, [vi("x", [1, 16, 2 * hw, 2 * hw])], [vi("y", [1, n])], inits)
+
+
 def conv_block(cin, c, m, hw, k, stride, dil, group, pad, pooled=False):
     """A 1x1 conv (cin -> c) + ReLU, then the conv under test (c -> m) + ReLU: the conv reads a
     computed intermediate, as it does inside a model (not the model's NCHW input). pooled: a
@@ -579,6 +599,11 @@ def cases():
     for op in ("GRU", "LSTM"):
         for inp, h in [(64, 64), (128, 128), (256, 256)]:
             c[f"{op.lower()}_seq50_in{inp}_h{h}"] = rnn(op, 50, inp, h)
+    # conv features flattened into a Linear layer (AlexNet 256x6x6 -> 4096 at a quarter of its
+    # outputs, a LeNet-like head, a driving model's planner); Gemm transB 1 and MatMul
+    c["flatten_fc_c256_6x6_n1024"] = flatten_fc(256, 6, 1024)
+    c["flatten_fc_c50_4x4_n500"] = flatten_fc(50, 4, 500)
+    c["flatten_fc_matmul_c64_8x8_n256"] = flatten_fc(64, 8, 256, matmul=True)
     return c
 
 
