@@ -2186,7 +2186,8 @@ def linear_layers_over_flattened_conv_features():
     """Conv features flattened into a Linear layer, no global pooling (AlexNet's and VGG's
     classifiers, LeNet-like heads): conv -> ReLU -> MaxPool -> AveragePool 1x1 (torchvision's
     AdaptiveAvgPool at its own size) -> Flatten -> Gemm (transB 1), and conv -> ReLU -> Reshape
-    (N, -1) -> MatMul; batch 2, 11 and 13 channels. The CPU targets store the flattened
+    (N, -1) -> MatMul, and a 3-D conv -> MaxPool -> AveragePool 1x1x1 -> Flatten -> Gemm (a video
+    model's head); batch 2, 11, 13 and 7 channels. The CPU targets store the flattened
     features NCHW, so the matrix product reads them in rows (stored channels-last, it gathered
     each reduced element across channels: AlexNet's first Linear ran at 0.65 GFLOP/s, 4.5x
     onnxruntime's time)."""
@@ -2200,18 +2201,26 @@ def linear_layers_over_flattened_conv_features():
              h.make_node("Conv", ["x", "wb"], ["cb"], kernel_shape=[3, 3], strides=[2, 2]),  # (2, 13, 6, 6)
              h.make_node("Relu", ["cb"], ["rb"]),
              h.make_node("Reshape", ["rb", "flat"], ["fb"]),
-             h.make_node("MatMul", ["fb", "mb"], ["yb"])]
+             h.make_node("MatMul", ["fb", "mb"], ["yb"]),
+             h.make_node("Conv", ["v", "wc"], ["cc"], kernel_shape=[3, 3, 3], pads=[1] * 6),
+             h.make_node("Relu", ["cc"], ["rc"]),
+             h.make_node("MaxPool", ["rc"], ["pc"], kernel_shape=[2, 2, 2], strides=[2, 2, 2]),  # (2, 7, 2, 3, 3)
+             h.make_node("AveragePool", ["pc"], ["qc"], kernel_shape=[1, 1, 1]),
+             h.make_node("Flatten", ["qc"], ["fc"]),
+             h.make_node("Gemm", ["fc", "gc"], ["yc"], transB=1)]
     inits = [("wa", randn(11, 5, 3, 3, scale=0.3)), ("ba", randn(11, scale=0.1)),
              ("ga", randn(10, 11 * 7 * 6, scale=0.05)), ("gb", randn(10, scale=0.1)),
              ("wb", randn(13, 5, 3, 3, scale=0.3)), ("flat", np.array([2, -1], np.int64)),
-             ("mb", randn(13 * 6 * 6, 9, scale=0.05))]
-    m = model(nodes, feeds, ["ya", "yb"], inits)
+             ("mb", randn(13 * 6 * 6, 9, scale=0.05)), ("wc", randn(7, 4, 3, 3, 3, scale=0.2)),
+             ("gc", randn(6, 7 * 2 * 3 * 3, scale=0.05))]
+    feeds["v"] = randn(2, 4, 4, 6, 6)
+    m = model(nodes, feeds, ["ya", "yb", "yc"], inits)
     check(m, feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
     if lib.opencl_target():
         return
     products = {name: text for name, text in _kernels(WORK / f"m{_count[0]}.onnx", "flatten_fc").items()
-                if "reduce ReduceSum over [462]" in text or "reduce ReduceSum over [468]" in text}
-    assert len(products) >= 2, f"expected the two matrix products' kernels, got {list(products)}"
+                if any(f"reduce ReduceSum over [{n}]" in text for n in (462, 468, 126))}
+    assert len(products) >= 3, f"expected the three matrix products' kernels, got {list(products)}"
     for name, text in products.items():
         # Each load's index is affine in the loop variables: no div/mod gathering across channels.
         gathers = [line for line in text.splitlines() if " = load " in line and re.search(r"\[[^\]]*[/%]", line)]
