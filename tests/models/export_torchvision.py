@@ -12,7 +12,7 @@ Three sets:
     narrower layers, 64x64-ish inputs, 10 classes) but from the same torchvision building
     blocks, so the ONNX op patterns are the same with a fraction of the weights and FLOPs:
     the ctest zoo_vs_onnxruntime checks those.
-  the extras (--models extra; --list-extra prints them): 21 more architectures, full size only,
+  the extras (--models extra; --list-extra prints them): 22 more architectures, full size only,
     for cliff sweeps (`benchmark.py --zoo --zoo-models NAME,...`): EXTRA below.
 
 Runs with Debian's /usr/bin/python3 and the apt package python3-torchvision (torch 1.13,
@@ -296,8 +296,8 @@ ZOO = {
 # tuned for (`benchmark.py --zoo --zoo-models NAME,...` exports and times them; `--zoo` alone
 # stays the 25 above): the wider RegNets (24-48 channels per group), ResNeXt-101 64x4d (64 groups
 # of 4), the video ResNets (Conv3d: r3d 3x3x3, r(2+1)d (1,3,3) + (3,1,1)), the classic Flatten ->
-# Linear heads (AlexNet, VGG), and more of each family. Measured 2026-12-07 (session 37): r3d_18
-# 4.1x and r2plus1d_18 4.6x onnxruntime, AlexNet 4.5x, VGG11-BN 1.6x, the rest 0.67-1.14x.
+# Linear heads (AlexNet, VGG), DeepLabV3's ASPP over 2048 channels, and more of each family.
+# BENCHMARKS.md, "Architectures beyond the zoo": what they found (4.6x onnxruntime at worst).
 VIDEO = (1, 3, 8, 112, 112)
 EXTRA = {
     "regnet_x_800mf": (lambda: tvm.regnet_x_800mf(), IMAGE),
@@ -320,6 +320,8 @@ EXTRA = {
     "vgg11_bn": (lambda: tvm.vgg11_bn(), IMAGE),
     "lraspp_mobilenet_v3": (lambda: SegmentationOut(tvm.segmentation.lraspp_mobilenet_v3_large(
         weights=None, weights_backbone=None)), IMAGE),
+    "deeplabv3_resnet50": (lambda: SegmentationOut(tvm.segmentation.deeplabv3_resnet50(
+        weights=None, weights_backbone=None, aux_loss=False)), IMAGE),
     "r3d_18": (lambda: tvm.video.r3d_18(), VIDEO),
     "r2plus1d_18": (lambda: tvm.video.r2plus1d_18(), VIDEO),
 }
