@@ -290,6 +290,18 @@ Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, co
                 double fill = 0.0, int64_t* x_shift = nullptr);
 Node* conv_by_regions(OpContext& ctx, Node* x, Node* w, int64_t groups, const WindowSpec& spec);
 
+// x, or the padded channels-last copy a 2-D float conv of x would read (window then
+// unpadded): made once for the convs a conv is split into, where each chunk's conv_core
+// made its own copy of the same input (chunks exist for inputs of tens of MB). (A 1-D
+// one's chunks keep theirs: reads_channels_first takes any 3-D input as NCW.)
+Node* padded_copy_for_chunks(OpContext& ctx, Node* x, Node* w, int64_t groups, WindowSpec& window, double fill) {
+  const bool int8 = x->dtype == DType::U8 || x->dtype == DType::I8;
+  if (ctx.padded_grouped_convs && x->shape.size() == 4 && !int8 && !takes_bf16_operands(ctx, x, w, groups) &&
+      copies_input_channels_last(x, groups, false, window))
+    return read_through_padded_copy(ctx.g, x, window, fill);
+  return x;
+}
+
 // A conv whose products (N, M, O..., C/G, K...: each output times its taps, a graph node
 // before the reduction sums them) are more than a node may hold (kMaxTensorElements;
 // DNSMOS's 128 -> 64 channel 3x3 conv over a 900 x 161 spectrogram has 1.1e10) as convs of
@@ -309,14 +321,8 @@ Node* conv_in_channel_chunks(OpContext& ctx, Node* x, Node* w, Node* bias, int64
   if (per_channel * double(m) <= limit || fit < 1) return nullptr;
   const int64_t chunks = (units + fit - 1) / fit, step = (units + chunks - 1) / chunks * unit;  // balanced
   Graph& g = ctx.g;
-  // A 2-D float conv that reads a padded channels-last copy makes it once, here: each
-  // chunk's conv_core made its own copy of the same input (chunks exist for inputs of tens
-  // of MB). (A 1-D one's chunks keep theirs: reads_channels_first takes any 3-D input as NCW.)
   WindowSpec window = spec;
-  const bool int8 = x->dtype == DType::U8 || x->dtype == DType::I8;
-  if (ctx.padded_grouped_convs && x->shape.size() == 4 && !int8 && !takes_bf16_operands(ctx, x, w, groups) &&
-      copies_input_channels_last(x, groups, false, spec))
-    x = read_through_padded_copy(g, x, window, fill);
+  x = padded_copy_for_chunks(ctx, x, w, groups, window, fill);
   std::vector<Node*> parts;
   for (int64_t m0 = 0; m0 < m; m0 += step) {
     const int64_t m1 = std::min(m, m0 + step);
@@ -356,9 +362,8 @@ Node* conv_in_reduction_chunks(OpContext& ctx, Node* x, Node* w, Node* bias, int
   if (c <= fit || fit < 1) return nullptr;
   const int64_t chunks = (c + fit - 1) / fit, step = (c + chunks - 1) / chunks;  // balanced
   Graph& g = ctx.g;
-  WindowSpec window = spec;  // one padded copy for all chunks (as conv_in_channel_chunks)
-  if (ctx.padded_grouped_convs && x->shape.size() == 4 && copies_input_channels_last(x, groups, false, spec))
-    x = read_through_padded_copy(g, x, window, fill);
+  WindowSpec window = spec;
+  x = padded_copy_for_chunks(ctx, x, w, groups, window, fill);
   Node* sum = nullptr;
   for (int64_t c0 = 0; c0 < c; c0 += step) {
     const int64_t c1 = std::min(c, c0 + step);
