@@ -130,8 +130,8 @@ Index output_index(const KernelIR& k);
 // guarded loads and selects. Split at the ends of those intervals, each piece is a kernel of
 // its own over a box of the output in which every such bounds test is decided at compile
 // time: it reads the one part that lies there with plain loads. Returns the pieces in
-// output order (at most max_pieces), or k alone where no dim has two or more such
-// intervals. A piece is an ordinary kernel to a back end, except that its output's later
+// output order (at most max_pieces: with more parts than that, a piece holds several), or k
+// alone where no dim has two or more such intervals. A piece is an ordinary kernel to a back end, except that its output's later
 // dims may not be contiguous (out_full_shape); compile.cc cuts kernels for the cpu port's
 // targets and OpenCL.
 std::vector<KernelIR> split_at_part_boundaries(KernelIR&& k, size_t max_pieces);

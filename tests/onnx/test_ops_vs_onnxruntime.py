@@ -2035,6 +2035,33 @@ def dense_block_concats():
     assert not tested, f"pieces still test bounds: {tested}"
 
 @suite.case
+def concat_of_many_sources():
+    """torch.stack over an unrolled loop: 100 steps, each Relu(x * c_i) unsqueezed and
+    concatenated along a new axis 1 (1, 100, 16), then a Sigmoid over the stack. More sources
+    than kernel pieces (64): the CPU targets cut the Sigmoid's kernel into at most 64 pieces
+    of one or two sources each (kernel_split.cc, at_most_pieces). Uncut, every element tested
+    the bounds of all 100 sources (a 256-source case 16x onnxruntime's time)."""
+    steps, width = 100, 16
+    feeds = {"x": randn(1, width)}
+    nodes, inits, stacked = [], [("axis1", np.array([1], np.int64))], []
+    for i in range(steps):
+        inits.append((f"c{i}", randn(1, width)))
+        nodes += [h.make_node("Mul", ["x", f"c{i}"], [f"m{i}"]), h.make_node("Relu", [f"m{i}"], [f"r{i}"]),
+                  h.make_node("Unsqueeze", [f"r{i}", "axis1"], [f"u{i}"])]
+        stacked.append(f"u{i}")
+    nodes += [h.make_node("Concat", stacked, ["stack"], axis=1), h.make_node("Sigmoid", ["stack"], ["y"])]
+    m = model(nodes, feeds, ["y"], inits)
+    check(m, feeds)
+    if lib.opencl_target() or lib.target_family("hexagon"):
+        return  # no CPU kernel dump; Hexagon keeps one kernel (no pieces there yet)
+    kernels = _kernels(WORK / f"m{_count[0]}.onnx", "many_sources")
+    pieces = {name: text for name, text in kernels.items() if name.endswith("_y") or "_y_" in name}
+    assert 2 <= len(pieces) <= 64, f"the stack's kernel is not cut in 2-64 pieces: {sorted(pieces)}"
+    tests = max(text.count("inbounds") for text in pieces.values())
+    assert tests <= 2 * -(-steps // 64), f"a piece tests the bounds of {tests} sources (100 sources, 64 pieces)"
+
+
+@suite.case
 def dynamic_quantize_lstm():
     """com.microsoft.DynamicQuantizeLSTM (onnxruntime's dynamic quantizer writes it: ddddocr's
     common_old.onnx): 8-bit W (dirs, input, 4*hidden) and R (dirs, hidden, 4*hidden), X and each
