@@ -3331,6 +3331,23 @@ class Emitter {
       v = b_.CreateSelect(b_.CreateFCmpOGT(v, fc(x, hi)), fc(x, hi), v);
       return b_.CreateTrunc(b_.CreateFPToSI(v, same_lanes(x, b_.getInt32Ty())), tt);
     }
+    if (ft->isFPOrFPVectorTy() && x86_gathers_) {
+      // To 32 / 64 bits on x86: fptosi.sat's semantics (NaN to 0, clamped to the type's
+      // range) by hand, as above. LLVM 19 scalarizes the vector fptosi.sat on x86 into a
+      // compare and branch per lane (a Cast to int32 of 800K floats: 3.3x onnxruntime's time);
+      // this is a vector min / compare / cvttps2dq. The range's ends are powers of two, exact
+      // in float: past the upper one the result is the type's maximum.
+      const int bits = 8 * int(dtype_size(to));
+      const double lo = is_unsigned(to) ? 0.0 : -std::ldexp(1.0, bits - 1);
+      const double above = std::ldexp(1.0, is_unsigned(to) ? bits : bits - 1);
+      LV* v = b_.CreateSelect(b_.CreateFCmpUNO(x, x), fc(x, 0.0), x);
+      v = b_.CreateSelect(b_.CreateFCmpOLT(v, fc(x, lo)), fc(x, lo), v);
+      LV* past = b_.CreateFCmpOGE(v, fc(x, above));
+      v = b_.CreateSelect(past, fc(x, 0.0), v);
+      LV* r = is_unsigned(to) ? b_.CreateFPToUI(v, tt) : b_.CreateFPToSI(v, tt);
+      const llvm::APInt max = is_unsigned(to) ? llvm::APInt::getMaxValue(unsigned(bits)) : llvm::APInt::getSignedMaxValue(unsigned(bits));
+      return b_.CreateSelect(past, llvm::ConstantInt::get(tt, max), r);
+    }
     if (ft->isFPOrFPVectorTy()) {
       // Saturate first: out-of-range float to int is undefined in LLVM.
       return is_unsigned(to) ? b_.CreateIntrinsic(llvm::Intrinsic::fptoui_sat, {tt, ft}, {x})

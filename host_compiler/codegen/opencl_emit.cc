@@ -872,7 +872,15 @@ class KernelRenderer {
       if (from == DType::F16 && !half_ && to == DType::F32) return x;
       return "convert_" + T + "(" + x + ")";
     }
-    if (is_fp(from)) return "convert_" + T + "_sat(" + x + ")";  // saturates, NaN -> 0, truncates
+    // convert_T_sat saturates, truncates and takes NaN to 0 by the spec; Mesa 22.3's rusticl
+    // gave INT_MIN (-128 to int8) for a NaN, so the NaN test is written out. To 8 / 16 bits
+    // through int32 (the same saturation): a select of a NaN test into a char crashed
+    // rusticl's compiler.
+    if (is_fp(from)) {
+      const std::string wide = dtype_size(to) >= 4 ? T : "int";
+      const std::string r = "((" + x + ") != (" + x + ") ? (" + wide + ")0 : convert_" + wide + "_sat(" + x + "))";
+      return wide == T ? r : "convert_" + T + "_sat(" + r + ")";
+    }
     if (is_fp(to)) {
       if (to == DType::F16) {
         x = "convert_float(" + x + ")";
