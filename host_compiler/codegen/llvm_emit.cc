@@ -818,6 +818,11 @@ class Emitter {
       return std::max({v * u / 2.0, distinct / 2.0, 4.0});
     };
     const double min_cycles = single_reduce_slack_ && k_.reduce_extents.size() == 1 ? 5.0 : 4.0;
+    // vpmaddwd does not accumulate: its product takes a register before the vpaddd, and the
+    // vpshufb mask that widens the broadcast pair another (widened_byte_pair_splat). A 3 x 4
+    // tile counted as 16 of 16 registers spilled two accumulators in its inner loop
+    // (MobileNetV2's 16 -> 96 channel 1x1 conv).
+    const int pair_product_registers = multiplies_8bit_pairs() ? 2 : 0;
     for (int v = 1; v <= max_vectors && (v - 1) * lanes < along_vec; ++v)
       for (int u = 1; u <= std::min<int64_t>(along_unroll, 16); ++u) {
         if (v > 1 && slice_per_vector * v > slice_budget_ && vector_tiles_outermost(vec, u)) continue;
@@ -825,7 +830,7 @@ class Emitter {
         // quarter of the registers stays free for the code generator's temporaries (a
         // 2 x 14 tile, 28 of 32 registers, ran ResNet-18's 28x28 convs at 65 GFLOP/s in
         // edgert-bench --profile where a 4 x 4 tile ran them at 150).
-        if (v * u > vector_registers_ * 3 / 4 || v * u + v + 1 > vector_registers_) break;
+        if (v * u > vector_registers_ * 3 / 4 || v * u + v + 1 + pair_product_registers > vector_registers_) break;
         if (float_scalar_epilogue_ && v * u + kEpiloguePerVector * v + kEpilogueShared > vector_registers_) break;
         const int distinct_loads = loads_per_step(v, u);
         const double vec_useful = waste(along_vec, int64_t{v} * lanes);
@@ -848,6 +853,19 @@ class Emitter {
       }
     std::stable_sort(tiles.begin(), tiles.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     return tiles;
+  }
+
+  // Whether the reduction is a sum of products of two 8-bit loads in pairs (a reduce dim of
+  // 2) that the target computes with vpmaddwd (find_dot_groups decides it once the tile is
+  // known; a depthwise conv has no pairs).
+  bool multiplies_8bit_pairs() const {
+    ProductOperands p;
+    if (int8_dot_ != TargetSpec::Int8Dot::I16Pairs || k_.acc_dtype != DType::I32 || !k_.has_reduce() ||
+        k_.reduce_op != Op::ReduceSum || std::count(k_.reduce_extents.begin(), k_.reduce_extents.end(), 2) == 0 ||
+        !reduce_product_operands(&p))
+      return false;
+    auto is_8bit = [&](const Value* l) { return k_.args[l->arg].dtype == DType::U8 || k_.args[l->arg].dtype == DType::I8; };
+    return is_8bit(p.a) && is_8bit(p.b);
   }
 
   // Bytes of the buffers the reduction reads without depending on `var` (shared by the

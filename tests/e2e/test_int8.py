@@ -391,6 +391,30 @@ def vpmaddwd_pairs_widened_by_vpshufb():
 
 
 @suite.case
+def vpmaddwd_tiles_leave_registers_for_products():
+    """vpmaddwd does not accumulate: each product takes a register before its vpaddd, and the
+    vpshufb mask another, so an x86_64 register tile keeps at most 10 accumulators of the 16
+    registers (llvm_emit.cc multiplies_8bit_pairs). MobileNetV2's 16 -> 96 channel 1x1 conv took
+    3 x 4 (12 accumulators, 3 weight vectors, the broadcast: 16) and spilled two accumulators
+    in its inner loop. Here: no block of the conv's IR holds more than 10 vpmaddwd; the
+    outputs equal onnxruntime's (u8u8)."""
+    if not lib.target_family("x86_64"):  # x86 codegen: the other targets' suites skip it
+        return
+    import re
+    b = Builder(12, [1, 3, 12, 12])
+    y = b.op("Relu", [b.conv("input", 3, 16)])
+    expanded = b.op("Relu", [b.conv(y, 16, 96, k=1)])
+    path = check("expand_16_96", b.model(b.conv(expanded, 96, 8, k=1), [1, 8, 12, 12]))
+    ir = WORK / "expand_16_96.ll"
+    host = os.environ.get("EDGE_HOST_EDGEC", lib.find_tool("edgec"))
+    lib.run_cmd([host, "compile", path, "-o", WORK / "expand_16_96.x86.bundle", "--target", "x86_64", "--dump-llvm-ir", ir])
+    # The expanding conv's kernel (named after its output), its basic blocks (from a label).
+    kernel = next(f for f in re.split(r"\n(?=define )", ir.read_text()) if f"_{expanded}_QuantizeLinear" in f.split("(")[0])
+    most = max(block.count("@llvm.x86.avx2.pmadd.wd(") for block in re.split(r"\n\S*:", kernel))
+    assert 0 < most <= 10, f"a register tile of {most} vpmaddwd accumulators"
+
+
+@suite.case
 def conv_relu_exact():
     check("conv_relu", conv_relu())
 
