@@ -368,7 +368,7 @@ def vpmaddwd_pairs_widened_by_vpshufb():
     import re
     import quantize_models as qm
     for x_type in (np.uint8, np.int8):
-        m, inputs = pair_overflow_model("Conv", x_type, size=8, identity_conv_first=True)
+        m, inputs = pair_overflow_model("Conv", x_type, size=4, identity_conv_first=True)
         name = f"pshufb_pairs_{np.dtype(x_type).name}"
         ref = qm.onnx_reference_run(m, inputs)
         got = lib.compile_and_run(m, inputs, WORK, name=name)
