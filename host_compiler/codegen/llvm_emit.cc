@@ -818,6 +818,11 @@ class Emitter {
       return std::max({v * u / 2.0, distinct / 2.0, 4.0});
     };
     const double min_cycles = single_reduce_slack_ && k_.reduce_extents.size() == 1 ? 5.0 : 4.0;
+    // vpmaddwd does not accumulate: its product takes a register before the vpaddd, and the
+    // vpshufb mask that widens the broadcast pair another (widened_byte_pair_splat). A 3 x 4
+    // tile counted as 16 of 16 registers spilled two accumulators in its inner loop
+    // (MobileNetV2's 16 -> 96 channel 1x1 conv).
+    const int pair_product_registers = multiplies_8bit_pairs() ? 2 : 0;
     for (int v = 1; v <= max_vectors && (v - 1) * lanes < along_vec; ++v)
       for (int u = 1; u <= std::min<int64_t>(along_unroll, 16); ++u) {
         if (v > 1 && slice_per_vector * v > slice_budget_ && vector_tiles_outermost(vec, u)) continue;
@@ -825,7 +830,7 @@ class Emitter {
         // quarter of the registers stays free for the code generator's temporaries (a
         // 2 x 14 tile, 28 of 32 registers, ran ResNet-18's 28x28 convs at 65 GFLOP/s in
         // edgert-bench --profile where a 4 x 4 tile ran them at 150).
-        if (v * u > vector_registers_ * 3 / 4 || v * u + v + 1 > vector_registers_) break;
+        if (v * u > vector_registers_ * 3 / 4 || v * u + v + 1 + pair_product_registers > vector_registers_) break;
         if (float_scalar_epilogue_ && v * u + kEpiloguePerVector * v + kEpilogueShared > vector_registers_) break;
         const int distinct_loads = loads_per_step(v, u);
         const double vec_useful = waste(along_vec, int64_t{v} * lanes);
@@ -848,6 +853,19 @@ class Emitter {
       }
     std::stable_sort(tiles.begin(), tiles.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     return tiles;
+  }
+
+  // Whether the reduction is a sum of products of two 8-bit loads in pairs (a reduce dim of
+  // 2) that the target computes with vpmaddwd (find_dot_groups decides it once the tile is
+  // known; a depthwise conv has no pairs).
+  bool multiplies_8bit_pairs() const {
+    ProductOperands p;
+    if (int8_dot_ != TargetSpec::Int8Dot::I16Pairs || k_.acc_dtype != DType::I32 || !k_.has_reduce() ||
+        k_.reduce_op != Op::ReduceSum || std::count(k_.reduce_extents.begin(), k_.reduce_extents.end(), 2) == 0 ||
+        !reduce_product_operands(&p))
+      return false;
+    auto is_8bit = [&](const Value* l) { return k_.args[l->arg].dtype == DType::U8 || k_.args[l->arg].dtype == DType::I8; };
+    return is_8bit(p.a) && is_8bit(p.b);
   }
 
   // Bytes of the buffers the reduction reads without depending on `var` (shared by the
@@ -1242,6 +1260,17 @@ class Emitter {
       if (shared_tap_stride(l, static_cast<int>(k_.out_shape.size()) + j, k_.reduce_extents[j])) return true;
     return false;
   }
+  // Whether the reduce loop at `level` is a short one (2 to 4 steps) right around vpmaddwd's
+  // pair: written out, not a loop. A 3-channel stem padded to 4 (2 pairs) ran a 2-step loop
+  // per tap, its branch and induction around every pair's step: ResNet-18's 7x7 stem 3.4 ->
+  // 2.7 ms (edgert-bench --profile, CPU time, alternating). The other dot instructions'
+  // groups (4 bytes) cover a padded stem's 4 channels in one step; not measured elsewhere.
+  bool short_loop_around_dot(size_t level) const {
+    if (dot_.kind != DotKind::I16Pairs || level + 2 != reduce_order_.size()) return false;
+    const int first = static_cast<int>(k_.out_shape.size());
+    const int64_t extent = k_.reduce_extents[size_t(reduce_order_[level])];
+    return first + reduce_order_[level + 1] == dot_.var && extent >= 2 && extent <= 4;
+  }
   // The stride s by which load l's taps (reduce var tap_var, `taps` of them) are shared
   // along the unrolled dim: output i + 1 at tap t reads what output i reads at tap t + s
   // (l moves along the unrolled dim by s times its move along the taps, s < taps). None
@@ -1431,7 +1460,7 @@ class Emitter {
               }
             return;
           }
-          if (!vectorized && unroll_taps_for_reuse(level)) {
+          if (!vectorized && (unroll_taps_for_reuse(level) || short_loop_around_dot(level))) {
             for (int64_t t = 0; t < extent; ++t) {
               vars_[first + j] = ic(t);
               loop_red(level + 1);
@@ -2105,6 +2134,31 @@ class Emitter {
     return block;
   }
 
+  // vpmaddwd's broadcast operand: the 8-bit pair (an i16) in every 32-bit lane, each byte
+  // widened to int16. With 4 or 8 lanes that is vpbroadcastw + vpshufb (zero-extending: the
+  // mask's 0x80 bytes write zeros; sign-extending: each byte to the top of its word, then
+  // vpsraw 8), not vpbroadcastw + vpmovzxbw: on Zen 3 a vpmovzxbw ymm, xmm issues at 0.8
+  // per cycle, vpshufb and vpsraw at 2, and with one per pixel of a 2 x 4 register tile it
+  // bounded the int8 convs' inner loop (microbenchmark: 15 -> 21 multiply-adds per cycle).
+  LV* widened_byte_pair_splat(LV* pair, int lanes, bool zero_extend) {
+    auto* words = llvm::FixedVectorType::get(b_.getInt16Ty(), static_cast<unsigned>(2 * lanes));
+    auto* bytes = llvm::FixedVectorType::get(b_.getInt8Ty(), static_cast<unsigned>(4 * lanes));
+    if (lanes != 4 && lanes != 8) {  // vpbroadcastw + vpmov[sz]xbw
+      LV* halves = b_.CreateVectorSplat(static_cast<unsigned>(lanes), pair);
+      return b_.CreateIntCast(b_.CreateBitCast(halves, llvm::FixedVectorType::get(b_.getInt8Ty(), static_cast<unsigned>(2 * lanes))),
+                              words, !zero_extend);
+    }
+    LV* splat = b_.CreateVectorSplat(static_cast<unsigned>(2 * lanes), pair);
+    std::vector<llvm::Constant*> mask;
+    for (int i = 0; i < 4 * lanes; i += 4)
+      for (int byte : zero_extend ? std::array<int, 4>{0, 0x80, 1, 0x80} : std::array<int, 4>{0x80, 0, 0x80, 1})
+        mask.push_back(b_.getInt8(static_cast<uint8_t>(byte)));
+    const llvm::Intrinsic::ID pshufb = lanes == 8 ? llvm::Intrinsic::x86_avx2_pshuf_b : llvm::Intrinsic::x86_ssse3_pshuf_b_128;
+    LV* placed = b_.CreateBitCast(
+        b_.CreateIntrinsic(pshufb, {}, {b_.CreateBitCast(splat, bytes), llvm::ConstantVector::get(mask)}), words);
+    return zero_extend ? placed : b_.CreateAShr(placed, llvm::ConstantInt::get(words, 8));
+  }
+
   // The group step for every copy of the tile; false where the loop must run instead.
   template <typename SelectCopy>
   bool emit_dot_groups(int lanes, size_t copies, SelectCopy& select_copy, const std::vector<llvm::AllocaInst*>& accs,
@@ -2221,12 +2275,7 @@ class Emitter {
       // from the block or the constant, is the load's own value and flips alike).
       if (dot_.flip) group = b_.CreateXor(group, b_.getInt32(0x80808080u));
       LV* spread = b_.CreateVectorSplat(static_cast<unsigned>(lanes), group);
-      if (group_bytes) {
-        // Splat the two bytes, then widen the whole vector: vpbroadcastw + vpmovzxbw.
-        spread = b_.CreateVectorSplat(static_cast<unsigned>(lanes), group_bytes);
-        spread = b_.CreateIntCast(b_.CreateBitCast(spread, vector_of(elem, 2 * lanes)), vector_of(b_.getInt16Ty(), 2 * lanes),
-                                  !is_unsigned(bt));
-      }
+      if (group_bytes) spread = widened_byte_pair_splat(group_bytes, lanes, is_unsigned(bt));
       LV* panel = load_at(dot_.panel, vector_of(storage_type(pt), dot_.group * lanes), nullptr);
       LV* acc = b_.CreateLoad(at, accs[u]);
       if (sdot) {  // panel <16 x i8>: lane j's 4 weights at 4j

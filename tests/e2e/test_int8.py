@@ -279,9 +279,11 @@ def requantization_rounds_as_onnxruntime():
     compare_qdq("conv_ties", m, inputs)
 
 
-def pair_overflow_model(op):
+def pair_overflow_model(op, x_type=np.uint8, size=2, identity_conv_first=False):
     """A hand-made QDQ 1x1 Conv (op "Conv") or Gemm (transB=1, op "Gemm") over 64 channels whose
-    uint8 activations are mostly 255 and int8 weights mostly +-127: two neighbouring products
+    uint8 activations are mostly 255 (int8 ones, x_type np.int8: -128; size x size pixels) and
+    int8 weights mostly +-127 (identity_conv_first: the Conv reads the output of a QDQ 1x1 conv
+    by the identity, x_q again, as a conv of a real model reads its producer's): two neighbouring products
     sum to up to 2 * 255 * 127 = 64770, over int16's 32767, where onnxruntime's default u8s8
     kernels on x86 CPUs without VNNI (vpmaddubsw) saturate (edge_testlib.exact_weights). Every
     scale is a power of two, so the float path of the ONNX reference (DequantizeLinear, float
@@ -290,14 +292,15 @@ def pair_overflow_model(op):
     Returns (model, inputs)."""
     f32, k, n = np.float32, 64, 32
     rng = np.random.default_rng(21)
-    x_q = np.where(rng.random((1, k)) < 0.8, 255, rng.integers(0, 256, (1, k)))
+    lo, hi = np.iinfo(x_type).min, np.iinfo(x_type).max
+    x_q = np.where(rng.random((1, k)) < 0.8, hi if x_type == np.uint8 else lo, rng.integers(lo, hi + 1, (1, k)))
     w_q = (np.where(rng.random((n, k)) < 0.8, 127, rng.integers(0, 128, (n, k))) * rng.choice([-1, 1], (n, k))).astype(np.int8)
     sx, sy = f32(2.0 ** -3), f32(8.0)
     sw = np.where(np.arange(n) % 2 == 0, 2.0 ** -5, 2.0 ** -6).astype(f32)  # per output channel
     bias_q = rng.integers(-4096, 4096, n).astype(np.int32)
-    x_shape, w_shape = ([1, k, 2, 2], [n, k, 1, 1]) if op == "Conv" else ([1, k], [n, k])
+    x_shape, w_shape = ([1, k, size, size], [n, k, 1, 1]) if op == "Conv" else ([1, k], [n, k])
     x = (np.resize(x_q, x_shape) * sx).astype(f32)  # QuantizeLinear gives back x_q exactly
-    inits = [numpy_helper.from_array(np.array(sx, f32), "sx"), numpy_helper.from_array(np.array(0, np.uint8), "zx"),
+    inits = [numpy_helper.from_array(np.array(sx, f32), "sx"), numpy_helper.from_array(np.array(0, x_type), "zx"),
              numpy_helper.from_array(w_q.reshape(w_shape), "w_q"), numpy_helper.from_array(sw, "sw"),
              numpy_helper.from_array(np.zeros(n, np.int8), "zw"), numpy_helper.from_array(bias_q, "b_q"),
              numpy_helper.from_array((sx * sw).astype(f32), "sb"), numpy_helper.from_array(np.zeros(n, np.int32), "zb"),
@@ -310,7 +313,15 @@ def pair_overflow_model(op):
              helper.make_node(op, ["x_dq", "w_dq", "b_dq"], ["y"], name=op.lower(), **attrs),
              helper.make_node("QuantizeLinear", ["y", "sy", "zy"], ["y_q"]),
              helper.make_node("DequantizeLinear", ["y_q", "sy", "zy"], ["output"])]
-    y_shape = [1, n, 2, 2] if op == "Conv" else [1, n]
+    if identity_conv_first:
+        inits += [numpy_helper.from_array(np.eye(k, dtype=np.int8).reshape(k, k, 1, 1), "w_id"),
+                  numpy_helper.from_array(np.array(1.0, f32), "s_id"), numpy_helper.from_array(np.array(0, np.int8), "z_id")]
+        nodes[1:2] = [helper.make_node("DequantizeLinear", ["x_q", "sx", "zx"], ["x0_dq"]),
+                      helper.make_node("DequantizeLinear", ["w_id", "s_id", "z_id"], ["w_id_dq"]),
+                      helper.make_node("Conv", ["x0_dq", "w_id_dq"], ["x1"], name="identity", kernel_shape=[1, 1]),
+                      helper.make_node("QuantizeLinear", ["x1", "sx", "zx"], ["x1_q"]),
+                      helper.make_node("DequantizeLinear", ["x1_q", "sx", "zx"], ["x_dq"])]
+    y_shape = [1, n, size, size] if op == "Conv" else [1, n]
     g = helper.make_graph(nodes, "pair_overflow", [helper.make_tensor_value_info("input", TensorProto.FLOAT, x_shape)],
                           [helper.make_tensor_value_info("output", TensorProto.FLOAT, y_shape),
                            helper.make_tensor_value_info("y_q", TensorProto.UINT8, y_shape)], inits)
@@ -342,6 +353,89 @@ def int16_pair_overflow_equals_onnx_reference():
         assert np.array_equal(got["y_q"], ref["y_q"]) and np.array_equal(got["output"], ref["output"]), \
             f"{op}: not equal to the ONNX reference (max {steps(got['y_q'], ref['y_q'])} steps)"
         assert np.array_equal(got["y_q"], exact["y_q"]), f"{op}: not equal to onnxruntime with u8u8 weights"
+
+
+@suite.case
+def vpmaddwd_pairs_widened_by_vpshufb():
+    """On x86_64 (AVX2) the activation pair each vpmaddwd broadcasts is widened to int16 by
+    vpshufb (uint8: zero bytes in between; int8: each byte to the top of its word, then an
+    arithmetic shift right by 8), not by vpmovzxbw / vpmovsxbw (0.8 per cycle on Zen 3: it
+    bounded the int8 convs, llvm_emit.cc widened_byte_pair_splat): in the conv's IR only loads
+    (the weight panels) are widened from bytes to words. uint8 and int8 activations both give
+    the ONNX reference's outputs (exact: power-of-two scales)."""
+    if not lib.target_family("x86_64"):  # x86 codegen: the other targets' suites skip it
+        return
+    import re
+    import quantize_models as qm
+    for x_type in (np.uint8, np.int8):
+        m, inputs = pair_overflow_model("Conv", x_type, size=4, identity_conv_first=True)
+        name = f"pshufb_pairs_{np.dtype(x_type).name}"
+        ref = qm.onnx_reference_run(m, inputs)
+        got = lib.compile_and_run(m, inputs, WORK, name=name)
+        assert not (ref["y_q"] == 0).all() and not (ref["y_q"] == 255).all(), "the case saturates everywhere"
+        assert np.array_equal(got["y_q"], ref["y_q"]), f"{name}: not equal to the ONNX reference"
+        path, ir = WORK / f"{name}.onnx", WORK / f"{name}.ll"
+        path.write_bytes(m.SerializeToString())
+        host = os.environ.get("EDGE_HOST_EDGEC", lib.find_tool("edgec"))
+        lib.run_cmd([host, "compile", path, "-o", WORK / f"{name}.bundle", "--target", "x86_64", "--dump-llvm-ir", ir])
+        text = ir.read_text()
+        assert "llvm.x86.avx2.pmadd.wd" in text, f"{name}: no vpmaddwd"
+        # Every byte vector widened to vpmaddwd's 16 words is a load (the weight panel's
+        # vpmovsxbw from memory, 2 per cycle), never the broadcast pair (LLVM turns the
+        # vpshufb into a shufflevector of the splat, lowered as vpshufb again).
+        loads = set(re.findall(r"(%\S+) = load <16 x i8>", text))
+        widened = re.findall(r"= [sz]ext <16 x i8> (%\S+) to <16 x i16>", text)
+        assert widened and set(widened) <= loads, f"{name}: the broadcast pair is widened by vpmov[sz]xbw"
+        if x_type == np.int8:
+            assert re.search(r"= ashr (exact )?<16 x i16> %\S+, (<i16 8|splat \(i16 8\))", text), f"{name}: no sign extension by vpsraw"
+
+
+@suite.case
+def vpmaddwd_tiles_leave_registers_for_products():
+    """vpmaddwd does not accumulate: each product takes a register before its vpaddd, and the
+    vpshufb mask another, so an x86_64 register tile keeps at most 10 accumulators of the 16
+    registers (llvm_emit.cc multiplies_8bit_pairs). MobileNetV2's 16 -> 96 channel 1x1 conv took
+    3 x 4 (12 accumulators, 3 weight vectors, the broadcast: 16) and spilled two accumulators
+    in its inner loop. Here: no block of the conv's IR holds more than 10 vpmaddwd; the
+    outputs equal onnxruntime's (u8u8)."""
+    if not lib.target_family("x86_64"):  # x86 codegen: the other targets' suites skip it
+        return
+    import re
+    b = Builder(12, [1, 3, 12, 12])
+    y = b.op("Relu", [b.conv("input", 3, 16)])
+    expanded = b.op("Relu", [b.conv(y, 16, 96, k=1)])
+    path = check("expand_16_96", b.model(b.conv(expanded, 96, 8, k=1), [1, 8, 12, 12]))
+    ir = WORK / "expand_16_96.ll"
+    host = os.environ.get("EDGE_HOST_EDGEC", lib.find_tool("edgec"))
+    lib.run_cmd([host, "compile", path, "-o", WORK / "expand_16_96.x86.bundle", "--target", "x86_64", "--dump-llvm-ir", ir])
+    # The expanding conv's kernel (named after its output), its basic blocks (from a label).
+    kernel = next(f for f in re.split(r"\n(?=define )", ir.read_text()) if f.startswith("define") and f"_{expanded}_QuantizeLinear" in f.split("(")[0])
+    most = max(block.count("@llvm.x86.avx2.pmadd.wd(") for block in re.split(r"\n\S*:", kernel))
+    assert 0 < most <= 10, f"a register tile of {most} vpmaddwd accumulators"
+
+
+@suite.case
+def stem_pair_loop_written_out():
+    """A 3-channel 7x7 stem (ResNet's) is padded to 4 channels: 2 vpmaddwd pairs per tap on
+    x86_64, whose loop around the dot step ran 2 iterations with its branch and induction
+    (ResNet-18's stem at 0.8 of the speed it has written out, llvm_emit.cc
+    short_loop_around_dot). In the stem kernel's IR no block runs one pair's step alone (u
+    broadcast loads x v weight panels = u v vpmaddwd): the interior block runs both (twice
+    each, their product twice the vpmaddwd). The outputs equal onnxruntime's (u8u8)."""
+    if not lib.target_family("x86_64"):  # x86 codegen: the other targets' suites skip it
+        return
+    import re
+    b = Builder(13, [1, 3, 32, 32])
+    stem = b.op("Relu", [b.conv("input", 3, 16, k=7, stride=2)])
+    path = check("stem_7x7", b.model(b.conv(stem, 16, 8, k=1), [1, 8, 16, 16]))
+    ir = WORK / "stem_7x7.ll"
+    host = os.environ.get("EDGE_HOST_EDGEC", lib.find_tool("edgec"))
+    lib.run_cmd([host, "compile", path, "-o", WORK / "stem_7x7.x86.bundle", "--target", "x86_64", "--dump-llvm-ir", ir])
+    kernel = next(f for f in re.split(r"\n(?=define )", ir.read_text()) if f.startswith("define") and f"_{stem}_QuantizeLinear" in f.split("(")[0])
+    steps = [(blk.count("@llvm.x86.avx2.pmadd.wd("), len(re.findall(r"= load i16", blk)), len(re.findall(r"= load <16 x i8>", blk)))
+             for blk in re.split(r"\n\S*:", kernel)]
+    assert not any(madds and madds == pairs * panels for madds, pairs, panels in steps), f"one pair's step alone: {steps}"
+    assert any(madds and 2 * madds == pairs * panels for madds, pairs, panels in steps), f"no block with both pairs: {steps}"
 
 
 @suite.case
