@@ -185,6 +185,38 @@ std::vector<int64_t> at_most_pieces(std::vector<int64_t> c, size_t max_pieces) {
   return kept;
 }
 
+// A load indexed by (a * v + c) mod d along the innermost output var v, with d no multiple
+// of the vector width, gathers wherever a vector of outputs straddles a period: a Tile of a
+// last dim of 20 four times read element by element, 8.8x onnxruntime's time. Cut at the
+// periods' ends (at most 16, each two vectors long at least), each piece reads one period
+// with a plain index: (a * v + c) mod d folds once v's range lies in one period. Periods
+// shorter than two vectors are left alone: 4 pieces of 10 took 1.5x the gathering kernel.
+void add_period_cuts(const KernelIR& k, std::vector<std::set<std::pair<int64_t, int64_t>>>& intervals) {
+  constexpr int64_t kMaxPeriods = 16;
+  const int v = static_cast<int>(k.out_shape.size()) - 1;
+  if (v < 0) return;
+  const int64_t extent = k.out_shape[size_t(v)];
+  std::set<const Value*> seen;
+  std::function<void(const Value*)> walk = [&](const Value* x) {
+    if (!seen.insert(x).second) return;
+    if (x->kind == Value::Kind::Load)
+      for (const auto& [atom, coef] : x->index.terms()) {
+        if (atom->kind != Atom::Kind::Mod || atom->inner.terms().size() != 1) continue;
+        const auto& [inner, a] = atom->inner.terms()[0];
+        const int64_t d = atom->divisor, c = atom->inner.constant();
+        if (inner->kind != Atom::Kind::Var || inner->var != v || a != 1 || d < 16 || d % 8 == 0 || extent <= d ||
+            extent > kMaxPeriods * d)
+          continue;
+        // Period j covers v + c in [j d, (j + 1) d).
+        for (int64_t start = -floormod(c, d); start < extent; start += d)
+          intervals[size_t(v)].insert({std::max<int64_t>(start, 0), std::min(start + d, extent)});
+      }
+    for (const Value* s : x->srcs) walk(s);
+    if (x->dynamic) walk(x->dynamic);
+  };
+  walk(k.result);
+}
+
 }  // namespace
 
 std::vector<KernelIR> split_at_part_boundaries(KernelIR&& k, size_t max_pieces) {
@@ -206,6 +238,7 @@ std::vector<KernelIR> split_at_part_boundaries(KernelIR&& k, size_t max_pieces) 
     if (v->dynamic) walk(v->dynamic);
   };
   walk(k.result);
+  add_period_cuts(k, intervals);
   // The var with the most parts (two at least: a single padded part is a padded copy,
   // which its border tests cost little).
   int best = -1;

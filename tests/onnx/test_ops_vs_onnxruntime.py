@@ -2097,6 +2097,29 @@ def concat_of_many_sources():
 
 
 @suite.case
+def tiles_of_rows_no_multiple_of_the_vector():
+    """Tile repeating a last dim that is no multiple of 8 (28 four times, 20 three times with
+    the rows twice, +1 to keep the Tile out of the output's own copy): each output vector
+    straddled a period and gathered its lanes (8.8x onnxruntime's time). The CPU targets cut
+    the kernel at the periods' ends (kernel_split.cc, add_period_cuts): one piece per period,
+    its loads without a modulo. A 10-wide period (shorter than two vectors) stays one kernel."""
+    for shape, repeats, pieces in (((1, 8, 6, 28), (1, 1, 1, 4), 4), ((1, 5, 7, 20), (1, 2, 2, 3), 3),
+                                   ((1, 4, 5, 10), (1, 1, 1, 4), 1)):
+        feeds = {"x": randn(*shape)}
+        nodes = [h.make_node("Tile", ["x", "r"], ["t"]), h.make_node("Add", ["t", "one"], ["y"])]
+        m = model(nodes, feeds, ["y"], [("r", np.array(repeats, np.int64)), ("one", np.array(1, np.float32))])
+        check(m, feeds, rtol=0, atol=0)
+        if lib.opencl_target() or lib.target_family("hexagon"):
+            continue  # no CPU kernel dump; Hexagon keeps one kernel (no pieces there yet)
+        kernels = _kernels(WORK / f"m{_count[0]}.onnx", f"tile_{shape[-1]}")
+        cut = {name: text for name, text in kernels.items() if "_y" in name}
+        assert len(cut) == pieces, f"Tile of {shape} by {repeats}: {len(cut)} kernels, want {pieces}: {sorted(cut)}"
+        if pieces > 1:
+            modulo = [name for name, text in cut.items() if f"%{shape[-1]}" in text.replace(" ", "")]
+            assert not modulo, f"pieces still read through a modulo of {shape[-1]}: {modulo}"
+
+
+@suite.case
 def dynamic_quantize_lstm():
     """com.microsoft.DynamicQuantizeLSTM (onnxruntime's dynamic quantizer writes it: ddddocr's
     common_old.onnx): 8-bit W (dirs, input, 4*hidden) and R (dirs, hidden, 4*hidden), X and each
