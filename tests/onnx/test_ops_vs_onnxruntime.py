@@ -1606,6 +1606,39 @@ def padded_dense_strided_convs():
 
 
 @suite.case
+def signal_convs_through_reshapes_of_padding():
+    """tf2onnx's Conv1d over a signal (Basic Pitch's CQT): the (N, L, 1) input reshaped to
+    (N, 1, L), zero-padded by a Pad node, reshaped to (N, 1, 1, L') and convolved by a 1 x K
+    stride-2 Conv of one channel, plus a 2-channel (N, L, 2) signal read interleaved the same
+    way. Where the Pad's guard holds, the first Reshape's flat index lies in one row of the
+    source, so the conv's taps read it with no div/mod (on main `(2*v+k+L-p) % L`: an integer
+    division per tap, 1.4 GFLOP/s; tests/bench/real_models.py basic_pitch)."""
+    n, k = 203, 16
+    feeds = {"x": randn(1, n, 1), "s": randn(1, n, 2)}
+    nodes = [h.make_node("Reshape", ["x", "ncl"], ["x3"]), h.make_node("Pad", ["x3", "pads"], ["xp"]),
+             h.make_node("Reshape", ["xp", "row"], ["x4"]),
+             h.make_node("Conv", ["x4", "w", "b"], ["y"], kernel_shape=[1, k], strides=[1, 2]),
+             h.make_node("Reshape", ["s", "ncl2"], ["s3"]), h.make_node("Pad", ["s3", "pads"], ["sp"]),
+             h.make_node("Reshape", ["sp", "row2"], ["s4"]),
+             h.make_node("Conv", ["s4", "w", "b"], ["z"], kernel_shape=[1, k], strides=[1, 2])]
+    inits = [("ncl", np.array([-1, 1, n], np.int64)), ("pads", np.array([0, 0, 7, 0, 0, 8], np.int64)),
+             ("row", np.array([-1, 1, 1, n + 15], np.int64)), ("ncl2", np.array([-1, 1, 2 * n], np.int64)),
+             ("row2", np.array([-1, 1, 1, 2 * n + 15], np.int64)),
+             ("w", randn(1, 1, 1, k, scale=0.25)), ("b", randn(1, scale=0.1))]
+    dump = WORK / "signal_convs.kernels.txt"
+    check(model(nodes, feeds, ["y", "z"], inits, opset=15), feeds, rtol=1e-4, atol=1e-5,
+          compile_args=("--dump-kernels", str(dump)))
+    if lib.opencl_target():
+        return
+    convs = {name: text for name, text in _parse_kernels(dump).items() if f"ReduceSum over [{k}]" in text}
+    assert len(convs) == 2, f"expected the two convs' kernels, got {list(convs)}"
+    for name, text in convs.items():
+        loads = [line for line in text.splitlines() if " = load arg1[" in line]
+        assert loads and not any(re.search(r"\[[^\]]*[/%]", line) for line in loads), \
+            f"{name}'s taps read the padded signal through div/mod:\n" + "\n".join(loads)
+
+
+@suite.case
 def padded_dilated_convs():
     """Dilated convs on maps a few times their dilation (FCN-ResNet50's rate 2 and 4 3x3
     convs, DeepLabV3-MobileNetV3's rate 2 depthwise ones), where most products read the
