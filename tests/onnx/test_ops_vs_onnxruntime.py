@@ -1639,6 +1639,47 @@ def signal_convs_through_reshapes_of_padding():
 
 
 @suite.case
+def matrix_products_with_rows_merged_by_a_reshape():
+    """Magika's Dense_0 (Keras via tf2onnx): bytes one-hot by Equal, a MatMul, bias and a tanh
+    GELU, the (N, M, D) result reshaped to (N, M/4, 4*D) for a LayerNorm's sums; and a Gemm
+    whose rows a reshape merges into the model's output. The CPU targets store each product
+    as computed (rows of D) and read the merged rows through the view: the product's loads
+    take no div/mod (on main its kernel looped over the merged shape: 14 GFLOP/s, 2x
+    onnxruntime's time)."""
+    m_rows, k, d, g = 64, 37, 16, 4
+    feeds = {"x": RNG.integers(0, k, (1, m_rows)).astype(np.int32), "f": randn(24, 20)}
+    c = lambda v: np.array(v, np.float32)  # noqa: E731
+    nodes = [h.make_node("Unsqueeze", ["x", "last"], ["xu"]), h.make_node("Equal", ["xu", "codes"], ["eq"]),
+             h.make_node("Cast", ["eq"], ["oh"], to=TP.FLOAT), h.make_node("MatMul", ["oh", "w"], ["mm"]),
+             h.make_node("Add", ["mm", "b"], ["a"]), h.make_node("Mul", ["a", "a"], ["a2"]),
+             h.make_node("Mul", ["a", "a2"], ["a3"]), h.make_node("Mul", ["a3", "k1"], ["a4"]),
+             h.make_node("Add", ["a", "a4"], ["a5"]), h.make_node("Mul", ["a5", "k2"], ["a6"]),
+             h.make_node("Tanh", ["a6"], ["t"]), h.make_node("Add", ["t", "one"], ["t1"]),
+             h.make_node("Mul", ["t1", "half"], ["t2"]), h.make_node("Mul", ["a", "t2"], ["gelu"]),
+             h.make_node("Reshape", ["gelu", "merged"], ["r"]), h.make_node("ReduceSum", ["r", "last"], ["y"]),
+             h.make_node("Mul", ["r", "r"], ["sq"]), h.make_node("ReduceSum", ["sq", "last"], ["y2"]),
+             h.make_node("Gemm", ["f", "gw", "gb"], ["gm"]), h.make_node("Relu", ["gm"], ["gr"]),
+             h.make_node("Reshape", ["gr", "merged2"], ["z"])]
+    inits = [("last", np.array([2], np.int64)), ("codes", np.arange(k, dtype=np.int32).reshape(1, 1, k)),
+             ("w", randn(k, d, scale=0.5)), ("b", randn(1, 1, d, scale=0.1)), ("k1", c(0.044715)),
+             ("k2", c(0.7978845608)), ("one", c(1.0)), ("half", c(0.5)),
+             ("merged", np.array([1, m_rows // g, g * d], np.int64)),
+             ("gw", randn(20, 24, scale=0.2)), ("gb", randn(24, scale=0.1)), ("merged2", np.array([8, 72], np.int64))]
+    m = model(nodes, feeds, [("y", TP.FLOAT), ("y2", TP.FLOAT), ("z", TP.FLOAT)], inits, opset=15)
+    dump = WORK / "merged_rows.kernels.txt"
+    check(m, feeds, rtol=1e-4, atol=1e-4, scale_tol=True, compile_args=("--dump-kernels", str(dump)))
+    if lib.opencl_target():
+        return
+    products = {name: text for name, text in _parse_kernels(dump).items()
+                if any(f"reduce ReduceSum over [{n}]" in text for n in (k, 20))}
+    assert len(products) == 2, f"expected the two products' kernels, got {list(products)}"
+    for name, text in products.items():
+        loads = [line for line in text.splitlines() if " = load arg1[" in line]
+        assert loads and not any(re.search(r"\[[^\]]*[/%]", line) for line in loads), \
+            f"{name} reads its rows through div/mod:\n" + "\n".join(loads)
+
+
+@suite.case
 def padded_dilated_convs():
     """Dilated convs on maps a few times their dilation (FCN-ResNet50's rate 2 and 4 3x3
     convs, DeepLabV3-MobileNetV3's rate 2 depthwise ones), where most products read the
