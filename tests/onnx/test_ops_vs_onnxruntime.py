@@ -1680,6 +1680,29 @@ def matrix_products_with_rows_merged_by_a_reshape():
 
 
 @suite.case
+def wide_convs_over_few_channels():
+    """Basic Pitch's note head on a small map: 8 -> 8 channel 3x39 and 8 -> 8 5x1 convs (pads 1 /
+    19 and 2 / 0), ReLU, their channels-last results read by an 8 -> 1 5x5 conv and a sigmoid;
+    also 4 -> 4 channels (half a vector). On AVX2 the register tiles of one vector of output
+    channels stop at 8 outputs (the unit test "register tiles: an AVX2 tile of one vector ..."):
+    the outputs past a tile's end and the row borders run in the same code as ever."""
+    feeds = {"x": randn(1, 8, 10, 61), "v": randn(1, 4, 9, 50)}
+    nodes = [h.make_node("Conv", ["x", "w1", "b1"], ["c1"], kernel_shape=[3, 39], pads=[1, 19, 1, 19]),
+             h.make_node("Relu", ["c1"], ["r1"]),
+             h.make_node("Conv", ["r1", "w2", "b2"], ["c2"], kernel_shape=[5, 1], pads=[2, 0, 2, 0]),
+             h.make_node("Relu", ["c2"], ["r2"]),
+             h.make_node("Conv", ["r2", "w3"], ["c3"], kernel_shape=[5, 5], pads=[2, 2, 2, 2]),
+             h.make_node("Sigmoid", ["c3"], ["y"]),
+             h.make_node("Conv", ["v", "w4"], ["c4"], kernel_shape=[3, 15], pads=[1, 7, 1, 7]),
+             h.make_node("Relu", ["c4"], ["r4"]),
+             h.make_node("Conv", ["r4", "w5"], ["z"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])]
+    inits = [("w1", randn(8, 8, 3, 39, scale=0.05)), ("b1", randn(8, scale=0.1)),
+             ("w2", randn(8, 8, 5, 1, scale=0.15)), ("b2", randn(8, scale=0.1)), ("w3", randn(1, 8, 5, 5, scale=0.1)),
+             ("w4", randn(4, 4, 3, 15, scale=0.1)), ("w5", randn(3, 4, 3, 3, scale=0.2))]
+    check(model(nodes, feeds, ["y", "z"], inits), feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
+
+
+@suite.case
 def padded_dilated_convs():
     """Dilated convs on maps a few times their dilation (FCN-ResNet50's rate 2 and 4 3x3
     convs, DeepLabV3-MobileNetV3's rate 2 depthwise ones), where most products read the
