@@ -459,6 +459,18 @@ TEST_CASE("frontend ops: RotaryEmbedding rotates pairs, RMSNormalization") {
   CHECK(y[1] == doctest::Approx(8 / std::sqrt(12.5)));
 }
 
+// The x86_64 register tile candidates, best first, of the first kernel of g's CPU schedule
+// with a reduction (over `reduce_dims` dims where that is not 0).
+static std::vector<RegisterTile> x86_64_tiles_of_first_reduce(const Graph& g, size_t reduce_dims = 0) {
+  Schedule s = cpu_schedule(g);
+  for (const ScheduledKernel& sk : s.kernels) {
+    KernelIR ir = build_kernel_ir(s, sk);
+    if (ir.has_reduce() && (reduce_dims == 0 || ir.reduce_extents.size() == reduce_dims))
+      return register_tile_candidates(ir, target_by_name("x86_64"), 8);
+  }
+  return {};
+}
+
 TEST_CASE("register tiles: an AVX2 1x1 conv keeps more than 8 accumulators") {
   // RegNetX-400MF's late 1x1 convs (7x7 map, 400 channels): 2 x 4 / 4 x 2 tiles (8 accumulators,
   // the 4-cycle multiply-add latency with no cycle to spare) ran 10-25% slower there than the
@@ -471,13 +483,7 @@ TEST_CASE("register tiles: an AVX2 1x1 conv keeps more than 8 accumulators") {
   m.node("Relu", {"y"}, {"r"}, "relu");
   m.node("Conv", {"r", "w"}, {"z"}, "conv2");  // so the first conv's result is channels-last
   m.output("z");
-  std::unique_ptr<Graph> g = m.import();
-  Schedule s = cpu_schedule(*g);
-  std::vector<RegisterTile> tiles;
-  for (const ScheduledKernel& sk : s.kernels) {
-    KernelIR ir = build_kernel_ir(s, sk);
-    if (ir.has_reduce() && tiles.empty()) tiles = register_tile_candidates(ir, target_by_name("x86_64"), 8);
-  }
+  std::vector<RegisterTile> tiles = x86_64_tiles_of_first_reduce(*m.import());
   REQUIRE_FALSE(tiles.empty());
   INFO(tiles[0].vectors << " x " << tiles[0].unroll);
   CHECK(tiles[0].vectors * tiles[0].unroll > 8);
@@ -496,14 +502,7 @@ TEST_CASE("register tiles: an AVX2 tile of one vector keeps a register per outpu
   m.node("Relu", {"y"}, {"r"}, "relu");
   m.node("Conv", {"r", "w2"}, {"z"}, "conv2");  // so the first conv's result is channels-last
   m.output("z");
-  std::unique_ptr<Graph> g = m.import();
-  Schedule s = cpu_schedule(*g);
-  std::vector<RegisterTile> tiles;
-  for (const ScheduledKernel& sk : s.kernels) {
-    KernelIR ir = build_kernel_ir(s, sk);
-    if (ir.has_reduce() && ir.reduce_extents.size() == 3 && tiles.empty())
-      tiles = register_tile_candidates(ir, target_by_name("x86_64"), 8);
-  }
+  std::vector<RegisterTile> tiles = x86_64_tiles_of_first_reduce(*m.import(), 3);
   REQUIRE_FALSE(tiles.empty());
   INFO(tiles[0].vectors << " x " << tiles[0].unroll);
   CHECK(tiles[0].vectors == 1);
