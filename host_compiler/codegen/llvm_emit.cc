@@ -822,8 +822,8 @@ class Emitter {
     // output channels).
     bool broadcast_per_output = false;
     for (const Value* l : loads)
-      broadcast_per_output = broadcast_per_output || (unroll_dim_ >= 0 && load_depends_on(l, unroll_dim_) &&
-                                                      !(vec >= 0 && load_varies_along(l, vec, lanes)));
+      if (vec >= 0 && unroll_dim_ >= 0 && load_depends_on(l, unroll_dim_) && !load_varies_along(l, vec, lanes))
+        broadcast_per_output = true;
     for (int v = 1; v <= max_vectors && (v - 1) * lanes < along_vec; ++v)
       for (int u = 1; u <= std::min<int64_t>(along_unroll, 16); ++u) {
         if (v > 1 && slice_per_vector * v > slice_budget_ && vector_tiles_outermost(vec, u)) continue;
