@@ -823,6 +823,12 @@ class Emitter {
     // tile counted as 16 of 16 registers spilled two accumulators in its inner loop
     // (MobileNetV2's 16 -> 96 channel 1x1 conv).
     const int pair_product_registers = multiplies_8bit_pairs() ? 2 : 0;
+    // A load broadcast per output of the unrolled dim (a conv's input pixel, vectors along the
+    // output channels).
+    bool broadcast_per_output = false;
+    for (const Value* l : loads)
+      if (vec >= 0 && unroll_dim_ >= 0 && load_depends_on(l, unroll_dim_) && !load_varies_along(l, vec, lanes))
+        broadcast_per_output = true;
     for (int v = 1; v <= max_vectors && (v - 1) * lanes < along_vec; ++v)
       for (int u = 1; u <= std::min<int64_t>(along_unroll, 16); ++u) {
         if (v > 1 && slice_per_vector * v > slice_budget_ && vector_tiles_outermost(vec, u)) continue;
@@ -831,6 +837,11 @@ class Emitter {
         // 2 x 14 tile, 28 of 32 registers, ran ResNet-18's 28x28 convs at 65 GFLOP/s in
         // edgert-bench --profile where a 4 x 4 tile ran them at 150).
         if (v * u > vector_registers_ * 3 / 4 || v * u + v + 1 + pair_product_registers > vector_registers_) break;
+        // With one vector per output, each output's broadcast is live beside its accumulator
+        // (LLVM issues the broadcasts ahead of their multiply-adds): on AVX2's 16 registers 1 x 10
+        // and 1 x 12 tiles spilled in their inner loop (Basic Pitch's 8 -> 8 channel 3x39 conv,
+        // channels-last: 27 ms at 1 x 12 and 1 x 10, 15.4 at 1 x 8, 16.1 at 1 x 6, CPU time).
+        if (v == 1 && broadcast_per_output && 2 * u > vector_registers_) break;
         if (float_scalar_epilogue_ && v * u + kEpiloguePerVector * v + kEpilogueShared > vector_registers_) break;
         const int distinct_loads = loads_per_step(v, u);
         const double vec_useful = waste(along_vec, int64_t{v} * lanes);

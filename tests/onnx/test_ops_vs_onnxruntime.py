@@ -1640,6 +1640,108 @@ def padded_dense_strided_convs():
     assert_padded_copies("padded_dense_strided", 5)
 
 
+def _assert_first_operand_read_plainly(kernels, count, what):
+    """`kernels` ({name: --dump-kernels text}) are `count` kernels, and each one's loads of its
+    first operand (arg1) index it with no div/mod."""
+    assert len(kernels) == count, f"expected the {count} {what} kernels, got {list(kernels)}"
+    for name, text in kernels.items():
+        loads = [line for line in text.splitlines() if " = load arg1[" in line]
+        assert loads and not any(re.search(r"\[[^\]]*[/%]", line) for line in loads), \
+            f"{name} reads its first operand through div/mod:\n" + "\n".join(loads)
+
+
+@suite.case
+def signal_convs_through_reshapes_of_padding():
+    """tf2onnx's Conv1d over a signal (Basic Pitch's CQT): the (N, L, 1) input reshaped to
+    (N, 1, L), zero-padded by a Pad node, reshaped to (N, 1, 1, L') and convolved by a 1 x K
+    stride-2 Conv of one channel, plus a 2-channel (N, L, 2) signal read interleaved the same
+    way. Where the Pad's guard holds, the first Reshape's flat index lies in one row of the
+    source, so the conv's taps read it with no div/mod (on main `(2*v+k+L-p) % L`: an integer
+    division per tap, 1.4 GFLOP/s; tests/bench/real_models.py basic_pitch)."""
+    n, k = 203, 16
+    feeds = {"x": randn(1, n, 1), "s": randn(1, n, 2)}
+    nodes = [h.make_node("Reshape", ["x", "ncl"], ["x3"]), h.make_node("Pad", ["x3", "pads"], ["xp"]),
+             h.make_node("Reshape", ["xp", "row"], ["x4"]),
+             h.make_node("Conv", ["x4", "w", "b"], ["y"], kernel_shape=[1, k], strides=[1, 2]),
+             h.make_node("Reshape", ["s", "ncl2"], ["s3"]), h.make_node("Pad", ["s3", "pads"], ["sp"]),
+             h.make_node("Reshape", ["sp", "row2"], ["s4"]),
+             h.make_node("Conv", ["s4", "w", "b"], ["z"], kernel_shape=[1, k], strides=[1, 2])]
+    inits = [("ncl", np.array([-1, 1, n], np.int64)), ("pads", np.array([0, 0, 7, 0, 0, 8], np.int64)),
+             ("row", np.array([-1, 1, 1, n + 15], np.int64)), ("ncl2", np.array([-1, 1, 2 * n], np.int64)),
+             ("row2", np.array([-1, 1, 1, 2 * n + 15], np.int64)),
+             ("w", randn(1, 1, 1, k, scale=0.25)), ("b", randn(1, scale=0.1))]
+    dump = WORK / "signal_convs.kernels.txt"
+    check(model(nodes, feeds, ["y", "z"], inits, opset=15), feeds, rtol=1e-4, atol=1e-5,
+          compile_args=("--dump-kernels", str(dump)))
+    if lib.opencl_target():
+        return
+    convs = {name: text for name, text in _parse_kernels(dump).items() if f"ReduceSum over [{k}]" in text}
+    _assert_first_operand_read_plainly(convs, 2, "convs'")
+
+
+@suite.case
+def matrix_products_with_rows_merged_by_a_reshape():
+    """Magika's Dense_0 (Keras via tf2onnx): bytes one-hot by Equal, a MatMul, bias and a tanh
+    GELU, the (N, M, D) result reshaped to (N, M/4, 4*D) for a LayerNorm's sums; and a Gemm
+    whose rows a reshape merges into the model's output. The CPU targets store each product
+    as computed (rows of D) and read the merged rows through the view: the product's loads
+    take no div/mod (on main its kernel looped over the merged shape: 14 GFLOP/s, 2x
+    onnxruntime's time)."""
+    m_rows, k, d, g = 64, 37, 16, 4
+    feeds = {"x": RNG.integers(0, k, (1, m_rows)).astype(np.int32), "f": randn(24, 20)}
+    c = lambda v: np.array(v, np.float32)  # noqa: E731
+    nodes = [h.make_node("Unsqueeze", ["x", "last"], ["xu"]), h.make_node("Equal", ["xu", "codes"], ["eq"]),
+             h.make_node("Cast", ["eq"], ["oh"], to=TP.FLOAT), h.make_node("MatMul", ["oh", "w"], ["mm"]),
+             h.make_node("Add", ["mm", "b"], ["a"]), h.make_node("Mul", ["a", "a"], ["a2"]),
+             h.make_node("Mul", ["a", "a2"], ["a3"]), h.make_node("Mul", ["a3", "k1"], ["a4"]),
+             h.make_node("Add", ["a", "a4"], ["a5"]), h.make_node("Mul", ["a5", "k2"], ["a6"]),
+             h.make_node("Tanh", ["a6"], ["t"]), h.make_node("Add", ["t", "one"], ["t1"]),
+             h.make_node("Mul", ["t1", "half"], ["t2"]), h.make_node("Mul", ["a", "t2"], ["gelu"]),
+             h.make_node("Reshape", ["gelu", "merged"], ["r"]), h.make_node("ReduceSum", ["r", "last"], ["y"]),
+             h.make_node("Mul", ["r", "r"], ["sq"]), h.make_node("ReduceSum", ["sq", "last"], ["y2"]),
+             h.make_node("Gemm", ["f", "gw", "gb"], ["gm"]), h.make_node("Relu", ["gm"], ["gr"]),
+             h.make_node("Reshape", ["gr", "merged2"], ["z"])]
+    inits = [("last", np.array([2], np.int64)), ("codes", np.arange(k, dtype=np.int32).reshape(1, 1, k)),
+             ("w", randn(k, d, scale=0.5)), ("b", randn(1, 1, d, scale=0.1)), ("k1", c(0.044715)),
+             ("k2", c(0.7978845608)), ("one", c(1.0)), ("half", c(0.5)),
+             ("merged", np.array([1, m_rows // g, g * d], np.int64)),
+             ("gw", randn(20, 24, scale=0.2)), ("gb", randn(24, scale=0.1)), ("merged2", np.array([8, 72], np.int64))]
+    m = model(nodes, feeds, [("y", TP.FLOAT), ("y2", TP.FLOAT), ("z", TP.FLOAT)], inits, opset=15)
+    dump = WORK / "merged_rows.kernels.txt"
+    check(m, feeds, rtol=1e-4, atol=1e-4, scale_tol=True, compile_args=("--dump-kernels", str(dump)))
+    if lib.opencl_target():
+        return
+    products = {name: text for name, text in _parse_kernels(dump).items()
+                if any(f"reduce ReduceSum over [{n}]" in text for n in (k, 20))}
+    _assert_first_operand_read_plainly(products, 2, "products'")
+
+
+@suite.case
+def wide_convs_over_few_channels():
+    """Basic Pitch's note head on a small map: 8 -> 8 channel 3x39 and 8 -> 8 5x1 convs (pads 1 /
+    19 and 2 / 0), ReLU, their channels-last results read by an 8 -> 1 5x5 conv and a sigmoid;
+    also 4 -> 4 channels (half a vector). On AVX2 the register tiles of one vector of output
+    channels stop at 8 outputs (the unit test "register tiles: an AVX2 tile of one vector ..."):
+    the outputs past a tile's end and the row borders run in the same code as ever. (CPU
+    register tiles: not run on the OpenCL targets.)"""
+    if lib.opencl_target():
+        return
+    feeds = {"x": randn(1, 8, 10, 61), "v": randn(1, 4, 9, 50)}
+    nodes = [h.make_node("Conv", ["x", "w1", "b1"], ["c1"], kernel_shape=[3, 39], pads=[1, 19, 1, 19]),
+             h.make_node("Relu", ["c1"], ["r1"]),
+             h.make_node("Conv", ["r1", "w2", "b2"], ["c2"], kernel_shape=[5, 1], pads=[2, 0, 2, 0]),
+             h.make_node("Relu", ["c2"], ["r2"]),
+             h.make_node("Conv", ["r2", "w3"], ["c3"], kernel_shape=[5, 5], pads=[2, 2, 2, 2]),
+             h.make_node("Sigmoid", ["c3"], ["y"]),
+             h.make_node("Conv", ["v", "w4"], ["c4"], kernel_shape=[3, 15], pads=[1, 7, 1, 7]),
+             h.make_node("Relu", ["c4"], ["r4"]),
+             h.make_node("Conv", ["r4", "w5"], ["z"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])]
+    inits = [("w1", randn(8, 8, 3, 39, scale=0.05)), ("b1", randn(8, scale=0.1)),
+             ("w2", randn(8, 8, 5, 1, scale=0.15)), ("b2", randn(8, scale=0.1)), ("w3", randn(1, 8, 5, 5, scale=0.1)),
+             ("w4", randn(4, 4, 3, 15, scale=0.1)), ("w5", randn(3, 4, 3, 3, scale=0.2))]
+    check(model(nodes, feeds, ["y", "z"], inits), feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
+
+
 @suite.case
 def padded_dilated_convs():
     """Dilated convs on maps a few times their dilation (FCN-ResNet50's rate 2 and 4 3x3
