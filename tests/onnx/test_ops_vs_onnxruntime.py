@@ -804,6 +804,32 @@ def softmax_rows_in_one_kernel():
 
 
 @suite.case
+def batch_norm_training_outputs_before_opset_14():
+    # Opsets 9-13 have no training_mode attribute: a BatchNormalization that names its
+    # outputs after Y is in training mode, Y normalized with the batch's own statistics (what
+    # onnxruntime computes). torch exports F.batch_norm(training=True) so: timm's weight-
+    # standardized convs (ScaledStdConv2d, nf_regnet / nfnet) normalize each conv weight with
+    # one, its 4 extra outputs read by nothing. Here a plain one over x (running mean / var and
+    # the batch mean compared too; output 4 is left out: onnxruntime's is 1 / sqrt(var + eps),
+    # the spec's the variance) and the weight-standardization pattern feeding a Conv.
+    # Before: edgec failed ("output 1 exists only in training mode").
+    x = randn(2, 4, 5, 5) + np.float32(0.5)
+    c_out, c_in, k = 8, 4, 3
+    inits = [("s", randn(4, scale=0.3) + np.float32(1)), ("b", randn(4)), ("m", randn(4)),
+             ("v", np.abs(randn(4)) + np.float32(0.5)),
+             ("w", randn(1, c_out, c_in * k * k)), ("ones", np.ones(c_out, np.float32)),
+             ("zeros", np.zeros(c_out, np.float32)), ("w_shape", np.array([c_out, c_in, k, k], np.int64))]
+    nodes = [h.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", "rv", "sm", "sv"],
+                         epsilon=1e-5, momentum=0.9),
+             h.make_node("BatchNormalization", ["w", "ones", "zeros", "zeros", "ones"],
+                         ["w_std", "w_rm", "w_rv", "w_sm", "w_sv"], epsilon=1e-5, momentum=1.0),
+             h.make_node("Reshape", ["w_std", "w_shape"], ["w4"]),
+             h.make_node("Conv", ["x", "w4"], ["conv"], pads=[1, 1, 1, 1])]
+    feeds = {"x": x}
+    check(model(nodes, feeds, ["y", "rm", "rv", "sm", "conv"], inits, opset=13), feeds, atol=1e-4)
+
+
+@suite.case
 def norm_rows_in_one_kernel():
     # The CPU targets compute LayerNormalization / RMSNormalization / InstanceNormalization
     # as one row kernel per operator (schedule.cc fuse_row_reductions, llvm_emit.cc
