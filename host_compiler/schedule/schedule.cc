@@ -147,6 +147,13 @@ class Scheduler {
               run_reshapes = run_reshapes || (consumer->op == Op::Reshape &&
                                               std::find(consumer->shape.begin(), consumer->shape.end(), channels) ==
                                                   consumer->shape.end());
+              // A reshape that merges the channels with the pixels after them (a GroupNorm with
+              // one group: (N, C, H, W) -> (N, 1, C*H*W), MobileViTv2; a Flatten) also hides
+              // the channel dim in a flat one: 4 GFLOP/s. Stored before it as (N, C, H, W) (the
+              // tile's transposed stores), the merged view of that buffer is a plain read.
+              if (!run_permutes && before_views == tail && consumer->op == Op::Reshape &&
+                  merges_channels_with_pixels(tail->shape, consumer->shape, channels))
+                break;
               if (run_permutes && run_reshapes) {
                 // The copy kernel stores the end of the run of views, so that what reads it
                 // (a Concat of several heads) reads a plain buffer, not the div/mod chain.
@@ -391,6 +398,20 @@ class Scheduler {
       return r;
     };
     return squeezed(from->shape) == squeezed(to->shape);
+  }
+
+  // Whether the reshape `from` (N, C, pixels...) -> `to` puts C and some of the pixels after it
+  // in one dim: the first dim of `to` past the batch dims that is not 1 is a multiple of C
+  // larger than C.
+  static bool merges_channels_with_pixels(const Shape& from, const Shape& to, int64_t channels) {
+    if (from.size() < 3 || from[1] != channels || channels <= 1) return false;
+    int64_t prefix = 1;
+    for (int64_t d : to) {
+      if (prefix == from[0] && d != 1) return d > channels && d % channels == 0;
+      prefix *= d;
+      if (prefix > from[0]) return false;
+    }
+    return false;
   }
 
   // Whether the reduce n sums a conv's products: its operand reads a Window through views

@@ -1393,6 +1393,41 @@ def _parse_kernels(dump):
 
 
 @suite.case
+def conv_then_group_norm_of_one_group():
+    """A conv (+ bias + residual) read by a GroupNorm of one group as torch exports it below
+    opset 18 (MobileViTv2's GroupNorm1): Reshape (N, C, H, W) -> (N, 1, C*H*W),
+    InstanceNormalization, Reshape back, per-channel scale and shift. A 1x1 conv (128 -> 64
+    on 4x144, MobileViTv2's stage 3) and a strided 3x3 one. The CPU targets store the conv as
+    (N, C, H, W) and normalize the flat view of it: fused through the merging reshape, the
+    conv's kernel looped over the flat dim with div/mod index math (4 GFLOP/s, 15x slower)."""
+    configs = ((128, 64, (4, 144), 1, 1), (24, 40, (18, 18), 3, 2))  # c_in, c_out, (H, W), kernel, stride
+    nodes, inits, outs, feeds = [], [], [], {}
+    for i, (c_in, c, (hh, ww), k, s) in enumerate(configs):
+        oh, ow = (hh + 2 * (k // 2) - k) // s + 1, (ww + 2 * (k // 2) - k) // s + 1
+        feeds[f"x{i}"], feeds[f"r{i}"] = randn(1, c_in, hh, ww), randn(1, c, oh, ow)
+        inits += [(f"w{i}", randn(c, c_in, k, k, scale=(1 / (c_in * k * k)) ** 0.5)), (f"b{i}", randn(c)),
+                  (f"flat{i}", np.array([1, 1, -1], np.int64)), (f"back{i}", np.array([1, c, oh, ow], np.int64)),
+                  (f"one{i}", np.ones(1, np.float32)), (f"zero{i}", np.zeros(1, np.float32)),
+                  (f"g{i}", randn(c, 1, 1)), (f"beta{i}", randn(c, 1, 1))]
+        nodes += [h.make_node("Conv", [f"x{i}", f"w{i}", f"b{i}"], [f"c{i}"], kernel_shape=[k, k], strides=[s, s],
+                              pads=[k // 2] * 4),
+                  h.make_node("Add", [f"r{i}", f"c{i}"], [f"res{i}"]),
+                  h.make_node("Reshape", [f"res{i}", f"flat{i}"], [f"f{i}"]),
+                  h.make_node("InstanceNormalization", [f"f{i}", f"one{i}", f"zero{i}"], [f"n{i}"], epsilon=1e-5),
+                  h.make_node("Reshape", [f"n{i}", f"back{i}"], [f"n4{i}"]),
+                  h.make_node("Mul", [f"n4{i}", f"g{i}"], [f"m{i}"]), h.make_node("Add", [f"m{i}", f"beta{i}"], [f"y{i}"])]
+        outs.append(f"y{i}")
+    check(model(nodes, feeds, outs, inits, opset=13), feeds, atol=1e-4, scale_tol=True)
+    if lib.opencl_target():
+        return
+    kernels = _kernels(WORK / f"m{_count[0]}.onnx", "conv_group_norm")
+    for i, (_, c, _, _, _) in enumerate(configs):
+        conv = [t for name, t in kernels.items() if name.endswith(f"_res{i}")]
+        assert conv and f"out[1,{c}," in conv[0].splitlines()[0], \
+            f"the conv + residual {i} is not stored as (N, C, H, W): {[t.splitlines()[0] for t in kernels.values()]}"
+
+
+@suite.case
 def windows_after_channel_shuffle():
     """Depthwise convs and a max pool reading a ShuffleNet channel shuffle of a Concat (reshape
     to (N, g, C/g, H, W), transpose, reshape back): stride 2 and 1, odd channels per half (29, 11, 5), a
