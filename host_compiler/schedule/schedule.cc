@@ -38,6 +38,8 @@ bool is_leaf(const Node* n) { return n->op == Op::Input || n->op == Op::Weight |
 // still computed once per element, so it may share a kernel with them.
 bool reads_each_once(Op op) { return is_movement(op) && op != Op::Expand && op != Op::Window; }
 
+bool merges_channels_with_space(const Shape& from, const Shape& to);  // below, with the layouts
+
 class Scheduler {
  public:
   explicit Scheduler(const Graph& g) : graph_(g), live_(g.live_nodes()) {
@@ -152,7 +154,7 @@ class Scheduler {
               // the channel dim in a flat one: 4 GFLOP/s. Stored before it as (N, C, H, W) (the
               // tile's transposed stores), the merged view of that buffer is a plain read.
               if (!run_permutes && before_views == tail && consumer->op == Op::Reshape &&
-                  merges_channels_with_pixels(tail->shape, consumer->shape, channels))
+                  merges_channels_with_space(tail->shape, consumer->shape))
                 break;
               if (run_permutes && run_reshapes) {
                 // The copy kernel stores the end of the run of views, so that what reads it
@@ -398,20 +400,6 @@ class Scheduler {
       return r;
     };
     return squeezed(from->shape) == squeezed(to->shape);
-  }
-
-  // Whether the reshape `from` (N, C, pixels...) -> `to` puts C and some of the pixels after it
-  // in one dim: the first dim of `to` past the batch dims that is not 1 is a multiple of C
-  // larger than C.
-  static bool merges_channels_with_pixels(const Shape& from, const Shape& to, int64_t channels) {
-    if (from.size() < 3 || from[1] != channels || channels <= 1) return false;
-    int64_t prefix = 1;
-    for (int64_t d : to) {
-      if (prefix == from[0] && d != 1) return d > channels && d % channels == 0;
-      prefix *= d;
-      if (prefix > from[0]) return false;
-    }
-    return false;
   }
 
   // Whether the reduce n sums a conv's products: its operand reads a Window through views
