@@ -1429,6 +1429,48 @@ def conv_then_group_norm_of_one_group():
 
 
 @suite.case
+def token_mlp_with_depthwise_conv():
+    """PVTv2's MLP (SegFormer's Mix-FFN): Linear on (N, H*W, C) tokens, transposed and viewed as
+    (N, C, H, W), a padded 3x3 depthwise conv, flattened back to tokens, Erf GELU, Linear. On 12x12
+    and 7x5 token grids, 16 -> 40 -> 16 and 8 -> 24 -> 8 channels. The CPU targets store the first
+    Linear's result and the depthwise conv's channels-last ((N, H, W, C): the token order), so that
+    the conv takes vectors of channels: stored (N, C, H, W) and (N, C, H*W), its padding tests took
+    div/mod of the token index for every tap (10 GFLOP/s; PVTv2-b0 16.8 -> 12.4 ms). CPU code only."""
+    if lib.opencl_target():
+        return
+    configs = ((40, 40, 16, 64), (10, 10, 40, 96))  # H, W, channels, hidden
+    nodes, inits, outs, feeds = [], [], [], {}
+    for i, (hh, ww, c, hid) in enumerate(configs):
+        feeds[f"x{i}"] = randn(1, hh * ww, c)
+        inits += [(f"w1{i}", randn(c, hid, scale=c ** -0.5)), (f"b1{i}", randn(hid, scale=0.1)),
+                  (f"wd{i}", randn(hid, 1, 3, 3, scale=0.3)), (f"bd{i}", randn(hid, scale=0.1)),
+                  (f"w2{i}", randn(hid, c, scale=hid ** -0.5)), (f"b2{i}", randn(c, scale=0.1)),
+                  (f"rows{i}", np.array([1, hid, hh, ww], np.int64)), (f"tokens{i}", np.array([1, hid, hh * ww], np.int64)),
+                  (f"sqrt2{i}", np.array(np.sqrt(2.0), np.float32)), (f"one{i}", np.array(1.0, np.float32)),
+                  (f"half{i}", np.array(0.5, np.float32))]
+        t = f"t{i}_"
+        nodes += [h.make_node("MatMul", [f"x{i}", f"w1{i}"], [t + "m1"]), h.make_node("Add", [t + "m1", f"b1{i}"], [t + "a1"]),
+                  h.make_node("Transpose", [t + "a1"], [t + "t1"], perm=[0, 2, 1]),
+                  h.make_node("Reshape", [t + "t1", f"rows{i}"], [t + "r4"]),
+                  h.make_node("Conv", [t + "r4", f"wd{i}", f"bd{i}"], [t + "dw"], group=hid, kernel_shape=[3, 3],
+                              pads=[1, 1, 1, 1]),
+                  h.make_node("Reshape", [t + "dw", f"tokens{i}"], [t + "r3"]),
+                  h.make_node("Transpose", [t + "r3"], [t + "t2"], perm=[0, 2, 1]),
+                  h.make_node("Div", [t + "t2", f"sqrt2{i}"], [t + "g0"]), h.make_node("Erf", [t + "g0"], [t + "g1"]),
+                  h.make_node("Add", [t + "g1", f"one{i}"], [t + "g2"]), h.make_node("Mul", [t + "t2", t + "g2"], [t + "g3"]),
+                  h.make_node("Mul", [t + "g3", f"half{i}"], [t + "g4"]),
+                  h.make_node("MatMul", [t + "g4", f"w2{i}"], [t + "m2"]), h.make_node("Add", [t + "m2", f"b2{i}"], [f"y{i}"])]
+        outs.append(f"y{i}")
+    check(model(nodes, feeds, outs, inits, opset=13), feeds, atol=1e-4, scale_tol=True)
+    kernels = _kernels(WORK / f"m{_count[0]}.onnx", "token_mlp")
+    heads = [t.splitlines()[0] for t in kernels.values()]
+    for hh, ww, _, hid in configs:
+        channels_last = f"out[1,{hh},{ww},{hid}]"
+        assert sum(channels_last in line for line in heads) == 2, \
+            f"the Linear's and the depthwise conv's results are not both stored {channels_last}: {heads}"
+
+
+@suite.case
 def windows_after_channel_shuffle():
     """Depthwise convs and a max pool reading a ShuffleNet channel shuffle of a Concat (reshape
     to (N, g, C/g, H, W), transpose, reshape back): stride 2 and 1, odd channels per half (29, 11, 5), a
