@@ -13,17 +13,22 @@
 #        build/aarch64-python-root by scripts/setup_aarch64_python.sh (the aarch64 binding's test)
 #   --torchvision: also Debian's python3-torchvision (tests/models/: the ctest zoo_vs_onnxruntime
 #        exports its models with it; scripts/test.sh passes this flag)
+#   --timm: also --torchvision's package and timm 0.9.16 (the pure-Python wheel, --no-deps)
+#        unpacked into tests/generated/timm-0.9.16 for Debian's python3 (tests/models/export_timm.py:
+#        timm architectures for benchmark.py --zoo --zoo-models; no test needs it)
 #   --dev: also ccache and ninja (faster rebuilds across git worktrees; not needed by the tests)
 # Quiet when nothing is missing; safe to run any number of times.
 set -euo pipefail
 
 WITH_TORCHVISION=0
 WITH_DEV=0
+WITH_TIMM=0
 for arg in "$@"; do
   case "$arg" in
     --torchvision) WITH_TORCHVISION=1 ;;
+    --timm) WITH_TORCHVISION=1; WITH_TIMM=1 ;;
     --dev) WITH_DEV=1 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option $arg" >&2; exit 2 ;;
   esac
 done
@@ -78,6 +83,18 @@ pip_missing=()
 if ((${#pip_missing[@]})); then
   echo "setup: pip installing for $("$PYTHON" -c 'import sys; print(sys.executable)'): ${pip_missing[*]}"
   "$PYTHON" -m pip install -q --disable-pip-version-check "${pip_missing[@]}"
+fi
+# timm for Debian's torch (no pip install into the system python: the wheel is unpacked where
+# export_timm.py looks; its dependencies, huggingface_hub and safetensors, are not needed to build
+# models with random weights).
+TIMM_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/generated/timm-0.9.16"
+if [[ $WITH_TIMM == 1 && ! -f $TIMM_DIR/timm/__init__.py ]]; then
+  echo "setup: unpacking timm 0.9.16 into $TIMM_DIR"
+  timm_wheel_dir=$(mktemp -d)
+  "$PYTHON" -m pip download -q --disable-pip-version-check --no-deps -d "$timm_wheel_dir" timm==0.9.16
+  mkdir -p "$TIMM_DIR"
+  "$PYTHON" -m zipfile -e "$timm_wheel_dir"/timm-0.9.16-py3-none-any.whl "$TIMM_DIR"
+  rm -rf "$timm_wheel_dir"
 fi
 # onnx 1.17.0 is pinned: later wheels no longer ship backend/test/data/node, which the
 # conformance runner (tests/onnx/run_node_tests.py) reads.

@@ -1188,7 +1188,10 @@ void check_channel_params(const OpContext& ctx, const Node* x, std::initializer_
 }
 
 // Training mode: normalizes with the batch statistics (over all dims but the channel) and
-// returns the updated running mean / variance (momentum-weighted, population variance).
+// returns the updated running mean / variance (momentum-weighted, population variance); before
+// opset 14 also the batch's own mean and variance (outputs 3 and 4, "saved_mean" / "saved_var":
+// the spec's and the ONNX reference evaluator's variance; onnxruntime returns 1 / sqrt(var + eps)
+// as output 4).
 Outs batch_norm_training(OpContext& ctx) {
   Graph& g = ctx.g;
   Node* x = ctx.input(0);
@@ -1209,7 +1212,8 @@ Outs batch_norm_training(OpContext& ctx) {
   };
   Node* running_mean = ctx.output_used(1) ? running(ctx.input(3), mean) : nullptr;
   Node* running_var = ctx.output_used(2) ? running(ctx.input(4), var) : nullptr;
-  return {y, running_mean, running_var};
+  if (ctx.num_outputs() <= 3) return {y, running_mean, running_var};
+  return {y, running_mean, running_var, g.reshape(mean, {c}), g.reshape(var, {c})};
 }
 
 Outs lower_batch_norm(OpContext& ctx) {
@@ -1222,6 +1226,13 @@ Outs lower_batch_norm(OpContext& ctx) {
     if (ctx.opset < 14) ctx.fail("training_mode before opset 14 is not supported");
     return batch_norm_training(ctx);
   }
+  // Opsets 9-13 have no training_mode: a node that names any output after Y is in training
+  // mode (Y normalized with the batch's statistics, as onnxruntime does). torch exports
+  // F.batch_norm(training=True) so at opset 13, e.g. timm's weight-standardized convs
+  // (ScaledStdConv2d: nf_regnet, nfnet), whose extra outputs nothing reads.
+  bool named_training_outputs = false;
+  for (size_t i = 1; i < ctx.num_outputs(); ++i) named_training_outputs |= ctx.output_used(i);
+  if (ctx.opset >= 9 && ctx.opset < 14 && named_training_outputs) return batch_norm_training(ctx);
   for (size_t i = 1; i < ctx.num_outputs(); ++i)
     if (ctx.output_used(i))
       ctx.fail("output " + std::to_string(i) + " exists only in training mode (opset >= 14, training_mode = 1)");

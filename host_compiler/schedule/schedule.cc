@@ -38,6 +38,19 @@ bool is_leaf(const Node* n) { return n->op == Op::Input || n->op == Op::Weight |
 // still computed once per element, so it may share a kernel with them.
 bool reads_each_once(Op op) { return is_movement(op) && op != Op::Expand && op != Op::Window; }
 
+bool merges_channels_with_space(const Shape& from, const Shape& to);  // below, with the layouts
+
+// Whether the Reshape r is (N, C, H*W) -> (N, C, H, W) of (N, H*W, C) tokens transposed
+// (Permute (0, 2, 1)): PVTv2's and SegFormer's MLP handing its first Linear layer's result to
+// a depthwise conv (x.transpose(1, 2).view(B, C, H, W)). choose_channels_last stores it
+// channels-last: in the tokens' own order.
+bool splits_tokens_into_rows(const Node* r) {
+  if (r->op != Op::Reshape || r->shape.size() != 4 || r->srcs.empty()) return false;
+  const Node* t = r->srcs[0];
+  return t->op == Op::Permute && t->axes == std::vector<int64_t>{0, 2, 1} && t->shape.size() == 3 &&
+         t->shape[0] == r->shape[0] && t->shape[1] == r->shape[1];
+}
+
 class Scheduler {
  public:
   explicit Scheduler(const Graph& g) : graph_(g), live_(g.live_nodes()) {
@@ -127,8 +140,9 @@ class Scheduler {
           if (is_widening_cast(consumer)) break;
           // Nor through a reshape that cuts the innermost dim short (a matrix product's K split
           // in bf16 pairs): the kernel vectorizes that dim, and 2 lanes waste the vectors.
+          // (Tokens split into rows are stored channels-last: their innermost dim stays C.)
           if (consumer->op == Op::Reshape && !consumer->shape.empty() && !tail->shape.empty() &&
-              consumer->shape.back() < std::min<int64_t>(tail->shape.back(), 16))
+              consumer->shape.back() < std::min<int64_t>(tail->shape.back(), 16) && !splits_tokens_into_rows(consumer))
             break;
           // Nor through a reshape that merges a matrix product's rows (Magika's (2048, 64) Dense
           // result read as (512, 256)): the kernel would loop over the merged rows with div/mod
@@ -159,6 +173,21 @@ class Scheduler {
               run_reshapes = run_reshapes || (consumer->op == Op::Reshape &&
                                               std::find(consumer->shape.begin(), consumer->shape.end(), channels) ==
                                                   consumer->shape.end());
+              // A reshape that merges the channels with the pixels after them (a GroupNorm with
+              // one group: (N, C, H, W) -> (N, 1, C*H*W), MobileViTv2; a Flatten) also hides
+              // the channel dim in a flat one: 4 GFLOP/s. Stored before it as (N, C, H, W) (the
+              // tile's transposed stores), the merged view of that buffer is a plain read.
+              if (!run_permutes && before_views == tail && consumer->op == Op::Reshape &&
+                  merges_channels_with_space(tail->shape, consumer->shape))
+                break;
+              // So does one that merges a padded conv's rows into a run of pixels ((N, C, H, W) ->
+              // (N, C, H*W): PVTv2's depthwise conv back to tokens): its padding tests took
+              // div/mod of the run for every tap, in vectors along the run (10 GFLOP/s). Stored
+              // as (N, C, H, W) (channels-last), the token view of it reads plainly. An unpadded
+              // conv (ViT's patch embedding) tests nothing and stays fused.
+              if (!run_permutes && before_views == tail && consumer->op == Op::Reshape && reads_padding(n) &&
+                  merges_rows(tail->shape, consumer->shape))
+                break;
               if (run_permutes && run_reshapes) {
                 // The copy kernel stores the end of the run of views, so that what reads it
                 // (a Concat of several heads) reads a plain buffer, not the div/mod chain.
@@ -406,20 +435,34 @@ class Scheduler {
     return squeezed(from->shape) == squeezed(to->shape);
   }
 
-  // Whether the reduce n sums a conv's products: its operand reads a Window through views
-  // (and the multiply with the weights).
-  static bool is_conv_sum(const Node* n) {
-    if (n->op != Op::ReduceSum || n->srcs.empty()) return false;
+  // Whether the conv whose products the reduce n sums reads a Pad (its taps test bounds).
+  static bool reads_padding(const Node* n) {
+    const Node* window = conv_window(n);
+    return window && !window->srcs.empty() && window->srcs[0]->op == Op::Pad;
+  }
+
+  // Whether the reshape `from` (N, C, H, W) -> `to` (N, C, H*W) merges the rows (H > 1).
+  static bool merges_rows(const Shape& from, const Shape& to) {
+    return from.size() == 4 && from[2] > 1 && to == Shape{from[0], from[1], from[2] * from[3]};
+  }
+
+  // The Window whose products (with the weights) the reduce n sums, read through views; null
+  // where n sums no conv's products.
+  static const Node* conv_window(const Node* n) {
+    if (n->op != Op::ReduceSum || n->srcs.empty()) return nullptr;
     std::vector<const Node*> open{n->srcs[0]};
     for (int steps = 0; !open.empty() && steps < 32; ++steps) {
       const Node* x = open.back();
       open.pop_back();
-      if (x->op == Op::Window) return true;
+      if (x->op == Op::Window) return x;
       if (is_movement(x->op) || x->op == Op::Mul || is_widening_cast(x))
         for (const Node* s : x->srcs) open.push_back(s);
     }
-    return false;
+    return nullptr;
   }
+
+  // Whether the reduce n sums a conv's products.
+  static bool is_conv_sum(const Node* n) { return conv_window(n) != nullptr; }
 
   static bool spatial_window(const Node* w) {
     for (int64_t k : w->kernel)
@@ -642,12 +685,14 @@ class Scheduler {
 
 // Whether the kernel's result is, through elementwise ops only, a permutation of
 // (N, H, W, C) values back to (N, C, H, W): the end of a ConvNeXt block, its second Linear
-// layer's result (and the residual) seen through torchvision's permute.
+// layer's result (and the residual) seen through torchvision's permute; or tokens split into
+// rows (splits_tokens_into_rows).
 bool permuted_to_nchw(const Schedule& s, const ScheduledKernel& k) {
   std::set<const Node*> seen;
   std::function<bool(const Node*)> walk = [&](const Node* n) {
     if (!seen.insert(n).second || (n != k.root && s.buffer_of(n) >= 0)) return false;
     if (n->op == Op::Permute) return n->axes == std::vector<int64_t>{0, 3, 1, 2};
+    if (n->op == Op::Reshape) return s.buffer_of(n->srcs[0]) < 0 && splits_tokens_into_rows(n);
     if (!is_elementwise(n->op)) return false;
     for (const Node* src : n->srcs)
       if (walk(src)) return true;

@@ -34,7 +34,8 @@ GB/s; --json then carries them per model.
 full size, random weights), exported on first use into --zoo-dir with Debian's torch
 (/usr/bin/python3, or EDGE_TORCH_PYTHON; scripts/setup.sh --torchvision); --zoo-models picks some
 of them, or of the architectures beyond it (export_torchvision.py --list-extra: wider RegNets,
-ResNeXt-101, video ResNets, AlexNet / VGG, ...). Every run ends with the geometric mean and the worst of edgert / onnxruntime per thread
+ResNeXt-101, video ResNets, AlexNet / VGG, ...; tests/models/export_timm.py --list: ~40 timm
+architectures, scripts/setup.sh --timm). Every run ends with the geometric mean and the worst of edgert / onnxruntime per thread
 count; a model edgec cannot compile is reported as failed and the run goes on.
 --check-outputs first runs each compiled model once (edgert-run) on the inputs it is timed on and
 compares every output with onnxruntime's: a model whose largest difference exceeds --tolerance
@@ -126,28 +127,35 @@ def binding_runner(edgert, bundle, threads, feeds, iters):
 def zoo_models(zoo_dir, only=None):
     """The zoo's .onnx paths, exporting the missing ones with Debian's torch."""
     python = os.environ.get("EDGE_TORCH_PYTHON", "/usr/bin/python3")
-    export = lib.REPO_ROOT / "tests" / "models" / "export_torchvision.py"
+    models = lib.REPO_ROOT / "tests" / "models"
+    export, export_timm = models / "export_torchvision.py", models / "export_timm.py"
 
-    def listed(flag):
-        listing = subprocess.run([python, str(export), flag], capture_output=True, text=True)
+    def listed(script, flag):
+        listing = subprocess.run([python, str(script), flag], capture_output=True, text=True)
         if listing.returncode != 0:
             raise SystemExit(f"benchmark: --zoo needs torchvision in {python} (scripts/setup.sh --torchvision):\n"
                              + listing.stderr[-400:])
         return [line.split()[0] for line in listing.stdout.splitlines() if line.strip()]
 
-    names = listed("--list")
+    names = listed(export, "--list")
+    timm_names = []
     if only:
-        # The zoo's 25, or the architectures beyond it (EXTRA there), which only --zoo-models names.
-        every = names + listed("--list-extra")
+        # The zoo's 25, or the architectures beyond it (EXTRA there, TIMM in export_timm.py),
+        # which only --zoo-models names.
+        timm_names = listed(export_timm, "--list")
+        every = names + listed(export, "--list-extra") + timm_names
         unknown = set(only.split(",")) - set(every)
         if unknown:
-            raise SystemExit(f"benchmark: --zoo-models: not in the zoo or its extras: {sorted(unknown)}")
+            raise SystemExit(f"benchmark: --zoo-models: not in the zoo, its extras or export_timm.py's list: "
+                             f"{sorted(unknown)}")
         names = [n for n in every if n in only.split(",")]
     missing = [n for n in names if not (zoo_dir / f"{n}.onnx").exists()]
-    if missing:
-        print(f"exporting {len(missing)} zoo model(s) into {zoo_dir}", flush=True)
-        subprocess.run([python, str(export), "--models", ",".join(missing), "--out-dir", str(zoo_dir)],
-                       check=True, stdout=subprocess.DEVNULL)
+    for script, todo in ((export, [n for n in missing if n not in timm_names]),
+                         (export_timm, [n for n in missing if n in timm_names])):
+        if todo:
+            print(f"exporting {len(todo)} zoo model(s) into {zoo_dir} ({script.name})", flush=True)
+            subprocess.run([python, str(script), "--models", ",".join(todo), "--out-dir", str(zoo_dir)],
+                           check=True, stdout=subprocess.DEVNULL)
     return [str(zoo_dir / f"{n}.onnx") for n in names]
 
 
@@ -210,7 +218,8 @@ def main():
                     help="--check-outputs: largest difference allowed, relative to the output's largest magnitude")
     ap.add_argument("--zoo", action="store_true", help="also the full-size model zoo (exported on first use)")
     ap.add_argument("--zoo-dir", default=str(lib.REPO_ROOT / "tests" / "generated" / "zoo"))
-    ap.add_argument("--zoo-models", help="only these zoo models (comma-separated; export_torchvision.py --list)")
+    ap.add_argument("--zoo-models", help="only these zoo models (comma-separated; export_torchvision.py --list, "
+                    "--list-extra, export_timm.py --list)")
     args = ap.parse_args()
     if args.zoo:
         args.models += zoo_models(Path(args.zoo_dir), args.zoo_models)

@@ -355,7 +355,14 @@ def export_model(name, out_dir, seed=0, small=False, raw_bn=False):
         entry = ZOO[name]
         make, shape = (entry[2], entry[3]) if small else (entry[0], entry[1])
     torch.manual_seed(seed)
-    model = make().eval()
+    return export_module(make().eval(), name, shape, out_dir, seed, raw_bn,
+                         with_grad=len(entry) > 4 and entry[4] == ATTENTION)
+
+
+def export_module(model, name, shape, out_dir, seed=0, raw_bn=False, with_grad=False):
+    """Writes out_dir/<name>.onnx (opset 13, input "input", output "output") and its seeded input
+    out_dir/<name>.input.npy; the BN statistics first gathered on seeded batches unless raw_bn.
+    Shared with export_timm.py."""
     if not raw_bn:
         calibrate_batch_norm(model, shape, seed)
     x = torch.randn(*shape, generator=torch.Generator().manual_seed(seed + 1))
@@ -364,7 +371,7 @@ def export_model(name, out_dir, seed=0, small=False, raw_bn=False):
     # symbolic: the export fails. With gradients enabled (their weights require grad) they run
     # the ordinary ops, still in eval mode: the same function. (Train mode does not help:
     # torch.onnx.export switches the model to eval mode.)
-    grad = torch.enable_grad() if len(entry) > 4 and entry[4] == "grad" else torch.no_grad()
+    grad = torch.enable_grad() if with_grad else torch.no_grad()
     path = os.path.join(out_dir, f"{name}.onnx")
     with grad:
         torch.onnx.export(model, x, path, opset_version=13, input_names=["input"],

@@ -839,6 +839,32 @@ def softmax_rows_in_one_kernel():
 
 
 @suite.case
+def batch_norm_training_outputs_before_opset_14():
+    # Opsets 9-13 have no training_mode attribute: a BatchNormalization that names its
+    # outputs after Y is in training mode, Y normalized with the batch's own statistics (what
+    # onnxruntime computes). torch exports F.batch_norm(training=True) so: timm's weight-
+    # standardized convs (ScaledStdConv2d, nf_regnet / nfnet) normalize each conv weight with
+    # one, its 4 extra outputs read by nothing. Here a plain one over x (running mean / var and
+    # the batch mean compared too; output 4 is left out: onnxruntime's is 1 / sqrt(var + eps),
+    # the spec's the variance) and the weight-standardization pattern feeding a Conv.
+    # Before: edgec failed ("output 1 exists only in training mode").
+    x = randn(2, 4, 5, 5) + np.float32(0.5)
+    c_out, c_in, k = 8, 4, 3
+    inits = [("s", randn(4, scale=0.3) + np.float32(1)), ("b", randn(4)), ("m", randn(4)),
+             ("v", np.abs(randn(4)) + np.float32(0.5)),
+             ("w", randn(1, c_out, c_in * k * k)), ("ones", np.ones(c_out, np.float32)),
+             ("zeros", np.zeros(c_out, np.float32)), ("w_shape", np.array([c_out, c_in, k, k], np.int64))]
+    nodes = [h.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", "rv", "sm", "sv"],
+                         epsilon=1e-5, momentum=0.9),
+             h.make_node("BatchNormalization", ["w", "ones", "zeros", "zeros", "ones"],
+                         ["w_std", "w_rm", "w_rv", "w_sm", "w_sv"], epsilon=1e-5, momentum=1.0),
+             h.make_node("Reshape", ["w_std", "w_shape"], ["w4"]),
+             h.make_node("Conv", ["x", "w4"], ["conv"], pads=[1, 1, 1, 1])]
+    feeds = {"x": x}
+    check(model(nodes, feeds, ["y", "rm", "rv", "sm", "conv"], inits, opset=13), feeds, atol=1e-4)
+
+
+@suite.case
 def norm_rows_in_one_kernel():
     # The CPU targets compute LayerNormalization / RMSNormalization / InstanceNormalization
     # as one row kernel per operator (schedule.cc fuse_row_reductions, llvm_emit.cc
@@ -1399,6 +1425,84 @@ def _parse_kernels(dump):
         elif current:
             kernels[current] += "\n" + line
     return kernels
+
+
+@suite.case
+def conv_then_group_norm_of_one_group():
+    """A conv (+ bias + residual) read by a GroupNorm of one group as torch exports it below
+    opset 18 (MobileViTv2's GroupNorm1): Reshape (N, C, H, W) -> (N, 1, C*H*W),
+    InstanceNormalization, Reshape back, per-channel scale and shift. A 1x1 conv (128 -> 64
+    on 4x144, MobileViTv2's stage 3) and a strided 3x3 one. The CPU targets store the conv as
+    (N, C, H, W) and normalize the flat view of it: fused through the merging reshape, the
+    conv's kernel looped over the flat dim with div/mod index math (4 GFLOP/s, 15x slower).
+    CPU code only (OpenCL's kernels take another schedule; the node tests cover the ops there)."""
+    if lib.opencl_target():
+        return
+    configs = ((128, 64, (4, 144), 1, 1), (24, 40, (18, 18), 3, 2))  # c_in, c_out, (H, W), kernel, stride
+    nodes, inits, outs, feeds = [], [], [], {}
+    for i, (c_in, c, (hh, ww), k, s) in enumerate(configs):
+        oh, ow = (hh + 2 * (k // 2) - k) // s + 1, (ww + 2 * (k // 2) - k) // s + 1
+        feeds[f"x{i}"], feeds[f"r{i}"] = randn(1, c_in, hh, ww), randn(1, c, oh, ow)
+        inits += [(f"w{i}", randn(c, c_in, k, k, scale=(1 / (c_in * k * k)) ** 0.5)), (f"b{i}", randn(c)),
+                  (f"flat{i}", np.array([1, 1, -1], np.int64)), (f"back{i}", np.array([1, c, oh, ow], np.int64)),
+                  (f"one{i}", np.ones(1, np.float32)), (f"zero{i}", np.zeros(1, np.float32)),
+                  (f"g{i}", randn(c, 1, 1)), (f"beta{i}", randn(c, 1, 1))]
+        nodes += [h.make_node("Conv", [f"x{i}", f"w{i}", f"b{i}"], [f"c{i}"], kernel_shape=[k, k], strides=[s, s],
+                              pads=[k // 2] * 4),
+                  h.make_node("Add", [f"r{i}", f"c{i}"], [f"res{i}"]),
+                  h.make_node("Reshape", [f"res{i}", f"flat{i}"], [f"f{i}"]),
+                  h.make_node("InstanceNormalization", [f"f{i}", f"one{i}", f"zero{i}"], [f"n{i}"], epsilon=1e-5),
+                  h.make_node("Reshape", [f"n{i}", f"back{i}"], [f"n4{i}"]),
+                  h.make_node("Mul", [f"n4{i}", f"g{i}"], [f"m{i}"]), h.make_node("Add", [f"m{i}", f"beta{i}"], [f"y{i}"])]
+        outs.append(f"y{i}")
+    check(model(nodes, feeds, outs, inits, opset=13), feeds, atol=1e-4, scale_tol=True)
+    kernels = _kernels(WORK / f"m{_count[0]}.onnx", "conv_group_norm")
+    for i, (_, c, _, _, _) in enumerate(configs):
+        conv = [t for name, t in kernels.items() if name.endswith(f"_res{i}")]
+        assert conv and f"out[1,{c}," in conv[0].splitlines()[0], \
+            f"the conv + residual {i} is not stored as (N, C, H, W): {[t.splitlines()[0] for t in kernels.values()]}"
+
+
+@suite.case
+def token_mlp_with_depthwise_conv():
+    """PVTv2's MLP (SegFormer's Mix-FFN): Linear on (N, H*W, C) tokens, transposed and viewed as
+    (N, C, H, W), a padded 3x3 depthwise conv, flattened back to tokens, Erf GELU, Linear. On 12x12
+    and 7x5 token grids, 16 -> 40 -> 16 and 8 -> 24 -> 8 channels. The CPU targets store the first
+    Linear's result and the depthwise conv's channels-last ((N, H, W, C): the token order), so that
+    the conv takes vectors of channels: stored (N, C, H, W) and (N, C, H*W), its padding tests took
+    div/mod of the token index for every tap (10 GFLOP/s; PVTv2-b0 16.8 -> 12.4 ms). CPU code only."""
+    if lib.opencl_target():
+        return
+    configs = ((40, 40, 16, 64), (10, 10, 40, 96))  # H, W, channels, hidden
+    nodes, inits, outs, feeds = [], [], [], {}
+    for i, (hh, ww, c, hid) in enumerate(configs):
+        feeds[f"x{i}"] = randn(1, hh * ww, c)
+        inits += [(f"w1{i}", randn(c, hid, scale=c ** -0.5)), (f"b1{i}", randn(hid, scale=0.1)),
+                  (f"wd{i}", randn(hid, 1, 3, 3, scale=0.3)), (f"bd{i}", randn(hid, scale=0.1)),
+                  (f"w2{i}", randn(hid, c, scale=hid ** -0.5)), (f"b2{i}", randn(c, scale=0.1)),
+                  (f"rows{i}", np.array([1, hid, hh, ww], np.int64)), (f"tokens{i}", np.array([1, hid, hh * ww], np.int64)),
+                  (f"sqrt2{i}", np.array(np.sqrt(2.0), np.float32)), (f"one{i}", np.array(1.0, np.float32)),
+                  (f"half{i}", np.array(0.5, np.float32))]
+        t = f"t{i}_"
+        nodes += [h.make_node("MatMul", [f"x{i}", f"w1{i}"], [t + "m1"]), h.make_node("Add", [t + "m1", f"b1{i}"], [t + "a1"]),
+                  h.make_node("Transpose", [t + "a1"], [t + "t1"], perm=[0, 2, 1]),
+                  h.make_node("Reshape", [t + "t1", f"rows{i}"], [t + "r4"]),
+                  h.make_node("Conv", [t + "r4", f"wd{i}", f"bd{i}"], [t + "dw"], group=hid, kernel_shape=[3, 3],
+                              pads=[1, 1, 1, 1]),
+                  h.make_node("Reshape", [t + "dw", f"tokens{i}"], [t + "r3"]),
+                  h.make_node("Transpose", [t + "r3"], [t + "t2"], perm=[0, 2, 1]),
+                  h.make_node("Div", [t + "t2", f"sqrt2{i}"], [t + "g0"]), h.make_node("Erf", [t + "g0"], [t + "g1"]),
+                  h.make_node("Add", [t + "g1", f"one{i}"], [t + "g2"]), h.make_node("Mul", [t + "t2", t + "g2"], [t + "g3"]),
+                  h.make_node("Mul", [t + "g3", f"half{i}"], [t + "g4"]),
+                  h.make_node("MatMul", [t + "g4", f"w2{i}"], [t + "m2"]), h.make_node("Add", [t + "m2", f"b2{i}"], [f"y{i}"])]
+        outs.append(f"y{i}")
+    check(model(nodes, feeds, outs, inits, opset=13), feeds, atol=1e-4, scale_tol=True)
+    kernels = _kernels(WORK / f"m{_count[0]}.onnx", "token_mlp")
+    heads = [t.splitlines()[0] for t in kernels.values()]
+    for hh, ww, _, hid in configs:
+        channels_last = f"out[1,{hh},{ww},{hid}]"
+        assert sum(channels_last in line for line in heads) == 2, \
+            f"the Linear's and the depthwise conv's results are not both stored {channels_last}: {heads}"
 
 
 @suite.case
