@@ -1984,6 +1984,29 @@ def conv_split_by_output_channels():
 
 
 @suite.case
+def activation_read_thrice_over_pieces():
+    """A LeakyReLU (three ops reading its input: a compare, a multiply, a select) over a value
+    assembled from pieces, then a MaxPool, as in PLCMOS: a dilated (2, 1) 3x3 conv with pads
+    over a computed input, summed by regions (each region a conv kernel; 16 -> 24 channels on
+    22x20, bias). On the CPU targets the activation is computed in the pieces' kernels, cut at
+    their ends, as a ReLU (one op) was: the x86_64 dump has no kernel applying it to the whole
+    stored sum (a second pass over the conv's result, 0.27 + 0.12 ms of PLCMOS's 14). Not on
+    OpenCL (the schedule is the same; rusticl would spend its time building the pieces)."""
+    if lib.opencl_target():
+        return
+    feeds = {"x": randn(1, 16, 22, 20)}
+    inits = [("w0", randn(16, 16, 1, 1, scale=0.3)), ("w", randn(24, 16, 3, 3, scale=0.1)), ("b", randn(24, scale=0.2))]
+    nodes = [h.make_node("Conv", ["x", "w0"], ["x1"], kernel_shape=[1, 1]),
+             h.make_node("Conv", ["x1", "w", "b"], ["a"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], dilations=[2, 1]),
+             h.make_node("LeakyRelu", ["a"], ["r"], alpha=0.1),
+             h.make_node("MaxPool", ["r"], ["y"], kernel_shape=[1, 4], strides=[1, 4])]
+    check(model(nodes, feeds, ["y"], inits), feeds, rtol=1e-4, atol=1e-5)
+    kernels = _kernels(WORK / f"m{_count[0]}.onnx", "activation_pieces")
+    whole = [n for n, text in kernels.items() if "CmpLt" in text and " at [" not in text.splitlines()[0]]
+    assert not whole, f"the activation applied to the stored sum: {whole}"
+
+
+@suite.case
 def dense_block_concats():
     """A DenseNet dense block as torchvision exports it: each layer concatenates the block's
     input and every earlier layer's output (a Concat per layer), then BatchNormalization,
