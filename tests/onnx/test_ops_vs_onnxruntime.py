@@ -88,6 +88,29 @@ def rnn_gru_lstm_directions_and_lengths():
 
 
 @suite.case
+def gru_recurrent_products_as_one():
+    """A bidirectional GRU with linear_before_reset (PLCMOS's: torch's export) computes each
+    step's three recurrent products H R^T as one (batch, 3 * hidden) product, as the LSTM does
+    its four: one product kernel and one gate kernel a step and direction (PLCMOS's 4 x 194
+    steps: 3 kernels each, the z gate and the h gate's products stored apart). Hidden 32, 6
+    steps, batch 2, an initial state; the x86_64 dump has at most one kernel reducing over the
+    hidden size per step and direction. Not on OpenCL (the rnn case above checks the values
+    there)."""
+    if lib.opencl_target():
+        return
+    dirs, hid, seq, batch, inp = 2, 32, 6, 2, 16
+    inits = [("W", randn(dirs, 3 * hid, inp, scale=0.3)), ("R", randn(dirs, 3 * hid, hid, scale=0.3)),
+             ("B", randn(dirs, 6 * hid, scale=0.3)), ("h0", randn(dirs, batch, hid))]
+    node = h.make_node("GRU", ["x", "W", "R", "B", "", "h0"], ["Y", "Yh"], hidden_size=hid, direction="bidirectional",
+                       linear_before_reset=1)
+    feeds = {"x": randn(seq, batch, inp)}
+    check(model([node], feeds, ["Y", "Yh"], inits, opset=14), feeds)
+    kernels = _kernels(WORK / f"m{_count[0]}.onnx", "gru_products")
+    products = [n for n, text in kernels.items() if f"reduce ReduceSum over [{hid}]" in text]
+    assert len(products) <= seq * dirs, f"{len(products)} recurrent product kernels for {seq * dirs} steps"
+
+
+@suite.case
 def conv_transpose_configurations():
     cases = [
         ((2, 4, 5, 6), (4, 2, 3, 3), dict(strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1])),
