@@ -236,9 +236,14 @@ class Scheduler {
   // (three ops reading the conv) over a dilated conv's regions is then one pass, not two.
   bool keeps_own_kernel(const Node* n) const {
     std::set<const Node*> seen;
+    std::optional<bool> into_reduce;  // feeds_reduce(n), asked at the first Pad
     std::function<bool(const Node*)> walk = [&](const Node* x) {
       if (is_leaf(x) || (x != n && realized_[x->id]) || !seen.insert(x).second) return false;
-      if (is_reduce(x->op) || (x->op == Op::Pad && feeds_reduce(n))) return true;
+      if (is_reduce(x->op)) return true;
+      if (x->op == Op::Pad) {
+        if (!into_reduce) into_reduce = feeds_reduce(n);
+        if (*into_reduce) return true;
+      }
       for (const Node* src : x->srcs)
         if (walk(src)) return true;
       return false;
