@@ -1985,8 +1985,9 @@ def conv_split_by_output_channels():
     products), and a 2-group 11x11 conv, 64 -> 64 on 132x132 (4.3e9): ~4.4 GFLOP each, with
     bias and ReLU. The chunks read one padded channels-last copy of the input, made once
     (each chunk made its own: DNSMOS copied its 41 MB input twice). A dense conv's chunks are
-    whole vectors of output channels (x86_64: 8), 32 + 24 here: balanced as 28 + 28, every
-    chunk's last vector had 4 idle lanes (DNSMOS's 22 / 22 / 20: 73 GFLOP/s, 24 / 24 / 16: 86).
+    whole vectors of output channels (x86_64: 8) where that takes no more chunks, 32 + 24 here:
+    balanced as 28 + 28, every chunk's last vector had 4 idle lanes (DNSMOS's 128 -> 64 conv as
+    24 / 24 / 16, not 22 / 22 / 20: 0.87 of the time, AVX2).
     CPU targets only (on rusticl's OpenCL the run would take most of a minute)."""
     if lib.opencl_target():
         return
