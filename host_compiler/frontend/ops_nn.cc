@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <numeric>
 #include <set>
 #include <cmath>
 #include <limits>
@@ -307,6 +308,10 @@ Node* padded_copy_for_chunks(OpContext& ctx, Node* x, Node* w, int64_t groups, W
 // DNSMOS's 128 -> 64 channel 3x3 conv over a 900 x 161 spectrogram has 1.1e10) as convs of
 // fewer output channels, whole groups each, concatenated along the channels. Null where
 // the products fit, or where one group's alone do not (the node's error then says so).
+// A chunk is whole vectors of output channels (the target's float lanes) where that takes
+// no more chunks: the register tile vectorizes the output channels, and DNSMOS's 64 balanced
+// as 22 / 22 / 20 left 2-4 lanes of every chunk's last vector idle on AVX2 (24 / 24 / 16:
+// 0.87 of the time, BENCHMARKS.md). (AVX-512's 16 lanes would need 4 chunks: not measured.)
 Node* conv_in_channel_chunks(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, const WindowSpec& spec,
                              double fill, int64_t* x_shift) {
   const int64_t c = x->shape[1], m = w->shape[0], cg = c / groups, mg = m / groups;
@@ -319,7 +324,13 @@ Node* conv_in_channel_chunks(OpContext& ctx, Node* x, Node* w, Node* bias, int64
   const int64_t unit = groups > 1 ? mg : 1;  // output channels that go together
   const int64_t units = m / unit, fit = int64_t(limit / (per_channel * double(unit)));
   if (per_channel * double(m) <= limit || fit < 1) return nullptr;
-  const int64_t chunks = (units + fit - 1) / fit, step = (units + chunks - 1) / chunks * unit;  // balanced
+  const int64_t chunks = (units + fit - 1) / fit;
+  int64_t step_units = (units + chunks - 1) / chunks;  // balanced
+  // Rounded up to units of a whole number of vectors where the chunk still fits.
+  const int64_t vector_units = std::lcm(unit, std::max<int64_t>(1, ctx.dots.float_lanes)) / unit;
+  const int64_t whole_vectors = (step_units + vector_units - 1) / vector_units * vector_units;
+  if (whole_vectors <= fit) step_units = whole_vectors;
+  const int64_t step = step_units * unit;
   Graph& g = ctx.g;
   WindowSpec window = spec;
   x = padded_copy_for_chunks(ctx, x, w, groups, window, fill);

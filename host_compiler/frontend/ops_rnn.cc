@@ -285,7 +285,13 @@ Outs lower_gru(OpContext& ctx) {
   std::vector<DirResult> results;
   for (int64_t d = 0; d < s.dirs; ++d) {
     Node* r = dir_slice(g, r_all, d);
-    Node *rz = gate_rows(g, r, 0, s.hidden), *rr = gate_rows(g, r, 1, s.hidden), *rh = gate_rows(g, r, 2, s.hidden);
+    // The recurrent products of the gates that read h itself (z, r; h's too with
+    // linear_before_reset) as one product, as the LSTM's: a step is then one product kernel
+    // and one for the gates, not a product kernel per gate (PLCMOS's bidirectional GRUs over
+    // 194 steps: 3 kernels a step and direction, 2328 in all).
+    const int64_t shared_gates = linear_before_reset ? 3 : 2;
+    Node* r_shared = strided_slice(g, r, 0, 0, shared_gates * s.hidden, 1);
+    Node* rh = gate_rows(g, r, 2, s.hidden);
     auto [wb, rb] = biases(ctx, s, d);
     Node *rbz = nullptr, *rbr = nullptr, *rbh = nullptr;
     if (rb) rbz = gate_rows(g, rb, 0, s.hidden), rbr = gate_rows(g, rb, 1, s.hidden), rbh = gate_rows(g, rb, 2, s.hidden);
@@ -293,10 +299,12 @@ Outs lower_gru(OpContext& ctx) {
     auto add = [&](Node* a, Node* b) { return b ? g.binary(Op::Add, a, b) : a; };
     Step step = [&](const std::vector<Node*>& xw, const std::vector<Node*>& st) {
       Node* h = st[0];
-      Node* z = apply_activation(ctx, f, clip(g, s, add(add(xw[0], times_transposed(g, h, rz)), rbz)));
-      Node* rt = apply_activation(ctx, f, clip(g, s, add(add(xw[1], times_transposed(g, h, rr)), rbr)));
+      Node* hr = times_transposed(g, h, r_shared);  // (batch, shared_gates * hidden)
+      auto hr_gate = [&](int64_t k) { return strided_slice(g, hr, 1, k * s.hidden, s.hidden, 1); };
+      Node* z = apply_activation(ctx, f, clip(g, s, add(add(xw[0], hr_gate(0)), rbz)));
+      Node* rt = apply_activation(ctx, f, clip(g, s, add(add(xw[1], hr_gate(1)), rbr)));
       Node* hh;
-      if (linear_before_reset) hh = g.binary(Op::Add, xw[2], g.binary(Op::Mul, rt, add(times_transposed(g, h, rh), rbh)));
+      if (linear_before_reset) hh = g.binary(Op::Add, xw[2], g.binary(Op::Mul, rt, add(hr_gate(2), rbh)));
       else hh = add(g.binary(Op::Add, xw[2], times_transposed(g, g.binary(Op::Mul, rt, h), rh)), rbh);
       hh = apply_activation(ctx, gact, clip(g, s, hh));
       // (1 - z) * hh + z * h

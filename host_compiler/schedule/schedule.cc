@@ -271,14 +271,21 @@ class Scheduler {
   // Whether n, read by one kernel at one element, still keeps its own kernel: it computes a
   // reduce (a GRU gate's product, whose sigmoid two ops of one kernel read; fused, the kernel
   // would hold two reduces and split_kernels would store them instead) or reads through a Pad
-  // (a Concat: stored, each piece is a kernel writing its slice; fused, every element selects
-  // among the pieces: Basic Pitch's 18-piece CQT Concat, read twice by a reduce, ran the model
-  // 6% slower).
+  // into a kernel with a reduce (a Concat: stored, each piece is a kernel writing its slice;
+  // fused, every element selects among the pieces: Basic Pitch's 18-piece CQT Concat, read
+  // twice by a reduce, ran the model 6% slower). A kernel without one is cut at the pieces'
+  // ends (split_at_part_boundaries) as where one op reads the Concat: PLCMOS's LeakyReLU
+  // (three ops reading the conv) over a dilated conv's regions is then one pass, not two.
   bool keeps_own_kernel(const Node* n) const {
     std::set<const Node*> seen;
+    std::optional<bool> into_reduce;  // feeds_reduce(n), asked at the first Pad
     std::function<bool(const Node*)> walk = [&](const Node* x) {
       if (is_leaf(x) || (x != n && realized_[x->id]) || !seen.insert(x).second) return false;
-      if (is_reduce(x->op) || x->op == Op::Pad) return true;
+      if (is_reduce(x->op)) return true;
+      if (x->op == Op::Pad) {
+        if (!into_reduce) into_reduce = feeds_reduce(n);
+        if (*into_reduce) return true;
+      }
       for (const Node* src : x->srcs)
         if (walk(src)) return true;
       return false;

@@ -88,6 +88,29 @@ def rnn_gru_lstm_directions_and_lengths():
 
 
 @suite.case
+def gru_recurrent_products_as_one():
+    """A bidirectional GRU with linear_before_reset (PLCMOS's: torch's export) computes each
+    step's three recurrent products H R^T as one (batch, 3 * hidden) product, as the LSTM does
+    its four: one product kernel and one gate kernel a step and direction (PLCMOS's 4 x 194
+    steps: 3 kernels each, the z gate and the h gate's products stored apart). Hidden 32, 6
+    steps, batch 2, an initial state; the x86_64 dump has at most one kernel reducing over the
+    hidden size per step and direction. Not on OpenCL (the rnn case above checks the values
+    there)."""
+    if lib.opencl_target():
+        return
+    dirs, hid, seq, batch, inp = 2, 32, 6, 2, 16
+    inits = [("W", randn(dirs, 3 * hid, inp, scale=0.3)), ("R", randn(dirs, 3 * hid, hid, scale=0.3)),
+             ("B", randn(dirs, 6 * hid, scale=0.3)), ("h0", randn(dirs, batch, hid))]
+    node = h.make_node("GRU", ["x", "W", "R", "B", "", "h0"], ["Y", "Yh"], hidden_size=hid, direction="bidirectional",
+                       linear_before_reset=1)
+    feeds = {"x": randn(seq, batch, inp)}
+    check(model([node], feeds, ["Y", "Yh"], inits, opset=14), feeds)
+    kernels = _kernels(WORK / f"m{_count[0]}.onnx", "gru_products")
+    products = [n for n, text in kernels.items() if f"reduce ReduceSum over [{hid}]" in text]
+    assert len(products) <= seq * dirs, f"{len(products)} recurrent product kernels for {seq * dirs} steps"
+
+
+@suite.case
 def conv_transpose_configurations():
     cases = [
         ((2, 4, 5, 6), (4, 2, 3, 3), dict(strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1])),
@@ -2199,15 +2222,18 @@ def conv_split_by_output_channels():
     """Convs whose products (each output times its taps: N x M x O x C/G x K) are more than the
     2^32 elements a graph node may have: DNSMOS's 128 -> 64 channel 3x3 conv over a 900 x 161
     spectrogram has 1.1e10 and was refused. edgec computes them as convs of fewer output
-    channels (whole groups) concatenated. An 11x11 conv, 64 -> 64 channels on 96x96 (4.4e9
+    channels (whole groups) concatenated. An 11x11 conv, 64 -> 56 channels on 100x100 (4.3e9
     products), and a 2-group 11x11 conv, 64 -> 64 on 132x132 (4.3e9): ~4.4 GFLOP each, with
     bias and ReLU. The chunks read one padded channels-last copy of the input, made once
-    (each chunk made its own: DNSMOS copied its 41 MB input twice). CPU targets only (on
-    rusticl's OpenCL the run would take most of a minute)."""
+    (each chunk made its own: DNSMOS copied its 41 MB input twice). A dense conv's chunks are
+    whole vectors of output channels (x86_64: 8) where that takes no more chunks, 32 + 24 here:
+    balanced as 28 + 28, every chunk's last vector had 4 idle lanes (DNSMOS's 128 -> 64 conv as
+    24 / 24 / 16, not 22 / 22 / 20: 0.87 of the time, AVX2).
+    CPU targets only (on rusticl's OpenCL the run would take most of a minute)."""
     if lib.opencl_target():
         return
-    for groups, hw in ((1, 96), (2, 132)):
-        c = k = 64
+    for groups, hw, k in ((1, 100, 56), (2, 132, 64)):
+        c = 64
         feeds = {"x": randn(1, c, hw, hw)}
         nodes = [h.make_node("Conv", ["x", "w", "b"], ["a"], kernel_shape=[11, 11], pads=[5, 5, 5, 5], group=groups),
                  h.make_node("Relu", ["a"], ["y"])]
@@ -2217,6 +2243,32 @@ def conv_split_by_output_channels():
         copies = [n for n in kernels if "_Pad_" in n or "_Permute_" in n]
         convs = [n for n, text in kernels.items() if "reduce ReduceSum" in text]
         assert len(copies) == 1 and len(convs) >= 2, f"groups {groups}: copies {copies}, convs {convs}"
+        # x86_64 (the dump's target): each chunk's channels (channels-last, the last dim) in whole vectors
+        widths = [int(kernels[n].split("]")[0].split(",")[-1]) for n in convs]
+        assert all(w % 8 == 0 for w in widths), f"groups {groups}: chunks of {widths} output channels"
+
+
+@suite.case
+def activation_read_thrice_over_pieces():
+    """A LeakyReLU (three ops reading its input: a compare, a multiply, a select) over a value
+    assembled from pieces, then a MaxPool, as in PLCMOS: a dilated (2, 1) 3x3 conv with pads
+    over a computed input, summed by regions (each region a conv kernel; 16 -> 24 channels on
+    22x20, bias). On the CPU targets the activation is computed in the pieces' kernels, cut at
+    their ends, as a ReLU (one op) was: the x86_64 dump has no kernel applying it to the whole
+    stored sum (a second pass over the conv's result, 0.27 + 0.12 ms of PLCMOS's 14). Not on
+    OpenCL (the schedule is the same; rusticl would spend its time building the pieces)."""
+    if lib.opencl_target():
+        return
+    feeds = {"x": randn(1, 16, 22, 20)}
+    inits = [("w0", randn(16, 16, 1, 1, scale=0.3)), ("w", randn(24, 16, 3, 3, scale=0.1)), ("b", randn(24, scale=0.2))]
+    nodes = [h.make_node("Conv", ["x", "w0"], ["x1"], kernel_shape=[1, 1]),
+             h.make_node("Conv", ["x1", "w", "b"], ["a"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], dilations=[2, 1]),
+             h.make_node("LeakyRelu", ["a"], ["r"], alpha=0.1),
+             h.make_node("MaxPool", ["r"], ["y"], kernel_shape=[1, 4], strides=[1, 4])]
+    check(model(nodes, feeds, ["y"], inits), feeds, rtol=1e-4, atol=1e-5)
+    kernels = _kernels(WORK / f"m{_count[0]}.onnx", "activation_pieces")
+    whole = [n for n, text in kernels.items() if "CmpLt" in text and " at [" not in text.splitlines()[0]]
+    assert not whole, f"the activation applied to the stored sum: {whole}"
 
 
 @suite.case
