@@ -269,9 +269,38 @@ struct NodeImporter {
   }
 
   std::vector<Node*> lower_if(OpContext& ctx, const Scope& scope) {
-    (void)ctx.const_input(0);  // "input 0 ('cond') must be a constant" otherwise
-    bool cond = const_flag(ctx, ctx.input(0), "the condition");
-    return call(body(ctx, cond ? "then_branch" : "else_branch"), cond ? "then_branch" : "else_branch", scope, {});
+    Node* cond = ctx.input(0);
+    if (g.is_constant(cond)) {
+      bool taken = const_flag(ctx, cond, "the condition");
+      return call(body(ctx, taken ? "then_branch" : "else_branch"), taken ? "then_branch" : "else_branch", scope, {});
+    }
+    // A condition computed at run time (openWakeWord's heads run a verifier net when their
+    // score passes 0.5): the command queue has no branches, so both branches are computed and
+    // each output selected by the condition. Branches are side-effect free; the cost is the
+    // branch not taken.
+    if (numel(cond->shape) != 1) ctx.fail("the condition must hold one value, it has shape " + shape_str(cond->shape));
+    std::vector<Node*> then_outs = call(body(ctx, "then_branch"), "then_branch", scope, {});
+    std::vector<Node*> else_outs = call(body(ctx, "else_branch"), "else_branch", scope, {});
+    if (then_outs.size() != else_outs.size())
+      ctx.fail("then_branch has " + std::to_string(then_outs.size()) + " outputs, else_branch " +
+               std::to_string(else_outs.size()));
+    Node* flag = g.reshape(cond->dtype == DType::Bool ? cond : g.cast(cond, DType::Bool), {});
+    std::vector<Node*> outs;
+    for (size_t i = 0; i < then_outs.size(); ++i) {
+      Node* a = then_outs[i];
+      Node* b = else_outs[i];
+      if (a->shape != b->shape || a->dtype != b->dtype) {
+        std::string from;
+        for (const std::string& name : g.inputs_feeding(cond))
+          from += std::string(from.empty() ? "" : ", ") + "--const-input " + name + "=FILE.npy";
+        ctx.fail("the condition is computed at run time and output " + std::to_string(i) + " differs between the branches (" +
+                 std::string(dtype_name(a->dtype)) + " " + shape_str(a->shape) + " / " + dtype_name(b->dtype) + " " +
+                 shape_str(b->shape) + "): a bundle's shapes are fixed; freeze the inputs the condition depends on (" +
+                 from + ")");
+      }
+      outs.push_back(g.where(flag, a, b));
+    }
+    return outs;
   }
 
   std::vector<Node*> lower_loop(OpContext& ctx, const Scope& scope) {

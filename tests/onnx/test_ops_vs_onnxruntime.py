@@ -2378,6 +2378,52 @@ def tiles_of_rows_no_multiple_of_the_vector():
 
 
 @suite.case
+def if_on_a_condition_computed_at_run_time():
+    """An If whose condition the model computes (openWakeWord's wake-word heads run a verifier
+    net when their score passes 0.5): both branches are computed and each output selected, so
+    the bundle answers as onnxruntime on inputs that take either branch. The branches read outer
+    values (a Gemm + Sigmoid score, its input), give a float and an int64 output, one a nested
+    If on a constant. Branches whose outputs differ in shape are refused, naming the output
+    and the --const-input that would freeze the condition."""
+    rng = np.random.default_rng(1190)  # its own: the same data whichever cases ran before
+    feeds = {"x": rng.standard_normal((2, 6)).astype(np.float32)}
+    w = (rng.standard_normal((6, 1)) * 0.5).astype(np.float32)
+    then_nodes = [h.make_node("Mul", ["x", "two"], ["t0"]), h.make_node("Tanh", ["t0"], ["then_y"]),
+                  h.make_node("ArgMax", ["x"], ["then_i"], axis=1, keepdims=1)]
+    else_nodes = [h.make_node("Sub", ["x", "score"], ["else_y"]),
+                  h.make_node("ArgMin", ["x"], ["else_i"], axis=1, keepdims=1)]
+    vi = lambda name, t, shape: h.make_tensor_value_info(name, t, shape)  # noqa: E731
+    then_g = h.make_graph(then_nodes, "then", [], [vi("then_y", TP.FLOAT, [2, 6]), vi("then_i", TP.INT64, [2, 1])],
+                          [nh.from_array(np.array(2, np.float32), "two")])
+    else_g = h.make_graph(else_nodes, "else", [], [vi("else_y", TP.FLOAT, [2, 6]), vi("else_i", TP.INT64, [2, 1])])
+    nodes = [h.make_node("MatMul", ["x", "w"], ["logits"]), h.make_node("ReduceSum", ["logits"], ["logit"], keepdims=0),
+             h.make_node("Sigmoid", ["logit"], ["score"]),
+             h.make_node("GreaterOrEqual", ["score", "half"], ["cond"]),
+             h.make_node("If", ["cond"], ["y", "i"], then_branch=then_g, else_branch=else_g)]
+    inits = [("w", w), ("half", np.array(0.5, np.float32))]
+    m = model(nodes, feeds, ["y", ("i", TP.INT64)], inits, opset=13)
+    taken = set()
+    for scale in (1.0, -1.0, 3.0, -3.0):
+        x = feeds["x"] * scale
+        taken.add(bool((x @ w).sum() >= 0))
+        check(m, {"x": x})
+    assert taken == {True, False}, f"the inputs took only {taken} of the branches"
+    # Output 1 of the else branch (2, 2) where the then branch gives (2, 1).
+    else_wide = h.make_graph([else_nodes[0], h.make_node("TopK", ["x", "k2"], ["v2", "else_i"], axis=1)], "else", [],
+                             [vi("else_y", TP.FLOAT, [2, 6]), vi("else_i", TP.INT64, [2, 2])],
+                             [nh.from_array(np.array([2], np.int64), "k2")])
+    nodes[-1] = h.make_node("If", ["cond"], ["y", "i"], then_branch=then_g, else_branch=else_wide)
+    bad = model(nodes, feeds, ["y", ("i", TP.INT64)], inits, opset=13)
+    try:
+        lib.compile_model(bad, WORK / "if_shapes.bundle")
+    except lib.ToolError as e:
+        for part in ("If", "output 1", "--const-input x="):
+            assert part in e.stderr, f"the refusal does not name {part!r}: {e.stderr}"
+    else:
+        raise AssertionError("an If whose branches give (2, 1) and (2, 2) compiled")
+
+
+@suite.case
 def dynamic_quantize_lstm():
     """com.microsoft.DynamicQuantizeLSTM (onnxruntime's dynamic quantizer writes it: ddddocr's
     common_old.onnx): 8-bit W (dirs, input, 4*hidden) and R (dirs, hidden, 4*hidden), X and each
