@@ -2,7 +2,7 @@
 """edgert against onnxruntime on real trained models that other tools exported.
 
 The zoo (benchmark.py --zoo) is torchvision with random weights, exported by torch. These are
-trained models shipped inside ten PyPI wheels, exported by other tools, with the operator
+trained models shipped inside twelve PyPI wheels, exported by other tools, with the operator
 mixes and graph shapes those tools produce:
 
     nudenet    NudeNet 320n: an ultralytics YOLOv8n export (opset 17), 1x3x320x320
@@ -26,6 +26,16 @@ mixes and graph shapes those tools produce:
     dnsmos_p808  DNSMOS P.808 (keras2onnx, opset 12), 900 x 120 mel frames
     aecmos       Microsoft AECMOS 16 kHz (torch 1.9, opset 9: CNN + GRU), 3 x 200 frames x 160 mels
     plcmos       Microsoft PLCMOS v2 (torch 1.11, opset 11: CNN + GRU + Gemm), 200 frames x 257 bins
+    ow_melspec   openWakeWord's log-mel front end (torch 1.11, opset 13: STFT as two strided Convs,
+                 a MatMul filter bank, Log, ReduceMax), 16000 samples
+    ow_embedding openWakeWord's speech embedding (a TF Hub model via tf2onnx 1.9, opset 13: NHWC
+                 transposed away, Conv + LeakyRelu + Max + MaxPool), 76 x 32 mel frames
+    ow_jarvis    openWakeWord's "hey jarvis" head (torch 1.12, opset 13: Gemm + LayerNorm written out,
+                 a data-dependent If that runs a verifier net when the score is >= 0.5), 16 x 96
+    ow_mycroft   openWakeWord's "hey mycroft" head (Keras via tf2onnx 1.10, opset 13: two LSTMs
+                 with Shape / Slice / Expand initial states), 16 x 96
+    captcha_slider  captcha-recognizer's slider-gap detector (an ultralytics YOLOv8-seg export,
+                 torch 2.4, opset 19), 1x3x640x640
 
     python3 tests/bench/real_models.py [--cache-dir DIR] [--models a,b] [benchmark.py options...]
 
@@ -61,6 +71,8 @@ WHEELS = {
     "magika": ("1.0.3", "manylinux_2_28_x86_64", "3e9b49134e8116ee40b431664dcbed9e199413efddcce1a173c734b4e0521529"),
     "basic-pitch": ("0.4.0", "any", "738adb503aae7fdfc7d1e1511aa0ce35052315f260a19531ef4c356708425db0"),
     "pipecat-ai": ("1.14.0", "any", "0352f504b44e78bdf524e45af4bc759601c835b9b7dc195efe5e03384b974a44"),
+    "openwakeword": ("0.4.0", "any", "2c353f49a35d384507403efde3db439353d8281a52d08a0e42a5b493e5145075"),
+    "captcha-recognizer": ("1.0.2", "any", "975515aa8f03313fed81f1fa6c37e33a4aa8e5b5ed8b4a064f56b0389948c81a"),
     "speechmos": ("0.0.1.1", "any", "31c4c9d3234f6ee10102edff74333014c50006a3f389daf7ecacae34e68ebbf7"),
 }
 
@@ -91,6 +103,12 @@ MODELS = {
                {"input": (1, 3, 200, 160), "h0": (4, 1, 64)}),
     "plcmos": ("speechmos", "speechmos/plcmos_models/plcmos_v2.onnx",
                {"degraded_audio": (1, 1, 200, 257), "rater_embed": (1, 64)}),
+    "ow_melspec": ("openwakeword", "openwakeword/resources/models/melspectrogram.onnx", {"input": (1, 16000)}),
+    "ow_embedding": ("openwakeword", "openwakeword/resources/models/embedding_model.onnx",
+                     {"input_1": (1, 76, 32, 1)}),
+    "ow_jarvis": ("openwakeword", "openwakeword/resources/models/hey_jarvis_v0.1.onnx", {"x.1": (1, 16, 96)}),
+    "ow_mycroft": ("openwakeword", "openwakeword/resources/models/hey_mycroft_v0.1.onnx", {"input_1": (1, 16, 96)}),
+    "captcha_slider": ("captcha-recognizer", "captcha_recognizer/models/slider.onnx", {"images": (1, 3, 640, 640)}),
 }
 
 
