@@ -990,6 +990,103 @@ def qgemm_per_column_bias_trans():
         check_exact(f"qgemm_t{trans_b}", m, feeds)
 
 
+def qlinear_matmul_exact(a, sa, za, b, sb, zb, sy, zy):
+    """numpy's QLinearMatMul as onnxruntime computes it: exact integer sums, float32(acc) times
+    float32(sa * sb) / sy, rounded half to even, + zy, saturated."""
+    acc = np.matmul(a.astype(np.int64) - int(za), b.astype(np.int64) - int(zb))
+    factor = np.float32(np.float32(sa) * np.float32(sb)) / np.float32(sy)
+    info = np.iinfo(zy.dtype)
+    return np.clip(np.rint(acc.astype(np.float32) * factor) + int(zy), info.min, info.max).astype(zy.dtype)
+
+
+def attention_qlinear_model(t, heads=3, rows=40, depth=32, zs=None, zv=None, seed=21):
+    """Attention's two products of computed 8-bit tensors as QLinearMatMul (what onnxruntime
+    fuses a QDQ model's DQ -> MatMul -> Q into): s = q k^T (heads x rows x rows over depth),
+    o = s v (over rows), o's heads merged (Transpose, Reshape: (1, rows, heads * depth)).
+    Operands of type t, full range; zero points random unless given (s's and v's); each
+    output's scale and zero point spread its sums over 250 steps. Returns the model, its
+    feeds and numpy's exact y."""
+    rng = np.random.default_rng(seed)
+    lowest = int(np.iinfo(t).min)
+
+    def output_qparams(a, sa, za, b, sb, zb):  # the sums' range (and 0) over 250 steps, from step 2
+        acc = np.matmul(a.astype(np.int64) - int(za), b.astype(np.int64) - int(zb))
+        lo, hi = min(acc.min(), 0), max(acc.max(), 0)
+        return np.float32(sa * sb * (hi - lo) / 250), np.array(lowest + 2 + round(-lo * 250 / (hi - lo)), t)
+
+    (sq, zq), (sk, zk), (sv, zv_) = (qparams_f(rng, t) for _ in range(3))
+    feeds = {"in_q": rand_q(rng, (1, heads, rows, depth), t), "in_kt": rand_q(rng, (1, heads, depth, rows), t),
+             "in_v": rand_q(rng, (1, heads, rows, depth), t)}
+    ss, zs_ = output_qparams(feeds["in_q"], sq, zq, feeds["in_kt"], sk, zk)
+    zs = zs_ if zs is None else np.array(zs, t)
+    zv = zv_ if zv is None else np.array(zv, t)
+    s = qlinear_matmul_exact(feeds["in_q"], sq, zq, feeds["in_kt"], sk, zk, ss, zs)
+    so, zo = output_qparams(s, ss, zs, feeds["in_v"], sv, zv)
+    o = qlinear_matmul_exact(s, ss, zs, feeds["in_v"], sv, zv, so, zo)
+    expected = o.transpose(0, 2, 1, 3).reshape(1, rows, heads * depth)
+    params = {"sq": sq, "zq": zq, "sk": sk, "zk": zk, "ss": ss, "zs": zs, "sv": sv, "zv": zv, "so": so, "zo": zo,
+              "merged": np.array([1, rows, heads * depth], np.int64)}
+    nodes = [helper.make_node("QLinearMatMul", ["in_q", "sq", "zq", "in_kt", "sk", "zk", "ss", "zs"], ["s"]),
+             helper.make_node("QLinearMatMul", ["s", "ss", "zs", "in_v", "sv", "zv", "so", "zo"], ["o"]),
+             helper.make_node("Transpose", ["o"], ["o_t"], perm=[0, 2, 1, 3]),
+             helper.make_node("Reshape", ["o_t", "merged"], ["y"])]
+    tt = helper.np_dtype_to_tensor_dtype(np.dtype(t))
+    g = helper.make_graph(nodes, "attention", [helper.make_tensor_value_info(n, tt, v.shape) for n, v in feeds.items()],
+                          [helper.make_tensor_value_info("y", tt, [1, rows, heads * depth])],
+                          [numpy_helper.from_array(np.asarray(v), n) for n, v in params.items()])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m, feeds, expected
+
+
+@suite.case
+def attention_products_of_computed_bytes():
+    """Attention's Q K^T and P V multiply two computed 8-bit tensors. On x86_64 (AVX2) both
+    take vpmaddwd pairs of the raw bytes, the zero points' terms (row sums of one operand,
+    column sums of the other) outside the products (ops_quant.cc computed_8bit_matmul); they
+    were int32 tensors of x - zero point multiplied by vpmulld (smart_turn's Q K^T: 2.85 ->
+    1.23 ms). The merged heads' output vector (column c of head c / 32) reads its panel at
+    (c mod 32) / 16 (kernel_ir.cc steps_by_one_from_block_start): gathers before. Outputs equal
+    onnxruntime's (uint8, exact integer sums) with zero points random, and 0 on either side
+    of the second product; int8 operands equal numpy's exact sums requantized as onnxruntime
+    does. Structure (x86_64): both products' kernels hold vpmaddwd and no gather, and no
+    kernel stores an int32 operand tensor."""
+    import re
+    import quantize_models as qm
+    cases = [("u8", np.uint8, None, None), ("u8_zs0", np.uint8, 0, None), ("u8_zv0", np.uint8, None, 0),
+             ("i8", np.int8, None, None)]
+    for tag, t, zs, zv in cases:
+        name = f"attention_bytes_{tag}"
+        m, feeds, exact = attention_qlinear_model(t, zs=zs, zv=zv)
+        want = qm.ort_session(m).run(["y"], feeds)[0] if t == np.uint8 else exact
+        if t == np.uint8:
+            assert np.array_equal(want, exact), f"{name}: onnxruntime and numpy's exact sums differ"
+        got = lib.compile_and_run(m, feeds, WORK, name=name)["y"]
+        eq, steps = qm.step_stats(got.astype(np.int32), want.astype(np.int32), 1.0)
+        print(f"    {name}: {eq * 100:.3f}% equal, max {steps} steps ({got.size} elements)")
+        assert (want == np.iinfo(t).min).mean() < 0.2 and (want == np.iinfo(t).max).mean() < 0.2, f"{name}: saturates"
+        assert eq == 1.0, f"{name}: not bit-exact to the reference"
+    if not lib.target_family("x86_64"):  # x86 codegen: the other targets' suites skip the structure
+        return
+    m, _, _ = attention_qlinear_model(np.uint8)
+    path, ir, dump = WORK / "attention_bytes.onnx", WORK / "attention_bytes.ll", WORK / "attention_bytes.kernels.txt"
+    path.write_bytes(m.SerializeToString())
+    host = os.environ.get("EDGE_HOST_EDGEC", lib.find_tool("edgec"))
+    lib.run_cmd([host, "compile", path, "-o", WORK / "attention_bytes.x86.bundle", "--target", "x86_64",
+                 "--dump-llvm-ir", ir, "--dump-kernels", dump])
+    products = [f for f in re.split(r"\n(?=define )", ir.read_text())
+                if f.startswith("define") and re.search(r"@k\d+_(s|y|o\w*)\(", f.split("\n")[0])]
+    assert len(products) >= 2, [f.split("\n")[0] for f in products]
+    for f in products:
+        head = f.split("\n")[0]
+        assert "llvm.x86.avx2.pmadd.wd" in f, f"{head}: no vpmaddwd"
+        assert "gather" not in f, f"{head}: gathers"
+    # int32 results: the zero points' row and column sums only (3 x 40), no operand (3 x 40 x 32).
+    stored_i32 = [line for line in dump.read_text().splitlines() if line.startswith("kernel ") and line.endswith(" i32")
+                  and np.prod([int(d) for d in re.search(r"\[([\d,]+)\]", line).group(1).split(",")]) > 3 * 40]
+    assert not stored_i32, f"int32 operand tensors stored: {stored_i32}"
+
+
 if __name__ == "__main__":
     WORK = lib.work_dir("test_int8")
     sys.exit(suite.main())
