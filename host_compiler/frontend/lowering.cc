@@ -347,6 +347,20 @@ constexpr int64_t kColumnBlock = 16;  // a multiple of every CPU target's float 
 bool columns_fill_vectors(int64_t n) { return n * 8 >= (n + kColumnBlock - 1) / kColumnBlock * kColumnBlock * 7; }
 }  // namespace
 
+Node* stored_int16_copy(const Graph& g, const Node* x) {
+  for (const auto& n : g.nodes())
+    if (n->op == Op::Cast && n->dtype == DType::I16 && n->realize && n->srcs[0] == x) return n.get();
+  return nullptr;
+}
+
+Node* stored_as_int16(Graph& g, Node* x) {
+  // One copy per tensor: the products of Q, K and V read one layer norm's output.
+  if (Node* copy = stored_int16_copy(g, x)) return copy;
+  Node* wide = g.cast(x, DType::I16);
+  wide->realize = true;
+  return wide;
+}
+
 Node* matmul(Graph& g, Node* a, Node* b, const DotLayout& dots, int64_t* a_shift) {
   if (a_shift) *a_shift = 0;
   if (a->shape.empty() || b->shape.empty()) throw CompileError("MatMul of a scalar");
@@ -380,6 +394,11 @@ Node* matmul(Graph& g, Node* a, Node* b, const DotLayout& dots, int64_t* a_shift
   const int64_t group = bf16 ? kBf16Pair : int8_dots ? dots.int8_group : 1;
   Node *av, *bv;
   std::vector<int64_t> summed;
+  // vpmaddwd's pairs (DotLayout::int8_any_bytes) read a stored as int16: each pair a plain
+  // 32-bit broadcast, not a 16-bit one widened by vpshufb beside every row of the register
+  // tile (2 of the 5 vector instructions per pair of rows and columns; written once, 2 bytes
+  // per element of a against the N columns each is multiplied by).
+  if (int8_dots && dots.int8_any_bytes) a = stored_as_int16(g, a);
   if (group > 1) {
     // The reduction in groups: (..., M, 1, K/g, g) * (..., 1, N, K/g, g), each column's
     // group of b stored together (packed_in_column_groups).
