@@ -1059,11 +1059,14 @@ def attention_products_of_computed_bytes():
     kernel stores an int32 operand tensor."""
     import re
     import quantize_models as qm
-    cases = [("u8", np.uint8, None, None), ("u8_zs0", np.uint8, 0, None), ("u8_zv0", np.uint8, None, 0),
-             ("i8", np.int8, None, None)]
-    for tag, t, zs, zv in cases:
+    # (tag, type, s's zero point, v's, rows, depth): the last with too few rows for the copied
+    # panels and an odd depth (no pairs): the zero points' terms around plain products.
+    cases = [("u8", np.uint8, None, None, 40, 32), ("u8_zs0", np.uint8, 0, None, 40, 32),
+             ("u8_zv0", np.uint8, None, 0, 40, 32), ("i8", np.int8, None, None, 40, 32),
+             ("u8_8_rows_odd_depth", np.uint8, None, None, 8, 33)]
+    for tag, t, zs, zv, rows, depth in cases:
         name = f"attention_bytes_{tag}"
-        m, feeds, exact = attention_qlinear_model(t, zs=zs, zv=zv)
+        m, feeds, exact = attention_qlinear_model(t, rows=rows, depth=depth, zs=zs, zv=zv)
         want = qm.ort_session(m).run(["y"], feeds)[0] if t == np.uint8 else exact
         if t == np.uint8:
             assert np.array_equal(want, exact), f"{name}: onnxruntime and numpy's exact sums differ"
