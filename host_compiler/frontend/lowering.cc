@@ -348,8 +348,10 @@ bool columns_fill_vectors(int64_t n) { return n * 8 >= (n + kColumnBlock - 1) / 
 }  // namespace
 
 Node* stored_int16_copy(const Graph& g, const Node* x) {
-  for (const auto& n : g.nodes())
-    if (n->op == Op::Cast && n->dtype == DType::I16 && n->realize && n->srcs[0] == x) return n.get();
+  // Made after x: the nodes back to x (a layer's few, not the whole graph's).
+  const auto& nodes = g.nodes();
+  for (auto it = nodes.rbegin(); it != nodes.rend() && it->get() != x; ++it)
+    if ((*it)->op == Op::Cast && (*it)->dtype == DType::I16 && (*it)->realize && (*it)->srcs[0] == x) return it->get();
   return nullptr;
 }
 
