@@ -334,9 +334,10 @@ Node* shift_in_zero(Graph& g, Node* y, int64_t axis, bool reverse) {
 
 // Elements per block of a blocked prefix sum: along the innermost axis one AVX2 vector of f32
 // (the kernel's lanes run along the block, (i)/8 the same in all of them), along an outer one
-// fewer, every tap a whole vector of the inner dims. Measured at 1 thread on x86_64 against
-// blocks of 2-32: innermost 8 took 0.15-0.36x onnxruntime's time at n = 16..4096 (16: 0.27-0.58x,
-// 32: 0.42-1.05x), outer 4 2.4-3.7x (16: 6.5-10x; onnxruntime adds rows of whole vectors there).
+// fewer taps, each a whole vector of the inner dims (onnxruntime adds whole rows there, memory
+// bound). Swept at 1 thread on x86_64, n = 16..4096, best rounds against onnxruntime: innermost
+// blocks of 8 0.15-0.36x, of 16 0.28-0.53x, of 32 0.33-1.05x; outer blocks of 2-4 2.4-5.4x, of 8
+// 4.7-5.8x, of 16 6.5-10x.
 constexpr int64_t kInnermostBlock = 8;
 constexpr int64_t kOuterBlock = 4;
 
