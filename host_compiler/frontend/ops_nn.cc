@@ -1321,6 +1321,63 @@ Outs lower_layer_norm(OpContext& ctx) {
 
 Outs lower_matmul(OpContext& ctx) { return {matmul(ctx.g, ctx.input(0), ctx.input(1), ctx.dots)}; }
 
+// A two-operand Einsum that is a batched matrix product (each label once per operand: in
+// both operands and the output a batch label, in one operand and the output a row / column
+// label, in both but not the output a summed one; rows, columns and sums all present, the
+// batch dims of equal sizes) as MatMul over (B, M, K) x (B, K, N): the product's own
+// layouts, e.g. attention's K of "bhqd,bhkd->bhqk" copied into (K, N) order. As a broadcast
+// multiply and sum, that one ran its dot products along d at 42 GFLOP/s against MatMul's 77
+// (2 x 400 x 400 x 192, 1.9x onnxruntime's time, op_cliffs.py --random-ops 40 --seed 32).
+// nullptr where the equation is no such product.
+Node* einsum_as_matmul(OpContext& ctx, const std::vector<std::vector<int>>& labels, const std::vector<int>& out) {
+  if (labels.size() != 2) return nullptr;
+  Graph& g = ctx.g;
+  Node *a = ctx.input(0), *b = ctx.input(1);
+  const std::vector<int>&la = labels[0], &lb = labels[1];
+  auto has = [](const std::vector<int>& ls, int l) { return std::count(ls.begin(), ls.end(), l); };
+  for (const auto* ls : {&la, &lb, &out})
+    for (int l : *ls)
+      if (has(*ls, l) != 1) return nullptr;  // a diagonal or a repeated output label
+  std::vector<int> batch, rows, cols, sums;
+  for (int l : out) {
+    const bool in_a = has(la, l), in_b = has(lb, l);
+    (in_a && in_b ? batch : in_a ? rows : cols).push_back(l);
+  }
+  for (int l : la) {
+    if (has(out, l)) continue;
+    if (!has(lb, l)) return nullptr;  // summed within one operand
+    sums.push_back(l);
+  }
+  for (int l : lb)
+    if (!has(out, l) && !has(la, l)) return nullptr;
+  if (rows.empty() || cols.empty() || sums.empty()) return nullptr;
+  auto size_in = [&](Node* x, const std::vector<int>& ls, int l) {
+    return x->shape[size_t(std::find(ls.begin(), ls.end(), l) - ls.begin())];
+  };
+  for (int l : batch)
+    if (size_in(a, la, l) != size_in(b, lb, l)) return nullptr;  // broadcast batch dims
+  for (int l : sums)
+    if (size_in(a, la, l) != size_in(b, lb, l)) return nullptr;
+  // Each operand permuted to (batch, outer, inner) and merged into (B, outer, inner) dims.
+  auto as_3d = [&](Node* x, const std::vector<int>& ls, const std::vector<int>& outer, const std::vector<int>& inner) {
+    std::vector<int64_t> perm;
+    int64_t nb = 1, no = 1, ni = 1;
+    for (int l : batch) perm.push_back(std::find(ls.begin(), ls.end(), l) - ls.begin()), nb *= size_in(x, ls, l);
+    for (int l : outer) perm.push_back(std::find(ls.begin(), ls.end(), l) - ls.begin()), no *= size_in(x, ls, l);
+    for (int l : inner) perm.push_back(std::find(ls.begin(), ls.end(), l) - ls.begin()), ni *= size_in(x, ls, l);
+    return g.reshape(g.permute(x, perm), {nb, no, ni});
+  };
+  Node* prod = matmul(g, as_3d(a, la, rows, sums), as_3d(b, lb, sums, cols), ctx.dots);  // (B, M, N)
+  // Unmerged as (batch..., rows..., cols...), then permuted into the output's order.
+  Shape split;
+  std::vector<int> split_labels;
+  for (const auto* group : {&batch, &rows, &cols})
+    for (int l : *group) split.push_back(has(la, l) ? size_in(a, la, l) : size_in(b, lb, l)), split_labels.push_back(l);
+  std::vector<int64_t> to_out;
+  for (int l : out) to_out.push_back(std::find(split_labels.begin(), split_labels.end(), l) - split_labels.begin());
+  return g.permute(g.reshape(prod, split), to_out);
+}
+
 // Einsum: every operand's dims are labelled (a repeated label in one operand takes the
 // diagonal), permuted into one common order (output labels, then summed labels), multiplied
 // with broadcasting and reduced over the summed labels.
@@ -1388,6 +1445,7 @@ Outs lower_einsum(OpContext& ctx) {
         if (occurrences == 1) out_labels.push_back(l);
       }
   }
+  if (Node* y = einsum_as_matmul(ctx, labels, out_labels)) return {y};
   std::vector<int> order = out_labels;
   for (const auto& ls : labels)
     for (int l : ls)
