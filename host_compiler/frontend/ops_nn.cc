@@ -1058,15 +1058,15 @@ Node* pool_windows(OpContext& ctx, Node* x, WindowSpec spec, double fill) {
   return windows(ctx.g, x, spec, fill);
 }
 
-// A 2-D max pooling as the max along the columns' windows (a buffer of its own: (N, C, H_out,
-// W)) then along the rows': kh + kw loads per output instead of kh * kw. 5x5 stride 2 over
-// 256 x 80 x 80 took 1.86x onnxruntime's time as one 25-tap window (op_cliffs.py
-// --random-ops 40 --seed 31). Only the values: the indices output needs every tap.
+// A 2-D pooling's max or sum as that along the columns' windows (a buffer of its own: (N, C,
+// H_out, W)) then along the rows': kh + kw loads per output instead of kh * kw. 5x5 stride 2
+// over 256 x 80 x 80 took 1.86x onnxruntime's time as one 25-tap max (op_cliffs.py
+// --random-ops 40 --seed 31), a 5x5 stride 2 average over 256 x 40 x 40 1.9x (seed 35).
 // The columns first: over the model's NCHW input they are the pass whose vectors (along the
 // rows) load contiguously at any stride; the rows' stride-2 loads then read a buffer
 // stride_0 times smaller (rows first: 1.55 ms of 1.8, columns first 0.33 of 0.63).
-Node* separable_max_pool_2d(OpContext& ctx, Node* x, WindowSpec spec) {
-  const double fill = lowest_value(x->dtype);
+bool separable_pool(const WindowSpec& spec) { return spec.kernel.size() == 2 && spec.kernel[0] >= 3 && spec.kernel[1] >= 3; }
+Node* separable_pool_2d(OpContext& ctx, Op op, Node* x, WindowSpec spec, double fill) {
   pad_pool_input(ctx, x, spec, fill);  // once, for both passes
   auto along = [&](size_t d) {
     WindowSpec one = spec;
@@ -1075,9 +1075,9 @@ Node* separable_max_pool_2d(OpContext& ctx, Node* x, WindowSpec spec) {
     one.pad_lo[other] = one.pad_hi[other] = one.extra_hi[other] = 0;
     return one;
   };
-  Node* cols = reduce_taps(ctx.g, Op::ReduceMax, windows(ctx.g, x, along(0), fill), 2);
+  Node* cols = reduce_taps(ctx.g, op, windows(ctx.g, x, along(0), fill), 2);
   cols->realize = true;
-  return reduce_taps(ctx.g, Op::ReduceMax, windows(ctx.g, cols, along(1), fill), 2);
+  return reduce_taps(ctx.g, op, windows(ctx.g, cols, along(1), fill), 2);
 }
 
 Outs lower_max_pool(OpContext& ctx) {
@@ -1087,8 +1087,8 @@ Outs lower_max_pool(OpContext& ctx) {
   WindowSpec spec = window_spec(ctx, x->shape, pool_kernel(ctx), ctx.attr_int("ceil_mode", 0));
   size_t k = spec.kernel.size();
   // Padding never wins the max.
-  if (!ctx.output_used(1) && k == 2 && spec.kernel[0] >= 3 && spec.kernel[1] >= 3)
-    return {separable_max_pool_2d(ctx, x, spec)};
+  if (!ctx.output_used(1) && separable_pool(spec))  // the indices output needs every tap
+    return {separable_pool_2d(ctx, Op::ReduceMax, x, spec, lowest_value(x->dtype))};
   Node* win = ctx.output_used(1) ? windows(g, x, spec, lowest_value(x->dtype))
                                  : pool_windows(ctx, x, spec, lowest_value(x->dtype));
   Node* y = reduce_taps(g, Op::ReduceMax, win, k);
@@ -1176,7 +1176,8 @@ Outs lower_average_pool(OpContext& ctx) {
   Node* x = ctx.input(0);
   WindowSpec spec = window_spec(ctx, x->shape, pool_kernel(ctx), ctx.attr_int("ceil_mode", 0));
   size_t k = spec.kernel.size();
-  Node* sum = reduce_taps(g, Op::ReduceSum, pool_windows(ctx, x, spec, 0.0), k);
+  Node* sum = separable_pool(spec) ? separable_pool_2d(ctx, Op::ReduceSum, x, spec, 0.0)
+                                    : reduce_taps(g, Op::ReduceSum, pool_windows(ctx, x, spec, 0.0), k);
   // The divisor per output position: taps inside the input, or inside input + explicit
   // padding with count_include_pad (never the ceil_mode overhang). It is separable, so it
   // is the product of per-dim counts.
