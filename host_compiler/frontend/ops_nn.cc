@@ -1057,7 +1057,8 @@ std::vector<int64_t> tap_positions(const WindowSpec& w, const Shape& in, const S
 // was bounds-tested and masked wherever a row's padding sat (AveragePool 3x3 stride 1 pad 1
 // over 96 x 112 x 112: 4 GFLOP/s, 2.4x onnxruntime; op_cliffs.py --random-ops). Intermediates
 // are channels-last, their vectors along the channels: the border tests are per pixel there.
-Node* pool_windows(OpContext& ctx, Node* x, WindowSpec spec, double fill) {
+// The padded copy itself: x and spec replaced by the copy and a spec without padding.
+void pad_pool_input(OpContext& ctx, Node*& x, WindowSpec& spec, double fill) {
   if (ctx.padded_grouped_convs && spec.padded() && x->shape.size() == 4 && reads_channels_first(x)) {
     std::vector<int64_t> lo(4, 0), hi(4, 0);
     for (size_t i = 0; i < 2; ++i) lo[2 + i] = spec.pad_lo[i], hi[2 + i] = spec.pad_hi[i] + spec.extra_hi[i];
@@ -1065,7 +1066,32 @@ Node* pool_windows(OpContext& ctx, Node* x, WindowSpec spec, double fill) {
     x->realize = true;
     spec.clear_padding();
   }
+}
+Node* pool_windows(OpContext& ctx, Node* x, WindowSpec spec, double fill) {
+  pad_pool_input(ctx, x, spec, fill);
   return windows(ctx.g, x, spec, fill);
+}
+
+// A 2-D pooling's max or sum as that along the columns' windows (a buffer of its own: (N, C,
+// H_out, W)) then along the rows': kh + kw loads per output instead of kh * kw. 5x5 stride 2
+// over 256 x 80 x 80 took 1.86x onnxruntime's time as one 25-tap max (op_cliffs.py
+// --random-ops 40 --seed 31), a 5x5 stride 2 average over 256 x 40 x 40 1.9x (seed 35).
+// The columns first: over the model's NCHW input they are the pass whose vectors (along the
+// rows) load contiguously at any stride; the rows' stride-2 loads then read a buffer
+// stride_0 times smaller (rows first: 1.55 ms of 1.8, columns first 0.33 of 0.63).
+bool separable_pool(const WindowSpec& spec) { return spec.kernel.size() == 2 && spec.kernel[0] >= 3 && spec.kernel[1] >= 3; }
+Node* separable_pool_2d(OpContext& ctx, Op op, Node* x, WindowSpec spec, double fill) {
+  pad_pool_input(ctx, x, spec, fill);  // once, for both passes
+  auto along = [&](size_t d) {
+    WindowSpec one = spec;
+    size_t other = 1 - d;
+    one.kernel[other] = one.stride[other] = one.dilation[other] = 1;
+    one.pad_lo[other] = one.pad_hi[other] = one.extra_hi[other] = 0;
+    return one;
+  };
+  Node* cols = reduce_taps(ctx.g, op, windows(ctx.g, x, along(0), fill), 2);
+  cols->realize = true;
+  return reduce_taps(ctx.g, op, windows(ctx.g, cols, along(1), fill), 2);
 }
 
 Outs lower_max_pool(OpContext& ctx) {
@@ -1075,6 +1101,8 @@ Outs lower_max_pool(OpContext& ctx) {
   WindowSpec spec = window_spec(ctx, x->shape, pool_kernel(ctx), ctx.attr_int("ceil_mode", 0));
   size_t k = spec.kernel.size();
   // Padding never wins the max.
+  if (!ctx.output_used(1) && separable_pool(spec))  // the indices output needs every tap
+    return {separable_pool_2d(ctx, Op::ReduceMax, x, spec, lowest_value(x->dtype))};
   Node* win = ctx.output_used(1) ? windows(g, x, spec, lowest_value(x->dtype))
                                  : pool_windows(ctx, x, spec, lowest_value(x->dtype));
   Node* y = reduce_taps(g, Op::ReduceMax, win, k);
@@ -1162,7 +1190,12 @@ Outs lower_average_pool(OpContext& ctx) {
   Node* x = ctx.input(0);
   WindowSpec spec = window_spec(ctx, x->shape, pool_kernel(ctx), ctx.attr_int("ceil_mode", 0));
   size_t k = spec.kernel.size();
-  Node* sum = reduce_taps(g, Op::ReduceSum, pool_windows(ctx, x, spec, 0.0), k);
+  // QLinearAveragePool (lowered through here) requantizes the float sum: summed in
+  // onnxruntime's tap order, so that its results are bit-exact (the separable sums' order
+  // moved 1.2% of test_int8.py depthwise_clip_avgpool's outputs by one step).
+  const bool requantized = ctx.node.op_type() == "QLinearAveragePool";
+  Node* sum = separable_pool(spec) && !requantized ? separable_pool_2d(ctx, Op::ReduceSum, x, spec, 0.0)
+                                                  : reduce_taps(g, Op::ReduceSum, pool_windows(ctx, x, spec, 0.0), k);
   // The divisor per output position: taps inside the input, or inside input + explicit
   // padding with count_include_pad (never the ceil_mode overhang). It is separable, so it
   // is the product of per-dim counts.
@@ -1307,6 +1340,63 @@ Outs lower_layer_norm(OpContext& ctx) {
 
 Outs lower_matmul(OpContext& ctx) { return {matmul(ctx.g, ctx.input(0), ctx.input(1), ctx.dots)}; }
 
+// A two-operand Einsum that is a batched matrix product (each label once per operand: in
+// both operands and the output a batch label, in one operand and the output a row / column
+// label, in both but not the output a summed one; rows, columns and sums all present, the
+// batch dims of equal sizes) as MatMul over (B, M, K) x (B, K, N): the product's own
+// layouts, e.g. attention's K of "bhqd,bhkd->bhqk" copied into (K, N) order. As a broadcast
+// multiply and sum, that one ran its dot products along d at 42 GFLOP/s against MatMul's 77
+// (2 x 400 x 400 x 192, 1.9x onnxruntime's time, op_cliffs.py --random-ops 40 --seed 32).
+// nullptr where the equation is no such product.
+Node* einsum_as_matmul(OpContext& ctx, const std::vector<std::vector<int>>& labels, const std::vector<int>& out) {
+  if (labels.size() != 2) return nullptr;
+  Graph& g = ctx.g;
+  Node *a = ctx.input(0), *b = ctx.input(1);
+  const std::vector<int>&la = labels[0], &lb = labels[1];
+  auto has = [](const std::vector<int>& ls, int l) { return std::count(ls.begin(), ls.end(), l); };
+  for (const auto* ls : {&la, &lb, &out})
+    for (int l : *ls)
+      if (has(*ls, l) != 1) return nullptr;  // a diagonal or a repeated output label
+  std::vector<int> batch, rows, cols, sums;
+  for (int l : out) {
+    const bool in_a = has(la, l), in_b = has(lb, l);
+    (in_a && in_b ? batch : in_a ? rows : cols).push_back(l);
+  }
+  for (int l : la) {
+    if (has(out, l)) continue;
+    if (!has(lb, l)) return nullptr;  // summed within one operand
+    sums.push_back(l);
+  }
+  for (int l : lb)
+    if (!has(out, l) && !has(la, l)) return nullptr;
+  if (rows.empty() || cols.empty() || sums.empty()) return nullptr;
+  auto size_in = [&](Node* x, const std::vector<int>& ls, int l) {
+    return x->shape[size_t(std::find(ls.begin(), ls.end(), l) - ls.begin())];
+  };
+  for (int l : batch)
+    if (size_in(a, la, l) != size_in(b, lb, l)) return nullptr;  // broadcast batch dims
+  for (int l : sums)
+    if (size_in(a, la, l) != size_in(b, lb, l)) return nullptr;
+  // Each operand permuted to (batch, outer, inner) and merged into (B, outer, inner) dims.
+  auto as_3d = [&](Node* x, const std::vector<int>& ls, const std::vector<int>& outer, const std::vector<int>& inner) {
+    std::vector<int64_t> perm;
+    int64_t nb = 1, no = 1, ni = 1;
+    for (int l : batch) perm.push_back(std::find(ls.begin(), ls.end(), l) - ls.begin()), nb *= size_in(x, ls, l);
+    for (int l : outer) perm.push_back(std::find(ls.begin(), ls.end(), l) - ls.begin()), no *= size_in(x, ls, l);
+    for (int l : inner) perm.push_back(std::find(ls.begin(), ls.end(), l) - ls.begin()), ni *= size_in(x, ls, l);
+    return g.reshape(g.permute(x, perm), {nb, no, ni});
+  };
+  Node* prod = matmul(g, as_3d(a, la, rows, sums), as_3d(b, lb, sums, cols), ctx.dots);  // (B, M, N)
+  // Unmerged as (batch..., rows..., cols...), then permuted into the output's order.
+  Shape split;
+  std::vector<int> split_labels;
+  for (const auto* group : {&batch, &rows, &cols})
+    for (int l : *group) split.push_back(has(la, l) ? size_in(a, la, l) : size_in(b, lb, l)), split_labels.push_back(l);
+  std::vector<int64_t> to_out;
+  for (int l : out) to_out.push_back(std::find(split_labels.begin(), split_labels.end(), l) - split_labels.begin());
+  return g.permute(g.reshape(prod, split), to_out);
+}
+
 // Einsum: every operand's dims are labelled (a repeated label in one operand takes the
 // diagonal), permuted into one common order (output labels, then summed labels), multiplied
 // with broadcasting and reduced over the summed labels.
@@ -1374,6 +1464,7 @@ Outs lower_einsum(OpContext& ctx) {
         if (occurrences == 1) out_labels.push_back(l);
       }
   }
+  if (Node* y = einsum_as_matmul(ctx, labels, out_labels)) return {y};
   std::vector<int> order = out_labels;
   for (const auto& ls : labels)
     for (int l : ls)

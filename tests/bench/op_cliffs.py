@@ -33,7 +33,10 @@ broadcasting elementwise ops, Concat, Pad, strided Slice, Gather, DepthToSpace, 
 MORE_OP_KINDS: GroupNorm / InstanceNorm, attention, Einsum, ConvTranspose 1-D / 2-D, 1-D convs,
 GRU / LSTM, Gemm transB, Where, Cast, CumSum, TopK, Expand, Tile, ReduceMax / Min / L2 /
 LogSumExp, Resize to odd sizes). --op-kinds base draws only the first session's classes (the
-same cases per seed as then); --op-kinds KIND[,KIND] only those classes.
+same cases per seed as then); --op-kinds extra only EXTRA_OP_KINDS (dilated MaxPool,
+SpaceToDepth, Gather along the last axis with run-time indices, GatherElements,
+LpNormalization, Mod, Clip with run-time bounds, Pad reflect / edge, ArgMax / ArgMin over the
+channels, Slice with negative steps; not in "all"); --op-kinds KIND[,KIND] only those classes.
 
 Classes: conv1d, conv3d, dilated 3x3, conv_transpose, depthwise 5x5/7x7, grouped, stride-2 3x3,
 convs writing the model's NCHW output (nchwout_), attention matmul, softmax, norms, resize,
@@ -274,6 +277,10 @@ BASE_OP_KINDS = ("matmul", "linear", "softmax", "reduce", "transpose", "resize",
                  "layernorm", "pad", "slice", "gather", "depth_to_space", "argmax")
 MORE_OP_KINDS = ("groupnorm", "attention", "einsum", "conv_transpose", "conv1d", "rnn", "gemm", "where", "cast",
                  "cumsum", "topk", "expand", "tile", "reduce_odd", "resize_odd")
+# Classes real models use that the draws above never make (session 39); only with --op-kinds
+# extra (or by name), so "all" draws the same cases per seed as before.
+EXTRA_OP_KINDS = ("maxpool_dilated", "space_to_depth", "gather_last_runtime", "gather_elements", "lp_norm", "mod",
+                  "clip_runtime", "pad_reflect_edge", "argmax_channels", "slice_negative_step")
 
 
 def more_op_case(kind, rng, pick, x4, seq, dim, heads):
@@ -389,6 +396,8 @@ def more_op_case(kind, rng, pick, x4, seq, dim, heads):
         axes_t = numpy_helper.from_array(np.array(axes, np.int64), "axes")
         return (inferred([helper.make_node(op, ["x", "axes"], ["y"], keepdims=keep)], [vi("x", x4)], [axes_t], opset=18),
                 f"{op}_{x4}_axes{axes}_k{keep}")
+    if kind in EXTRA_OP_KINDS:
+        return extra_op_case(kind, rng, pick, x4)
     # resize_odd: cubic / nearest to sizes at odd scales
     mode = pick("nearest", "cubic")
     ctm = pick("half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel")
@@ -398,6 +407,67 @@ def more_op_case(kind, rng, pick, x4, seq, dim, heads):
     return (inferred([helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode=mode,
                                        coordinate_transformation_mode=ctm, **extra)], [vi("x", x4)], [sizes], opset=13),
             f"resize_{mode}_{ctm}_{x4}_to{out_hw}")
+
+
+def extra_op_case(kind, rng, pick, x4):
+    """(model, name) of one of EXTRA_OP_KINDS on x4 = [1, C, H, W]."""
+    nc, hw = x4[1], x4[2]
+    if kind == "maxpool_dilated":
+        k, st, d = int(pick(2, 3)), int(pick(1, 2)), int(pick(2, 3))
+        pads = [d * (k - 1) // 2] * 4
+        return (inferred([helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[k, k], strides=[st, st], pads=pads,
+                                           dilations=[d, d])], [vi("x", x4)]), f"maxpool_dil{d}_k{k}s{st}_{x4}")
+    if kind == "space_to_depth":
+        b = int(pick(2, 4))
+        shape = [1, nc, hw - hw % b, hw - hw % b]
+        return inferred([helper.make_node("SpaceToDepth", ["x"], ["y"], blocksize=b)], [vi("x", shape)]), f"space_to_depth_b{b}_{shape}"
+    if kind == "gather_last_runtime":  # indices an input: a model's computed positions along the last axis
+        n = int(pick(4, 16, x4[3]))
+        m = inferred([helper.make_node("Gather", ["x", "i"], ["y"], axis=3)], [vi("x", x4), vi("i", [n], TensorProto.INT64)])
+        return m, f"gather_last_runtime_{n}_{x4}"
+    if kind == "gather_elements":
+        axis = int(pick(1, 2, 3))
+        m = inferred([helper.make_node("GatherElements", ["x", "i"], ["y"], axis=axis)],
+                     [vi("x", x4), vi("i", x4, TensorProto.INT64)])
+        return m, f"gather_elements_a{axis}_{x4}"
+    if kind == "lp_norm":
+        axis, p = int(pick(1, 3)), int(pick(1, 2))
+        return (inferred([helper.make_node("LpNormalization", ["x"], ["y"], axis=axis, p=p)], [vi("x", x4)]),
+                f"lp_norm_p{p}_a{axis}_{x4}")
+    if kind == "mod":
+        fmod = int(rng.integers(2))
+        other = [d if rng.random() < 0.5 else 1 for d in x4]
+        # int32: x * 1000 by 1 + 20 |o| (the feeds lie in [-1, 1]: no zero divisor)
+        nodes = [helper.make_node("Mod", ["x", "o"], ["y"], fmod=1)] if fmod else [
+            helper.make_node("Mul", ["x", "k"], ["xk"]), helper.make_node("Cast", ["xk"], ["xi"], to=TensorProto.INT32),
+            helper.make_node("Abs", ["o"], ["oa"]), helper.make_node("Mul", ["oa", "k20"], ["ok"]),
+            helper.make_node("Add", ["ok", "one"], ["o1"]), helper.make_node("Cast", ["o1"], ["oi"], to=TensorProto.INT32),
+            helper.make_node("Mod", ["xi", "oi"], ["y"])]
+        consts = [numpy_helper.from_array(np.array(v, np.float32), n) for v, n in ((1000.0, "k"), (20.0, "k20"), (1.0, "one"))]
+        return (inferred(nodes, [vi("x", x4), vi("o", other)], [] if fmod else consts),
+                f"mod_{'fmod' if fmod else 'int32'}_{x4}_by_{other}")
+    if kind == "clip_runtime":  # bounds as inputs (a quantized model's clamp, a ReLU6 exported with tensors)
+        # (the bounds fed as [1] and reshaped to scalars: the binding's feeds are arrays)
+        nodes = [helper.make_node("Reshape", ["lo", "scalar"], ["l0"]), helper.make_node("Reshape", ["hi", "scalar"], ["h0"]),
+                 helper.make_node("Abs", ["l0"], ["la"]), helper.make_node("Neg", ["la"], ["l"]),
+                 helper.make_node("Abs", ["h0"], ["h"]), helper.make_node("Clip", ["x", "l", "h"], ["y"])]
+        scalar = numpy_helper.from_array(np.zeros(0, np.int64), "scalar")
+        return inferred(nodes, [vi("x", x4), vi("lo", [1]), vi("hi", [1])], [scalar]), f"clip_runtime_{x4}"
+    if kind == "pad_reflect_edge":
+        mode = pick("reflect", "edge")
+        p_ = [int(pick(0, 1, 2, 3)) for _ in range(4)]
+        pads = numpy_helper.from_array(np.array([0, 0, p_[0], p_[1], 0, 0, p_[2], p_[3]], np.int64), "pads")
+        return inferred([helper.make_node("Pad", ["x", "pads"], ["y"], mode=mode)], [vi("x", x4)], [pads]), f"pad_{mode}_{p_}_{x4}"
+    if kind == "argmax_channels":
+        op = pick("ArgMax", "ArgMin")
+        return (inferred([helper.make_node(op, ["x"], ["y"], axis=1, keepdims=int(rng.integers(2)),
+                                           select_last_index=int(rng.integers(2)))], [vi("x", x4)]), f"{op}_channels_{x4}")
+    # slice_negative_step: a reversed and strided axis, from the middle
+    axis, step = int(pick(1, 2, 3)), int(pick(-1, -2, -3))
+    ts = [numpy_helper.from_array(np.array([v], np.int64), n) for v, n in
+          ((x4[axis] - 2, "st"), (0, "en"), (axis, "ax"), (step, "sp"))]
+    return (inferred([helper.make_node("Slice", ["x", "st", "en", "ax", "sp"], ["y"])], [vi("x", x4)], ts),
+            f"slice_a{axis}_step{step}_mid_{x4}")
 
 
 def random_op_cases(count, seed, kinds=BASE_OP_KINDS + MORE_OP_KINDS):
@@ -633,10 +703,10 @@ def main():
                     help="--random-ops' classes: all, base (BASE_OP_KINDS: the cases of the seeds run before "
                          "MORE_OP_KINDS were added) or a comma-separated list of kinds")
     args = ap.parse_args()
-    kinds = {"all": BASE_OP_KINDS + MORE_OP_KINDS, "base": BASE_OP_KINDS}.get(args.op_kinds)
+    kinds = {"all": BASE_OP_KINDS + MORE_OP_KINDS, "base": BASE_OP_KINDS, "extra": EXTRA_OP_KINDS}.get(args.op_kinds)
     kinds = kinds or tuple(args.op_kinds.split(","))
-    if set(kinds) - set(BASE_OP_KINDS + MORE_OP_KINDS):
-        ap.error(f"--op-kinds: unknown {sorted(set(kinds) - set(BASE_OP_KINDS + MORE_OP_KINDS))}")
+    if set(kinds) - set(BASE_OP_KINDS + MORE_OP_KINDS + EXTRA_OP_KINDS):
+        ap.error(f"--op-kinds: unknown {sorted(set(kinds) - set(BASE_OP_KINDS + MORE_OP_KINDS + EXTRA_OP_KINDS))}")
     all_cases = (random_conv_cases(args.random, args.seed, args.pooled) if args.random
                  else random_op_cases(args.random_ops, args.seed, kinds) if args.random_ops else cases())
     names = [n for n in all_cases if not args.only or any(s in n for s in args.only.split(","))]
