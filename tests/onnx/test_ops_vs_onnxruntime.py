@@ -2132,7 +2132,14 @@ def pools_separable():
              ("AveragePool", [5, 5], [2, 2], [2, 2, 2, 2], [1, 1], {}, np.float32),
              ("AveragePool", [3, 5], [1, 2], [1, 2, 0, 1], [1, 1], dict(count_include_pad=1), np.float32),
              ("AveragePool", [5, 3], [2, 2], [2, 1, 2, 1], [1, 1], dict(ceil_mode=1), np.float32))
+    # rusticl (Mesa 22.3, LLVM 15) dies with SIGSEGV in its own compiler (SelectionDAG type
+    # legalization) on any 8-bit 3x3 padded MaxPool kernel, main's one-window form included; PoCL
+    # runs them. Tried in opencl_emit.cc without effect: max() for the integer max, the char
+    # padding select done in int. A driver crash, so the 8-bit cases are left to PoCL and the CPUs.
+    rusticl = lib.opencl_target() and os.environ.get("EDGERT_OPENCL_PLATFORM") == "rusticl"
     for i, (op, k, st, pads, dil, attrs, dt) in enumerate(pools):
+        if rusticl and dt != np.float32:
+            continue
         x = randn(2, 5, 13, 19) * 40 if dt != np.float32 else randn(2, 5, 13, 19)
         feeds = {"x": np.clip(x, np.iinfo(dt).min, np.iinfo(dt).max).astype(dt) if dt != np.float32 else x}
         if dil != [1, 1]:
