@@ -1531,6 +1531,49 @@ def group_norm_statistics_over_channels_last_buffer():
 
 
 @suite.case
+def attention_heads_not_whole_column_blocks():
+    """MobileViT's attention: a qkv Linear (+ bias) over (patch pixels 4, tokens, C), its columns
+    reshaped to (3, heads, D) and permuted to (3, 4, heads, tokens, D), scaled q against k,
+    Softmax, times v. With D = 30 and 36 (no whole number of the weight's 16-column blocks) the
+    product fused through the reshape vectorized along D, across the blocks (div/mod weight
+    index, 13-22 GFLOP/s): the CPU targets store it as computed, (4, tokens, 3 * heads * D), and
+    the heads read the permuted view (mobilevit_xs's qkv products 4-5x faster). 36 tokens 4 x
+    30, 9 tokens 4 x 36; a D of 32 stays fused. CPU code only."""
+    if lib.opencl_target():
+        return
+    configs = ((36, 4, 30), (9, 4, 36), (16, 2, 32))  # tokens, heads, D
+    nodes, inits, outs, feeds = [], [], [], {}
+    for i, (tokens, heads, d) in enumerate(configs):
+        c = heads * d
+        feeds[f"x{i}"] = randn(4, tokens, c)
+        inits += [(f"w{i}", randn(c, 3 * c, scale=c ** -0.5)), (f"b{i}", randn(3 * c, scale=0.1)),
+                  (f"split{i}", np.array([4, tokens, 3, heads, d], np.int64)),
+                  (f"merge{i}", np.array([4, tokens, c], np.int64)), (f"scale{i}", np.array(d ** -0.5, np.float32))]
+        t = f"t{i}_"
+        nodes += [h.make_node("MatMul", [f"x{i}", f"w{i}"], [t + "m"]), h.make_node("Add", [t + "m", f"b{i}"], [t + "qkv"]),
+                  h.make_node("Reshape", [t + "qkv", f"split{i}"], [t + "r"]),
+                  h.make_node("Transpose", [t + "r"], [t + "p"], perm=[2, 0, 3, 1, 4]),
+                  h.make_node("Split", [t + "p"], [t + "q3", t + "k3", t + "v3"], axis=0),
+                  *[h.make_node("Squeeze", [t + f"{x}3", "axis0"], [t + x]) for x in "qkv"],
+                  h.make_node("Mul", [t + "q", f"scale{i}"], [t + "qs"]),
+                  h.make_node("Transpose", [t + "k"], [t + "kt"], perm=[0, 1, 3, 2]),
+                  h.make_node("MatMul", [t + "qs", t + "kt"], [t + "s"]),
+                  h.make_node("Softmax", [t + "s"], [t + "a"], axis=-1),
+                  h.make_node("MatMul", [t + "a", t + "v"], [t + "o"]),
+                  h.make_node("Transpose", [t + "o"], [t + "ot"], perm=[0, 2, 1, 3]),
+                  h.make_node("Reshape", [t + "ot", f"merge{i}"], [f"y{i}"])]
+        outs.append(f"y{i}")
+    inits.append(("axis0", np.array([0], np.int64)))
+    check(model(nodes, feeds, outs, inits, opset=13), feeds, atol=1e-4, scale_tol=True)
+    kernels = _kernels(WORK / f"m{_count[0]}.onnx", "attention_heads")
+    for i, (tokens, heads, d) in enumerate(configs):
+        qkv = [t for name, t in kernels.items() if f"t{i}_" in name and f"over [{heads * d}]" in t]
+        assert qkv, f"no qkv product of config {i}: {list(kernels)}"
+        stored_flat = qkv[0].splitlines()[0].endswith(f",{3 * heads * d}] f32")
+        assert stored_flat == (d % 16 != 0), f"config {i} (D = {d}) stored as {qkv[0].splitlines()[0]}"
+
+
+@suite.case
 def token_mlp_with_depthwise_conv():
     """PVTv2's MLP (SegFormer's Mix-FFN): Linear on (N, H*W, C) tokens, transposed and viewed as
     (N, C, H, W), a padded 3x3 depthwise conv, flattened back to tokens, Erf GELU, Linear. On 12x12
