@@ -534,12 +534,25 @@ std::optional<int64_t> index_affine_coef(const Index& ix, int var) {
 
 namespace {
 // Whether `dividend` moves by one per step of `var` and is otherwise a multiple of `block`:
-// from a multiple of `block`, that many consecutive steps stay inside one block.
+// from a multiple of `block`, that many consecutive steps stay inside one block. A term
+// x mod m, m a multiple of block and x itself such a dividend, moves as x does there (a
+// panel of a computed operand packed per head: (c mod 64) / 16 for the head's 64 columns).
 bool steps_by_one_from_block_start(const Index& dividend, int var, int64_t block) {
-  if (index_affine_coef(dividend, var) != std::optional<int64_t>(1) || floormod(dividend.constant(), block) != 0) return false;
-  for (const auto& [atom, coef] : dividend.terms())
-    if (!(atom->kind == Atom::Kind::Var && atom->var == var) && coef % block != 0) return false;
-  return true;
+  if (floormod(dividend.constant(), block) != 0) return false;
+  int64_t step = 0;
+  for (const auto& [atom, coef] : dividend.terms()) {
+    if (atom->kind == Atom::Kind::Var && atom->var == var) {
+      step += coef;
+    } else if (atom->kind == Atom::Kind::Var || !index_depends_on(atom->inner, var)) {
+      if (coef % block != 0) return false;
+    } else if (atom->kind == Atom::Kind::Mod && atom->divisor % block == 0 &&
+               steps_by_one_from_block_start(atom->inner, var, block)) {
+      step += coef;
+    } else {
+      return false;
+    }
+  }
+  return step == 1;
 }
 }  // namespace
 

@@ -876,7 +876,8 @@ class Emitter {
         !reduce_product_operands(&p))
       return false;
     auto is_8bit = [&](const Value* l) { return k_.args[l->arg].dtype == DType::U8 || k_.args[l->arg].dtype == DType::I8; };
-    return is_8bit(p.a) && is_8bit(p.b);
+    auto is_16bit = [&](const Value* l) { return k_.args[l->arg].dtype == DType::I16; };  // stored widened
+    return (is_8bit(p.a) || is_16bit(p.a)) && (is_8bit(p.b) || is_16bit(p.b)) && !(is_16bit(p.a) && is_16bit(p.b));
   }
 
   // Bytes of the buffers the reduction reads without depending on `var` (shared by the
@@ -2070,8 +2071,9 @@ class Emitter {
     if (int8_dot_ == TargetSpec::Int8Dot::S8S8 && k_.acc_dtype == DType::I32 && tb == DType::I8 && !shift_b &&
         ((ta == DType::U8 && shift_a) || (ta == DType::I8 && !shift_a)))
       kind = DotKind::S8S8Quads, group = 4;
-    if (int8_dot_ == TargetSpec::Int8Dot::I16Pairs && k_.acc_dtype == DType::I32 && !shift_a && !shift_b && is_8bit(ta) &&
-        is_8bit(tb))
+    // vpmaddwd: the broadcast pair 8-bit (widened here) or int16 (stored widened: lowering.cc matmul).
+    if (int8_dot_ == TargetSpec::Int8Dot::I16Pairs && k_.acc_dtype == DType::I32 && !shift_a && !shift_b &&
+        (is_8bit(ta) || ta == DType::I16) && is_8bit(tb))
       kind = DotKind::I16Pairs, group = 2;
     if (kind == DotKind::None || k_.reduce_extents[j] != group) return;
     const int lanes = lanes_for(k_.out_shape[vec]);
@@ -2216,8 +2218,9 @@ class Emitter {
     auto* lanes_i32 = vector_of(b_.getInt32Ty(), lanes);
     // A group as the 32 bits each lane of the instruction takes: vpmaddwd's pairs widened
     // to int16 first (by the 8-bit type's signedness).
+    const bool bytes16 = pairs16 && bt != DType::I16;  // the broadcast pair widened here
     auto dot_word = [&](LV* group) {
-      if (pairs16) group = b_.CreateIntCast(group, vector_of(b_.getInt16Ty(), dot_.group), !is_unsigned(bt));
+      if (bytes16) group = b_.CreateIntCast(group, vector_of(b_.getInt16Ty(), dot_.group), !is_unsigned(bt));
       return b_.CreateBitCast(group, b_.getInt32Ty());
     };
     // The padding value of the whole group.
@@ -2275,12 +2278,12 @@ class Emitter {
       if (ok && fill_block) {
         LV* raw = load_through_fill_block();
         group = dot_word(raw);
-        if (pairs16) group_bytes = b_.CreateBitCast(raw, b_.getInt16Ty());
+        if (bytes16) group_bytes = b_.CreateBitCast(raw, b_.getInt16Ty());
       } else {
         LV* raw = load_at(dot_.broadcast, vector_of(elem, dot_.group), ok);
         group = dot_word(raw);
         if (ok) group = b_.CreateSelect(ok, group, fill);
-        else if (pairs16) group_bytes = b_.CreateBitCast(raw, b_.getInt16Ty());
+        else if (bytes16) group_bytes = b_.CreateBitCast(raw, b_.getInt16Ty());
       }
       // x - 128 of each uint8 byte as int8: its top bit flipped (one eor per group; the fill,
       // from the block or the constant, is the load's own value and flips alike).

@@ -199,6 +199,7 @@ CompileResult compile_onnx_file(const std::string& model_path, const CompileOpti
   if (target.backend == BackendKind::LlvmCpu && target.int8_dot != TargetSpec::Int8Dot::HvxU8S8)
     import_options.dots.weight_slice_bytes = int64_t{target.cache_bytes_per_core} * 5 / 8;
   import_options.dots.int8_signed = target.int8_dot == TargetSpec::Int8Dot::S8S8;
+  import_options.dots.int8_any_bytes = target.int8_dot == TargetSpec::Int8Dot::I16Pairs;
   import_options.dots.int8_columns = target.int8_dot_columns;
   import_options.dots.int8_depthwise_columns = target.int8_depthwise_columns;
   import_options.padded_grouped_convs = options.padded_grouped_convs.value_or(target.backend == BackendKind::LlvmCpu);

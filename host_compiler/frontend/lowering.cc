@@ -347,6 +347,22 @@ constexpr int64_t kColumnBlock = 16;  // a multiple of every CPU target's float 
 bool columns_fill_vectors(int64_t n) { return n * 8 >= (n + kColumnBlock - 1) / kColumnBlock * kColumnBlock * 7; }
 }  // namespace
 
+Node* stored_int16_copy(const Graph& g, const Node* x) {
+  // Made after x: the nodes back to x (a layer's few, not the whole graph's).
+  const auto& nodes = g.nodes();
+  for (auto it = nodes.rbegin(); it != nodes.rend() && it->get() != x; ++it)
+    if ((*it)->op == Op::Cast && (*it)->dtype == DType::I16 && (*it)->realize && (*it)->srcs[0] == x) return it->get();
+  return nullptr;
+}
+
+Node* stored_as_int16(Graph& g, Node* x) {
+  // One copy per tensor: the products of Q, K and V read one layer norm's output.
+  if (Node* copy = stored_int16_copy(g, x)) return copy;
+  Node* wide = g.cast(x, DType::I16);
+  wide->realize = true;
+  return wide;
+}
+
 Node* matmul(Graph& g, Node* a, Node* b, const DotLayout& dots, int64_t* a_shift) {
   if (a_shift) *a_shift = 0;
   if (a->shape.empty() || b->shape.empty()) throw CompileError("MatMul of a scalar");
@@ -370,10 +386,21 @@ Node* matmul(Graph& g, Node* a, Node* b, const DotLayout& dots, int64_t* a_shift
   // 8-bit products take the target's dot layout for any number of rows: the instruction
   // sums along K and the N outputs fill the vectors (a classifier's one row too: MobileNetV2
   // int8's 1280 x 1000 product 3.5x faster than the folded int32 loop).
-  const bool int8_dots = int8 && g.is_constant(b) && dots.int8_group > 1 && k % dots.int8_group == 0;
+  // A computed b (attention's K^T or V) too where the target's dot takes any bytes
+  // (DotLayout::int8_any_bytes) and a has the rows to repay copying b into its panels at run
+  // time (kRowsToCopyStridedOperand): the same pairs as the weights' instead of int32 operands.
+  const bool computed_int8_dots = int8 && !g.is_constant(b) && dots.int8_any_bytes && ra >= 2 && rb >= 2 &&
+                                  a->shape[ra - 2] >= kRowsToCopyStridedOperand;
+  const bool int8_dots =
+      int8 && (g.is_constant(b) || computed_int8_dots) && dots.int8_group > 1 && k % dots.int8_group == 0;
   const int64_t group = bf16 ? kBf16Pair : int8_dots ? dots.int8_group : 1;
   Node *av, *bv;
   std::vector<int64_t> summed;
+  // vpmaddwd's pairs (DotLayout::int8_any_bytes) read a stored as int16: each pair a plain
+  // 32-bit broadcast, not a 16-bit one widened by vpshufb beside every row of the register
+  // tile (2 of the 5 vector instructions per pair of rows and columns; written once, 2 bytes
+  // per element of a against the N columns each is multiplied by).
+  if (int8_dots && dots.int8_any_bytes) a = stored_as_int16(g, a);
   if (group > 1) {
     // The reduction in groups: (..., M, 1, K/g, g) * (..., 1, N, K/g, g), each column's
     // group of b stored together (packed_in_column_groups).
@@ -382,7 +409,7 @@ Node* matmul(Graph& g, Node* a, Node* b, const DotLayout& dots, int64_t* a_shift
     as.push_back(group);
     as.insert(as.end() - 2, 1);
     Node* bp = bf16 ? packed_in_column_groups(g, g.cast(b, DType::BF16), group)
-                    : packed_in_column_groups(g, b, group, dots.int8_columns);  // (..., K/g, g, N)
+                    : packed_in_column_groups(g, b, group, dots.int8_columns, /*computed=*/!g.is_constant(b));
     std::vector<int64_t> to_nk = iota_ints(0, int64_t(rb) + 1);
     std::rotate(to_nk.end() - 3, to_nk.end() - 1, to_nk.end());  // (..., N, K/g, g)
     Node* bt = g.permute(bp, to_nk);
@@ -472,7 +499,7 @@ Node* packed_in_column_blocks(Graph& g, Node* x, int64_t columns) {
   return cropped_to_columns(g, g.reshape(g.permute(stored, to_split), filled->shape), n);
 }
 
-Node* packed_in_column_groups(Graph& g, Node* x, int64_t group, int64_t columns) {
+Node* packed_in_column_groups(Graph& g, Node* x, int64_t group, int64_t columns, bool computed) {
   const Shape s = x->shape;
   const int64_t r = int64_t(s.size()), n = s.back(), k = s[size_t(r - 2)];
   if (r < 2 || k % group) throw CompileError("internal: " + shape_str(s) + " has no groups of " + std::to_string(group));
@@ -487,7 +514,8 @@ Node* packed_in_column_groups(Graph& g, Node* x, int64_t group, int64_t columns)
   to_stored.push_back(r + 1);
   to_stored.push_back(r - 1);
   Node* stored = g.permute(g.reshape(filled, split), to_stored);
-  stored->packed = true;
+  if (computed) stored->realize = true;  // copied into its panels at run time
+  else stored->packed = true;
   // Back to (lead..., K/group, group, N/16, 16): stored dims lead 1..r-2, K/group r-1, 16 r, group r+1.
   std::vector<int64_t> to_split;
   for (int64_t i = 1; i <= r - 1; ++i) to_split.push_back(i);

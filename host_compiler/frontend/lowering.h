@@ -144,6 +144,11 @@ Node* winograd_conv(Graph& g, Node* x, const HostTensor& w, int tile, const std:
 // a_shift: where non-null, 8-bit a may be read as a - *a_shift (set to 128 where a uint8 a
 // feeds a signed dot, DotLayout::int8_signed; else 0): the caller adds *a_shift * sum_k(b).
 Node* matmul(Graph& g, Node* a, Node* b, const DotLayout& dots = {}, int64_t* a_shift = nullptr);
+// x (8-bit) widened to int16 and stored so, once per x: the broadcast operand of vpmaddwd's
+// pairs (DotLayout::int8_any_bytes), which matmul reads that way.
+Node* stored_as_int16(Graph& g, Node* x);
+// That copy of x where one was made, else null.
+Node* stored_int16_copy(const Graph& g, const Node* x);
 // An 8-bit dot operand (already broadcast) widened to int32, minus 128 where `shift`: the
 // byte x ^ 0x80 read as int8, what a signed dot instruction multiplies (DotLayout::int8_signed).
 Node* int8_operand_i32(Graph& g, Node* v, bool shift);
@@ -158,8 +163,9 @@ Node* packed_in_column_blocks(Graph& g, Node* x, int64_t columns = 16);
 // The same for the operand of a dot-product instruction that reduces `group` consecutive
 // elements per lane (vdpbf16ps: pairs): x (..., K, N), K a multiple of group, stored as
 // (N/columns, ..., K/group, columns, group) and read as (..., K/group, group, N); columns
-// is 16 or a multiple of it (DotLayout::int8_columns).
-Node* packed_in_column_groups(Graph& g, Node* x, int64_t group, int64_t columns = 16);
+// is 16 or a multiple of it (DotLayout::int8_columns). computed: x is not a constant; a
+// kernel copies it into that order at run time.
+Node* packed_in_column_groups(Graph& g, Node* x, int64_t group, int64_t columns = 16, bool computed = false);
 
 // Products with bfloat16 operands (edgec --precision bf16): float32 rounded to bf16 and back,
 // products summed in float32 — what vdpbf16ps computes, a pair of products per lane, where

@@ -38,6 +38,10 @@ struct DotLayout {
   // reads a uint8 activation x as x - 128 (the byte x ^ 0x80 as int8), where the caller
   // asks for it and adds 128 * sum(w) back (ops_quant.cc, folded into the bias constant).
   bool int8_signed = false;
+  // The target's 8-bit dot takes bytes of either signedness on both sides (x86_64 AVX2: each
+  // byte widened to int16, vpmaddwd pairs): a product of two computed 8-bit tensors (attention's
+  // Q K^T and P V) takes the dot layout too (ops_quant.cc integer_matmul).
+  bool int8_any_bytes = false;
   // Output channels per packed weight panel of an 8-bit dot (packed_in_column_groups): a
   // multiple of the lanes one instruction fills (HVX's vrmpy: 32 int32 lanes).
   int64_t int8_columns = 16;

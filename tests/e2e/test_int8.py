@@ -356,20 +356,22 @@ def int16_pair_overflow_equals_onnx_reference():
 
 
 @suite.case
-def vpmaddwd_pairs_widened_by_vpshufb():
-    """On x86_64 (AVX2) the activation pair each vpmaddwd broadcasts is widened to int16 by
-    vpshufb (uint8: zero bytes in between; int8: each byte to the top of its word, then an
-    arithmetic shift right by 8), not by vpmovzxbw / vpmovsxbw (0.8 per cycle on Zen 3: it
-    bounded the int8 convs, llvm_emit.cc widened_byte_pair_splat): in the conv's IR only loads
-    (the weight panels) are widened from bytes to words. uint8 and int8 activations both give
-    the ONNX reference's outputs (exact: power-of-two scales)."""
+def vpmaddwd_pairs_read_as_int16():
+    """On x86_64 (AVX2) the activation pair each vpmaddwd broadcasts is read from an int16
+    copy of the conv's input (channels-last, written once: ops_nn.cc conv_node) as one 32-bit
+    broadcast. Widened in the loop it took vpbroadcastw + vpshufb (uint8; int8 also a vpsraw)
+    per pixel of the register tile, 2 of the 5 vector instructions per pixel and vector of
+    channels (QDQ ResNet-18 31.9 -> 30.0 ms without them). In the conv's IR only loads (the
+    weight panels) are widened from bytes to words, and nothing is shuffled by vpshufb or
+    shifted back. uint8 and int8 activations both give the ONNX reference's outputs (exact:
+    power-of-two scales)."""
     if not lib.target_family("x86_64"):  # x86 codegen: the other targets' suites skip it
         return
     import re
     import quantize_models as qm
     for x_type in (np.uint8, np.int8):
         m, inputs = pair_overflow_model("Conv", x_type, size=4, identity_conv_first=True)
-        name = f"pshufb_pairs_{np.dtype(x_type).name}"
+        name = f"int16_pairs_{np.dtype(x_type).name}"
         ref = qm.onnx_reference_run(m, inputs)
         got = lib.compile_and_run(m, inputs, WORK, name=name)
         assert not (ref["y_q"] == 0).all() and not (ref["y_q"] == 255).all(), "the case saturates everywhere"
@@ -381,13 +383,13 @@ def vpmaddwd_pairs_widened_by_vpshufb():
         text = ir.read_text()
         assert "llvm.x86.avx2.pmadd.wd" in text, f"{name}: no vpmaddwd"
         # Every byte vector widened to vpmaddwd's 16 words is a load (the weight panel's
-        # vpmovsxbw from memory, 2 per cycle), never the broadcast pair (LLVM turns the
-        # vpshufb into a shufflevector of the splat, lowered as vpshufb again).
+        # vpmovsxbw from memory, 2 per cycle), never the broadcast pair.
         loads = set(re.findall(r"(%\S+) = load <16 x i8>", text))
         widened = re.findall(r"= [sz]ext <16 x i8> (%\S+) to <16 x i16>", text)
         assert widened and set(widened) <= loads, f"{name}: the broadcast pair is widened by vpmov[sz]xbw"
-        if x_type == np.int8:
-            assert re.search(r"= ashr (exact )?<16 x i16> %\S+, (<i16 8|splat \(i16 8\))", text), f"{name}: no sign extension by vpsraw"
+        # LLVM turns the vpshufb into a shufflevector of the splat's bytes.
+        assert "pshuf.b" not in text and not re.search(r"shufflevector <(16|32) x i8>", text), f"{name}: vpshufb"
+        assert not re.search(r"= ashr (exact )?<16 x i16>", text), f"{name}: words shifted back (vpsraw)"
 
 
 @suite.case
@@ -432,7 +434,8 @@ def stem_pair_loop_written_out():
     host = os.environ.get("EDGE_HOST_EDGEC", lib.find_tool("edgec"))
     lib.run_cmd([host, "compile", path, "-o", WORK / "stem_7x7.x86.bundle", "--target", "x86_64", "--dump-llvm-ir", ir])
     kernel = next(f for f in re.split(r"\n(?=define )", ir.read_text()) if f.startswith("define") and f"_{stem}_QuantizeLinear" in f.split("(")[0])
-    steps = [(blk.count("@llvm.x86.avx2.pmadd.wd("), len(re.findall(r"= load i16", blk)), len(re.findall(r"= load <16 x i8>", blk)))
+    # A pair: its two bytes (i16) or, stored as int16 (ops_nn.cc conv_node), its 32 bits.
+    steps = [(blk.count("@llvm.x86.avx2.pmadd.wd("), len(re.findall(r"= load i(16|32), ", blk)), len(re.findall(r"= load <16 x i8>", blk)))
              for blk in re.split(r"\n\S*:", kernel)]
     assert not any(madds and madds == pairs * panels for madds, pairs, panels in steps), f"one pair's step alone: {steps}"
     assert any(madds and 2 * madds == pairs * panels for madds, pairs, panels in steps), f"no block with both pairs: {steps}"
@@ -471,7 +474,8 @@ def uint8_camera_input_straight_into_first_conv():
     """A camera's uint8 image as the model input (the first QuantizeLinear of a quantized
     model removed: its scale and zero point now describe the camera's bytes). The first
     integer conv reads those bytes: no float tensor anywhere in the arena (x86_64-avx512 only
-    copies the image channels-last, padded to the dot group, still uint8)."""
+    copies the image channels-last, padded to the dot group, still uint8; x86_64 copies them
+    widened to int16, vpmaddwd's pairs)."""
     import json
     import onnx
     import quantize_models as qm
@@ -488,7 +492,7 @@ def uint8_camera_input_straight_into_first_conv():
     compare_qdq("camera", q, {"camera": camera})
     info = json.loads(lib.run_cmd([lib.find_tool("edgec"), "inspect", WORK / "camera.bundle", "--json"]).stdout)
     arena = [(b["name"], b["dtype"]) for b in info["buffers"] if b["kind"] == "Arena"]
-    assert arena and all(dtype in ("U8", "I8") for _, dtype in arena), arena
+    assert arena and all(dtype in ("U8", "I8", "I16") for _, dtype in arena), arena
 
 
 @suite.case
@@ -642,8 +646,9 @@ def conv1d_over_channels_last_copy():
     bordered channels-last copy of its input (ops_nn.cc copies_input_channels_last): a
     vector of output channels times one broadcast group of adjacent input channels, no
     bounds tests. Over the channels-first data each group's channels were L bytes apart
-    (Smart Turn's 384 -> 384 stride-2 stem: 12.3 ms -> 4.1 ms CPU time, AVX2). Not on OpenCL
-    (no copy there) nor Hexagon (21 s under qemu-hexagon; it passed there at session 35)."""
+    (Smart Turn's 384 -> 384 stride-2 stem: 12.3 ms -> 4.1 ms CPU time, AVX2). On x86_64 the
+    copies are int16. Not on OpenCL (no copy there) nor Hexagon (21 s under qemu-hexagon; it
+    passed there at session 35)."""
     if lib.opencl_target() or lib.target_family("hexagon"):
         return
     path = check("conv1d_stem", conv1d_stem())
@@ -657,6 +662,11 @@ def conv1d_over_channels_last_copy():
         if want:
             convs = [k for k in kernels if "reduce ReduceSum" in k]
             assert convs and not any("inbounds" in k for k in convs), f"{flag}: a conv tests its bounds"
+        # x86_64: the copies hold the bytes widened to int16 (vpmaddwd's pairs broadcast
+        # as 32 bits, no vpshufb: ops_nn.cc conv_node).
+        if want and lib.target_family("x86_64"):
+            headers = [k.split("\n")[0] for k in kernels if "_Pad_" in k.split()[0]]
+            assert all(h.endswith(" i16") for h in headers), f"copies not int16: {headers}"
 
 
 @suite.case
@@ -988,6 +998,137 @@ def qgemm_per_column_bias_trans():
         m, feeds = ms_op("QGemm", [("in_a", a), ("sa", sa), ("za", za), ("b", b), ("sb", sb), ("zb", np.zeros(24, np.int8)),
                                    ("c", c), ("sy", sy), ("zy", zy)], None, np.uint8, transB=trans_b)
         check_exact(f"qgemm_t{trans_b}", m, feeds)
+
+
+def qlinear_matmul_exact(a, sa, za, b, sb, zb, sy, zy):
+    """numpy's QLinearMatMul as onnxruntime computes it: exact integer sums, float32(acc) times
+    float32(sa * sb) / sy, rounded half to even, + zy, saturated."""
+    acc = np.matmul(a.astype(np.int64) - int(za), b.astype(np.int64) - int(zb))
+    factor = np.float32(np.float32(sa) * np.float32(sb)) / np.float32(sy)
+    info = np.iinfo(zy.dtype)
+    return np.clip(np.rint(acc.astype(np.float32) * factor) + int(zy), info.min, info.max).astype(zy.dtype)
+
+
+def attention_qlinear_model(t, heads=3, rows=40, depth=32, zs=None, zv=None, seed=21):
+    """Attention's two products of computed 8-bit tensors as QLinearMatMul (what onnxruntime
+    fuses a QDQ model's DQ -> MatMul -> Q into): s = q k^T (heads x rows x rows over depth),
+    o = s v (over rows), o's heads merged (Transpose, Reshape: (1, rows, heads * depth)).
+    Operands of type t, full range; zero points random unless given (s's and v's); each
+    output's scale and zero point spread its sums over 250 steps. Returns the model, its
+    feeds and numpy's exact y."""
+    rng = np.random.default_rng(seed)
+    lowest = int(np.iinfo(t).min)
+
+    def output_qparams(a, sa, za, b, sb, zb):  # the sums' range (and 0) over 250 steps, from step 2
+        acc = np.matmul(a.astype(np.int64) - int(za), b.astype(np.int64) - int(zb))
+        lo, hi = min(acc.min(), 0), max(acc.max(), 0)
+        return np.float32(sa * sb * (hi - lo) / 250), np.array(lowest + 2 + round(-lo * 250 / (hi - lo)), t)
+
+    (sq, zq), (sk, zk), (sv, zv_) = (qparams_f(rng, t) for _ in range(3))
+    feeds = {"in_q": rand_q(rng, (1, heads, rows, depth), t), "in_kt": rand_q(rng, (1, heads, depth, rows), t),
+             "in_v": rand_q(rng, (1, heads, rows, depth), t)}
+    ss, zs_ = output_qparams(feeds["in_q"], sq, zq, feeds["in_kt"], sk, zk)
+    zs = zs_ if zs is None else np.array(zs, t)
+    zv = zv_ if zv is None else np.array(zv, t)
+    s = qlinear_matmul_exact(feeds["in_q"], sq, zq, feeds["in_kt"], sk, zk, ss, zs)
+    so, zo = output_qparams(s, ss, zs, feeds["in_v"], sv, zv)
+    o = qlinear_matmul_exact(s, ss, zs, feeds["in_v"], sv, zv, so, zo)
+    expected = o.transpose(0, 2, 1, 3).reshape(1, rows, heads * depth)
+    params = {"sq": sq, "zq": zq, "sk": sk, "zk": zk, "ss": ss, "zs": zs, "sv": sv, "zv": zv, "so": so, "zo": zo,
+              "merged": np.array([1, rows, heads * depth], np.int64)}
+    nodes = [helper.make_node("QLinearMatMul", ["in_q", "sq", "zq", "in_kt", "sk", "zk", "ss", "zs"], ["s"]),
+             helper.make_node("QLinearMatMul", ["s", "ss", "zs", "in_v", "sv", "zv", "so", "zo"], ["o"]),
+             helper.make_node("Transpose", ["o"], ["o_t"], perm=[0, 2, 1, 3]),
+             helper.make_node("Reshape", ["o_t", "merged"], ["y"])]
+    tt = helper.np_dtype_to_tensor_dtype(np.dtype(t))
+    g = helper.make_graph(nodes, "attention", [helper.make_tensor_value_info(n, tt, v.shape) for n, v in feeds.items()],
+                          [helper.make_tensor_value_info("y", tt, [1, rows, heads * depth])],
+                          [numpy_helper.from_array(np.asarray(v), n) for n, v in params.items()])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m, feeds, expected
+
+
+@suite.case
+def attention_products_of_computed_bytes():
+    """Attention's Q K^T and P V multiply two computed 8-bit tensors. On x86_64 (AVX2) both
+    take vpmaddwd pairs of the raw bytes, the zero points' terms (row sums of one operand,
+    column sums of the other) outside the products (ops_quant.cc computed_8bit_matmul); they
+    were int32 tensors of x - zero point multiplied by vpmulld (smart_turn's Q K^T: 2.85 ->
+    1.23 ms). The merged heads' output vector (column c of head c / 32) reads its panel at
+    (c mod 32) / 16 (kernel_ir.cc steps_by_one_from_block_start): gathers before. Outputs equal
+    onnxruntime's (uint8, exact integer sums) with zero points random, and 0 on either side
+    of the second product; int8 operands equal numpy's exact sums requantized as onnxruntime
+    does. Structure (x86_64): both products' kernels hold vpmaddwd and no gather, and no
+    kernel stores an int32 operand tensor."""
+    import re
+    import quantize_models as qm
+    # (tag, type, s's zero point, v's, rows, depth): the last with too few rows for the copied
+    # panels and an odd depth (no pairs): the zero points' terms around plain products.
+    cases = [("u8", np.uint8, None, None, 40, 32), ("u8_zs0", np.uint8, 0, None, 40, 32),
+             ("u8_zv0", np.uint8, None, 0, 40, 32), ("i8", np.int8, None, None, 40, 32),
+             ("u8_8_rows_odd_depth", np.uint8, None, None, 8, 33)]
+    for tag, t, zs, zv, rows, depth in cases:
+        name = f"attention_bytes_{tag}"
+        m, feeds, exact = attention_qlinear_model(t, rows=rows, depth=depth, zs=zs, zv=zv)
+        want = qm.ort_session(m).run(["y"], feeds)[0] if t == np.uint8 else exact
+        if t == np.uint8:
+            assert np.array_equal(want, exact), f"{name}: onnxruntime and numpy's exact sums differ"
+        got = lib.compile_and_run(m, feeds, WORK, name=name)["y"]
+        eq, steps = qm.step_stats(got.astype(np.int32), want.astype(np.int32), 1.0)
+        print(f"    {name}: {eq * 100:.3f}% equal, max {steps} steps ({got.size} elements)")
+        assert (want == np.iinfo(t).min).mean() < 0.2 and (want == np.iinfo(t).max).mean() < 0.2, f"{name}: saturates"
+        assert eq == 1.0, f"{name}: not bit-exact to the reference"
+    if not lib.target_family("x86_64"):  # x86 codegen: the other targets' suites skip the structure
+        return
+    m, _, _ = attention_qlinear_model(np.uint8)
+    path, ir, dump = WORK / "attention_bytes.onnx", WORK / "attention_bytes.ll", WORK / "attention_bytes.kernels.txt"
+    path.write_bytes(m.SerializeToString())
+    host = os.environ.get("EDGE_HOST_EDGEC", lib.find_tool("edgec"))
+    lib.run_cmd([host, "compile", path, "-o", WORK / "attention_bytes.x86.bundle", "--target", "x86_64",
+                 "--dump-llvm-ir", ir, "--dump-kernels", dump])
+    products = [f for f in re.split(r"\n(?=define )", ir.read_text())
+                if f.startswith("define") and re.search(r"@k\d+_(s|y|o\w*)\(", f.split("\n")[0])]
+    assert len(products) >= 2, [f.split("\n")[0] for f in products]
+    for f in products:
+        head = f.split("\n")[0]
+        assert "llvm.x86.avx2.pmadd.wd" in f, f"{head}: no vpmaddwd"
+        assert "gather" not in f, f"{head}: gathers"
+    # int32 results: the zero points' row and column sums only (3 x 40), no operand (3 x 40 x 32).
+    stored_i32 = [line for line in dump.read_text().splitlines() if line.startswith("kernel ") and line.endswith(" i32")
+                  and np.prod([int(d) for d in re.search(r"\[([\d,]+)\]", line).group(1).split(",")]) > 3 * 40]
+    assert not stored_i32, f"int32 operand tensors stored: {stored_i32}"
+
+
+@suite.case
+def matmul_rows_stored_as_int16():
+    """x86_64 (AVX2): an 8-bit product with int8 weights reads its activation rows stored as
+    int16 (lowering.cc stored_as_int16; its producer writes them so), each vpmaddwd pair a
+    plain 32-bit broadcast instead of a 16-bit one widened by vpshufb beside every row of the
+    register tile (smart_turn's 400 x 384 -> 1536 and 1536 -> 384 products: 3.5-4.7 -> 3.1-3.5
+    ms). Outputs equal onnxruntime's (u8u8); a token MLP over 40 rows, two products read the
+    same layer output. Structure: the products' kernels hold vpmaddwd and no vpshufb, and a
+    kernel stores int16."""
+    import re
+    b = Builder(13, [1, 40, 64])
+    w1 = (b.rng.standard_normal((64, 96)) * 0.15).astype(np.float32)
+    w2 = (b.rng.standard_normal((64, 96)) * 0.15).astype(np.float32)
+    w3 = (b.rng.standard_normal((96, 32)) * 0.1).astype(np.float32)
+    h1 = b.op("Relu", [b.op("MatMul", ["input", b.const(w1)])])
+    h2 = b.op("MatMul", ["input", b.const(w2)])
+    y = b.op("MatMul", [b.op("Add", [h1, h2]), b.const(w3)])
+    path = check("token_mlp", b.model(y, [1, 40, 32]))
+    if not lib.target_family("x86_64"):  # x86 codegen: the other targets' suites skip the structure
+        return
+    ir, dump = WORK / "token_mlp.ll", WORK / "token_mlp.kernels.txt"
+    host = os.environ.get("EDGE_HOST_EDGEC", lib.find_tool("edgec"))
+    lib.run_cmd([host, "compile", path, "-o", WORK / "token_mlp.x86.bundle", "--target", "x86_64", "--dump-llvm-ir", ir,
+                 "--dump-kernels", dump])
+    products = [f for f in re.split(r"\n(?=define )", ir.read_text()) if f.startswith("define") and "llvm.x86.avx2.pmadd.wd(" in f]
+    assert len(products) >= 2, f"{len(products)} kernels with vpmaddwd"
+    for f in products:
+        assert "pshuf.b" not in f and "shufflevector <32 x i8>" not in f, f"{f.split(chr(10))[0]}: the broadcast pair widened by vpshufb"
+    assert re.search(r"^kernel \S+ out\[[\d,]+\] i16$", dump.read_text(), re.M), "no int16 rows stored"
 
 
 if __name__ == "__main__":

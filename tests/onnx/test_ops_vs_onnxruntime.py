@@ -2703,6 +2703,39 @@ def linear_layers_over_flattened_conv_features():
         assert not gathers, f"{name} gathers its operand:\n" + "\n".join(gathers)
 
 
+@suite.case
+def cumsum_long_axes():
+    """CumSum along axes of 100 to 4100 elements (multiples of 16 and not), along the last axis
+    and along middle ones, inclusive / exclusive / reverse, in float32 (within scale_tol of
+    onnxruntime) and int64 (exactly; values past 2^40, so nothing may sum them in floating
+    point). The axis is summed in blocks, the blocks' totals prefix-summed the same way and added
+    back (ops_index.cc prefix_sum): a window as long as the axis cost n adds per element, CumSum
+    along 128 channels of 80x80 30-50x onnxruntime's time. The CPU kernels: none reduces over as
+    many elements as a long axis (every reduce at most 32)."""
+    configs = (((2, 3, 100), 2, 0, 0), ((2, 3, 100), -1, 1, 1), ((1, 64, 5, 7), 1, 1, 0),
+               ((1, 300, 3, 4), 1, 0, 1), ((1, 4100), 1, 1, 1), ((3, 4096), 1, 0, 0), ((260, 2, 9), 0, 1, 1),
+               ((2, 37), 1, 0, 1))  # shape, axis, exclusive, reverse
+    for dtype in (np.float32, np.int64):
+        nodes, inits, outs, feeds = [], [], [], {}
+        for i, (shape, axis, excl, rev) in enumerate(configs):
+            feeds[f"x{i}"] = (randn(*shape) if dtype == np.float32
+                              else RNG.integers(-(1 << 40), 1 << 40, size=shape).astype(np.int64))
+            inits.append((f"axis{i}", np.array(axis, np.int64)))
+            nodes.append(h.make_node("CumSum", [f"x{i}", f"axis{i}"], [f"y{i}"], exclusive=excl, reverse=rev))
+            outs.append(f"y{i}")
+        m = model(nodes, feeds, outs, inits, opset=14)
+        if dtype == np.float32:
+            check(m, feeds, rtol=1e-4, atol=1e-5, scale_tol=True)
+        else:
+            check(m, feeds, rtol=0, atol=0)
+        if lib.opencl_target():
+            continue
+        kernels = _kernels(WORK / f"m{_count[0]}.onnx", f"cumsum_long_axes_{np.dtype(dtype).name}")
+        extents = {name: [int(e) for line in re.findall(r"reduce \w+ over \[([0-9,]+)\]", text) for e in line.split(",")]
+                   for name, text in kernels.items()}
+        long_sums = {name: e for name, e in extents.items() if e and max(e) > 32}
+        assert not long_sums, f"kernels summing a window as long as the axis: {long_sums}"
+
 if __name__ == "__main__":
     WORK = lib.work_dir("ops_vs_onnxruntime")
     sys.exit(suite.main())

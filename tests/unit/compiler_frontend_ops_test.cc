@@ -329,9 +329,11 @@ TEST_CASE("frontend ops: unsupported attribute values name the node, op and attr
 }
 
 TEST_CASE("frontend ops: If / Loop unroll at compile time") {
-  // y = If(c, then: -x, else: |x|); the error on a run-time condition names the model input
-  // it comes from and the flag that freezes it.
-  auto add_if = [](Model& m, const std::string& cond) {
+  // y = If(c, then: -x, else: |x|). A condition known at compile time (frozen by
+  // --const-input) imports the chosen branch only; one computed at run time imports both and
+  // selects (the bundle has no branches); branches whose outputs differ in shape are refused
+  // naming the model input the condition depends on and the flag that freezes it.
+  auto add_if = [](Model& m, const std::string& cond, const char* else_op = "Abs") {
     auto* n = m.node("If", {cond}, {"y"}, "branch");
     for (const char* branch : {"then_branch", "else_branch"}) {
       auto* a = n->add_attribute();
@@ -339,36 +341,47 @@ TEST_CASE("frontend ops: If / Loop unroll at compile time") {
       a->set_type(onnx::AttributeProto::GRAPH);
       auto* sub = a->mutable_g();
       auto* op = sub->add_node();
-      op->set_op_type(std::string(branch) == "then_branch" ? "Neg" : "Abs");
+      const bool then = std::string(branch) == "then_branch";
+      op->set_op_type(then ? "Neg" : else_op);
       op->add_input("x");  // from the enclosing scope
+      if (!then && std::string(else_op) == "Concat") {
+        op->add_input("x");
+        auto* axis = op->add_attribute();
+        axis->set_name("axis");
+        axis->set_type(onnx::AttributeProto::INT);
+        axis->set_i(0);
+      }
       op->add_output(std::string(branch) + "_y");
       sub->add_output()->set_name(std::string(branch) + "_y");
     }
     m.output("y");
   };
+  const auto bool_scalar = [](int v) { return HostTensor::from_ints(DType::Bool, {}, {v}); };
   Model m(13);
   m.input("c", {}, onnx::TensorProto::BOOL);
   m.input("x", {2});
   add_if(m, "c");
   INFO(m.error());
-  CHECK(contains(m.error(), "node 'branch' (If): input 0 ('c') must be a constant; it depends on the model input(s) "
-                            "'c' (--const-input c=FILE.npy)"));
-  // Silero VAD's form: the condition compares a sample-rate input with 16000.
+  for (int c : {0, 1}) {
+    ImportOptions frozen;  // frozen, only the chosen branch is imported
+    frozen.constant_inputs["c"] = bool_scalar(c);
+    auto g = m.import(frozen);
+    CHECK(run(*g, {f32({2}, {-1, 2})}) == (c ? std::vector<double>{1, -2} : std::vector<double>{1, 2}));
+    auto both = m.import();  // computed at run time: both branches, selected
+    CHECK(run(*both, {bool_scalar(c), f32({2}, {-1, 2})}) == (c ? std::vector<double>{1, -2} : std::vector<double>{1, 2}));
+  }
+  // Silero VAD's form: the condition compares a sample-rate input with 16000; here the else
+  // branch gives 4 values where the then branch gives 2.
   Model rate(13);
   rate.input("x", {2});
   rate.input("sr", {}, onnx::TensorProto::INT64);
   rate.init_i64("r16k", {}, {16000});
   rate.node("Equal", {"sr", "r16k"}, {"is_16k"}, "eq");
-  add_if(rate, "is_16k");
+  add_if(rate, "is_16k", "Concat");
   INFO(rate.error());
-  CHECK(contains(rate.error(), "input 0 ('is_16k') must be a constant; it depends on the model input(s) "
-                               "'sr' (--const-input sr=FILE.npy)"));
-  for (int c : {0, 1}) {  // frozen, only the chosen branch is imported
-    ImportOptions frozen;
-    frozen.constant_inputs["c"] = HostTensor::from_ints(DType::Bool, {}, {c});
-    auto g = m.import(frozen);
-    CHECK(run(*g, {f32({2}, {-1, 2})}) == (c ? std::vector<double>{1, -2} : std::vector<double>{1, 2}));
-  }
+  CHECK(contains(rate.error(), "node 'branch' (If): the condition is computed at run time and output 0 differs between "
+                               "the branches"));
+  CHECK(contains(rate.error(), "(--const-input sr=FILE.npy)"));
 
   // Loop with a constant trip count: y = x + 0 + 1 + 2, scan output stacks the iterations.
   Model l(13);
