@@ -139,6 +139,12 @@ std::vector<KernelIR> split_at_part_boundaries(KernelIR&& k, size_t max_pieces);
 // before and after; a kernel split in n pieces becomes n kernels (and queue steps) in a row,
 // all writing its buffer.
 void split_kernels_at_part_boundaries(Schedule& schedule, std::vector<KernelIR>& kernels, size_t max_pieces);
+// A reduce dim read only through a floor div and mod by one divisor b (a reduction over a
+// reshape that merged dims the buffer stores in another order: GroupNorm's statistics over
+// (N, G, C/G * H * W) of a channels-last buffer read 64 * (r % 1600) + r / 1600) becomes two
+// dims, r / b and r % b, where that leaves every index affine in both; the one the loads
+// move least along goes last, where the back end vectorizes. Returns whether k changed.
+bool split_reduce_dims_at_divisions(KernelIR& k);
 
 // Index analysis the back ends share.
 // Whether `var` occurs in ix (also inside a div/mod).

@@ -272,6 +272,95 @@ std::vector<KernelIR> split_at_part_boundaries(KernelIR&& k, size_t max_pieces) 
   return out;
 }
 
+namespace {
+
+// ix with every variable v replaced by subst(v) (an Index over the new variables).
+Index substitute_vars(const Index& ix, const std::function<Index(int)>& subst) {
+  Index r(ix.constant());
+  for (const auto& [atom, coef] : ix.terms()) {
+    Index t;
+    if (atom->kind == Atom::Kind::Var) t = subst(atom->var);
+    else if (atom->kind == Atom::Kind::Div) t = substitute_vars(atom->inner, subst).floordiv(atom->divisor);
+    else t = substitute_vars(atom->inner, subst).mod(atom->divisor);
+    r = r + t * coef;
+  }
+  return r;
+}
+
+// The divisor of the first floor div / mod whose dividend is reduce var `var` alone, or 0.
+int64_t divisor_of_var(const Index& ix, int var) {
+  for (const auto& [atom, coef] : ix.terms()) {
+    if (atom->kind == Atom::Kind::Var) continue;
+    const Index& in = atom->inner;
+    if (in.constant() == 0 && in.terms().size() == 1 && in.terms()[0].second == 1 &&
+        in.terms()[0].first->kind == Atom::Kind::Var && in.terms()[0].first->var == var)
+      return atom->divisor;
+    if (int64_t d = divisor_of_var(in, var)) return d;
+  }
+  return 0;
+}
+
+template <typename F>
+void for_each_index(KernelIR& k, F&& f) {
+  for (auto& v : k.values) {
+    if (v->kind == Value::Kind::Load) f(v->index);
+    for (Guard& g : v->guards) f(g.index);
+  }
+}
+
+}  // namespace
+
+bool split_reduce_dims_at_divisions(KernelIR& k) {
+  if (!k.has_reduce() || k.is_row_kernel()) return false;
+  const int rank = static_cast<int>(k.out_shape.size());
+  bool changed = false;
+  for (size_t j = 0; j < k.reduce_extents.size(); ++j) {
+    const int var = rank + static_cast<int>(j);
+    const int64_t extent = k.reduce_extents[j];
+    int64_t b = 0;
+    for_each_index(k, [&](const Index& ix) {
+      if (!b) b = divisor_of_var(ix, var);
+    });
+    if (b <= 1 || b >= extent || extent % b != 0) continue;
+    // var = q * b + s: q is var (extent / b), s a new var after it (extent b); the vars after
+    // var move up by one.
+    const int q = var, s = var + 1;
+    auto subst = [&](int v) {
+      if (v < var) return Index::var(v, v < rank ? k.out_shape[size_t(v)] : k.reduce_extents[size_t(v - rank)]);
+      if (v > var) return Index::var(v + 1, k.reduce_extents[size_t(v - rank)]);
+      return Index::var(q, extent / b) * b + Index::var(s, b);
+    };
+    // Only where the division disappears: every index affine in both new vars.
+    bool affine = true;
+    int64_t moved_q = 0, moved_s = 0;  // how far the loads move per step of q / of s
+    std::vector<Index> rewritten;
+    for_each_index(k, [&](const Index& ix) {
+      rewritten.push_back(substitute_vars(ix, subst));
+      const auto cq = index_affine_coef(rewritten.back(), q), cs = index_affine_coef(rewritten.back(), s);
+      if (!cq || !cs) affine = false;
+      else moved_q += std::abs(*cq), moved_s += std::abs(*cs);
+    });
+    if (!affine) continue;
+    size_t i = 0;
+    for_each_index(k, [&](Index& ix) { ix = rewritten[i++]; });
+    k.reduce_extents[j] = extent / b;
+    k.reduce_extents.insert(k.reduce_extents.begin() + static_cast<std::ptrdiff_t>(j) + 1, b);
+    // The one that moves least last: the back end vectorizes the last reduce dim.
+    if (moved_q < moved_s) {
+      std::swap(k.reduce_extents[j], k.reduce_extents[j + 1]);
+      for_each_index(k, [&](Index& ix) {
+        ix = substitute_vars(ix, [&](int v) {
+          const int to = v == q ? s : v == s ? q : v;
+          return Index::var(to, to < rank ? k.out_shape[size_t(to)] : k.reduce_extents[size_t(to - rank)]);
+        });
+      });
+    }
+    changed = true;
+    ++j;  // s is plain
+  }
+  return changed;
+}
+
 void split_kernels_at_part_boundaries(Schedule& schedule, std::vector<KernelIR>& kernels, size_t max_pieces) {
   std::vector<KernelIR> new_kernels;
   std::vector<ScheduledKernel> new_scheduled;

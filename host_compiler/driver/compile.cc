@@ -219,8 +219,10 @@ CompileResult compile_onnx_file(const std::string& model_path, const CompileOpti
   // The cpu port's targets (x86-64, aarch64) and OpenCL; Hexagon and a630 machine code are
   // not tested with pieces yet.
   constexpr size_t kMaxKernelPieces = 64;
-  if ((target.backend == BackendKind::LlvmCpu && target.port == "cpu") || target.backend == BackendKind::OpenCL)
+  if ((target.backend == BackendKind::LlvmCpu && target.port == "cpu") || target.backend == BackendKind::OpenCL) {
     split_kernels_at_part_boundaries(schedule, kernels, kMaxKernelPieces);
+    for (KernelIR& k : kernels) split_reduce_dims_at_divisions(k);
+  }
   progress("scheduled " + std::to_string(kernels.size()) + " kernels");
   if (!options.dump_kernels.empty()) {
     std::ofstream f(options.dump_kernels);

@@ -1522,6 +1522,93 @@ def conv_then_group_norm_of_one_group():
 
 
 @suite.case
+def group_norm_statistics_over_channels_last_buffer():
+    """PoolFormer's block: a conv, its token mixer (3x3 AveragePool without the padding minus its
+    input, added back), then a GroupNorm of one group as torch exports it below opset 18
+    (Reshape (N, C, H, W) -> (N, 1, C*H*W), InstanceNormalization, Reshape back, scale and
+    shift) and a 1x1 conv added to the residual sum. That sum is stored channels-last (the
+    conv's kernel reads it);
+    the norm's mean and variance sum the flat view of it, whose index is C * (r % HW) + r / HW. The sum splits into pixel and channel dims, the channels innermost
+    (split_reduce_dims_at_divisions): 8-10x faster per statistic (poolformer_s12's 48 of them
+    were 10% of its time, 1.6 GFLOP/s). 32 channels on 20x20, 48 on 10x7. CPU code only."""
+    if lib.opencl_target():
+        return
+    configs = ((16, 32, 20, 20), (8, 48, 10, 7))  # c_in, c, H, W
+    nodes, inits, outs, feeds = [], [], [], {}
+    for i, (c_in, c, hh, ww) in enumerate(configs):
+        feeds[f"x{i}"] = randn(1, c_in, hh, ww)
+        inits += [(f"w{i}", randn(c, c_in, 3, 3, scale=(1 / (c_in * 9)) ** 0.5)), (f"b{i}", randn(c)),
+                  (f"flat{i}", np.array([1, 1, -1], np.int64)), (f"back{i}", np.array([1, c, hh, ww], np.int64)),
+                  (f"one{i}", np.ones(1, np.float32)), (f"zero{i}", np.zeros(1, np.float32)),
+                  (f"g{i}", randn(c, 1, 1)), (f"beta{i}", randn(c, 1, 1)),
+                  (f"w2{i}", randn(c, c, 1, 1, scale=c ** -0.5))]
+        t = f"t{i}_"
+        nodes += [h.make_node("Conv", [f"x{i}", f"w{i}", f"b{i}"], [t + "c"], kernel_shape=[3, 3], pads=[1] * 4),
+                  h.make_node("AveragePool", [t + "c"], [t + "pool"], kernel_shape=[3, 3], pads=[1] * 4,
+                              count_include_pad=0),
+                  h.make_node("Sub", [t + "pool", t + "c"], [t + "mix"]),
+                  h.make_node("Add", [t + "c", t + "mix"], [t + "res"]),
+                  h.make_node("Reshape", [t + "res", f"flat{i}"], [t + "f"]),
+                  h.make_node("InstanceNormalization", [t + "f", f"one{i}", f"zero{i}"], [t + "n"], epsilon=1e-5),
+                  h.make_node("Reshape", [t + "n", f"back{i}"], [t + "n4"]),
+                  h.make_node("Mul", [t + "n4", f"g{i}"], [t + "m"]), h.make_node("Add", [t + "m", f"beta{i}"], [t + "gn"]),
+                  h.make_node("Conv", [t + "gn", f"w2{i}"], [t + "y1"], kernel_shape=[1, 1]),
+                  h.make_node("Add", [t + "res", t + "y1"], [f"y{i}"])]
+        outs.append(f"y{i}")
+    check(model(nodes, feeds, outs, inits, opset=13), feeds, atol=1e-4, scale_tol=True)
+    kernels = _kernels(WORK / f"m{_count[0]}.onnx", "group_norm_statistics")
+    statistics = [t for t in kernels.values() if t.splitlines()[0].endswith("out[1,1,1] f32")]
+    assert len(statistics) >= 2 * len(configs), [t.splitlines()[0] for t in kernels.values()]
+    for t in statistics:
+        indices = [ln.split("[", 1)[1].split("]")[0] for ln in t.splitlines() if "= load arg1[" in ln]
+        assert indices and not any("/" in ix or "%" in ix for ix in indices), \
+            f"a norm statistic reads with div/mod index math:\n{t}"
+
+
+@suite.case
+def attention_heads_not_whole_column_blocks():
+    """MobileViT's attention: a qkv Linear (+ bias) over (patch pixels 4, tokens, C), its columns
+    reshaped to (3, heads, D) and permuted to (3, 4, heads, tokens, D), scaled q against k,
+    Softmax, times v. With D = 30 and 36 (no whole number of the weight's 16-column blocks) the
+    product fused through the reshape vectorized along D, across the blocks (div/mod weight
+    index, 13-22 GFLOP/s): the CPU targets store it as computed, (4, tokens, 3 * heads * D), and
+    the heads read the permuted view (mobilevit_xs's qkv products 4-5x faster). 36 tokens 4 x
+    30, 9 tokens 4 x 36; a D of 32 stays fused. CPU code only."""
+    if lib.opencl_target():
+        return
+    configs = ((36, 4, 30), (9, 4, 36), (16, 2, 32))  # tokens, heads, D
+    nodes, inits, outs, feeds = [], [], [], {}
+    for i, (tokens, heads, d) in enumerate(configs):
+        c = heads * d
+        feeds[f"x{i}"] = randn(4, tokens, c)
+        inits += [(f"w{i}", randn(c, 3 * c, scale=c ** -0.5)), (f"b{i}", randn(3 * c, scale=0.1)),
+                  (f"split{i}", np.array([4, tokens, 3, heads, d], np.int64)),
+                  (f"merge{i}", np.array([4, tokens, c], np.int64)), (f"scale{i}", np.array(d ** -0.5, np.float32))]
+        t = f"t{i}_"
+        nodes += [h.make_node("MatMul", [f"x{i}", f"w{i}"], [t + "m"]), h.make_node("Add", [t + "m", f"b{i}"], [t + "qkv"]),
+                  h.make_node("Reshape", [t + "qkv", f"split{i}"], [t + "r"]),
+                  h.make_node("Transpose", [t + "r"], [t + "p"], perm=[2, 0, 3, 1, 4]),
+                  h.make_node("Split", [t + "p"], [t + "q3", t + "k3", t + "v3"], axis=0),
+                  *[h.make_node("Squeeze", [t + f"{x}3", "axis0"], [t + x]) for x in "qkv"],
+                  h.make_node("Mul", [t + "q", f"scale{i}"], [t + "qs"]),
+                  h.make_node("Transpose", [t + "k"], [t + "kt"], perm=[0, 1, 3, 2]),
+                  h.make_node("MatMul", [t + "qs", t + "kt"], [t + "s"]),
+                  h.make_node("Softmax", [t + "s"], [t + "a"], axis=-1),
+                  h.make_node("MatMul", [t + "a", t + "v"], [t + "o"]),
+                  h.make_node("Transpose", [t + "o"], [t + "ot"], perm=[0, 2, 1, 3]),
+                  h.make_node("Reshape", [t + "ot", f"merge{i}"], [f"y{i}"])]
+        outs.append(f"y{i}")
+    inits.append(("axis0", np.array([0], np.int64)))
+    check(model(nodes, feeds, outs, inits, opset=13), feeds, atol=1e-4, scale_tol=True)
+    kernels = _kernels(WORK / f"m{_count[0]}.onnx", "attention_heads")
+    for i, (tokens, heads, d) in enumerate(configs):
+        qkv = [t for name, t in kernels.items() if f"t{i}_" in name and f"over [{heads * d}]" in t]
+        assert qkv, f"no qkv product of config {i}: {list(kernels)}"
+        stored_flat = qkv[0].splitlines()[0].endswith(f",{3 * heads * d}] f32")
+        assert stored_flat == (d % 16 != 0), f"config {i} (D = {d}) stored as {qkv[0].splitlines()[0]}"
+
+
+@suite.case
 def token_mlp_with_depthwise_conv():
     """PVTv2's MLP (SegFormer's Mix-FFN): Linear on (N, H*W, C) tokens, transposed and viewed as
     (N, C, H, W), a padded 3x3 depthwise conv, flattened back to tokens, Erf GELU, Linear. On 12x12
