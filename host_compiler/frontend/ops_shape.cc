@@ -253,9 +253,10 @@ Outs lower_tile(OpContext& ctx) {
   // first into a buffer of their own, then the outer dims' repeats copy whole rows (Tile
   // [1,3,2,4] of 256 x 14 x 14: 2.2x onnxruntime's time as one gathering kernel over all
   // six copies, op_cliffs.py --random-ops 40 --seed 35).
-  int64_t outer_repeats = 1;
-  for (size_t i = 0; i + 1 < repeats.size(); ++i) outer_repeats *= std::max<int64_t>(repeats[i], 1);
-  if (!repeats.empty() && repeats.back() > 1 && x->shape.back() % 8 != 0 && outer_repeats > 1) {
+  // (Whether any outer dim repeats, not the repeats' product: a hostile model's product
+  // overflows; tile() refuses repeats whose dims overflow.)
+  const bool outer_repeats = !repeats.empty() && std::any_of(repeats.begin(), repeats.end() - 1, [](int64_t r) { return r > 1; });
+  if (!repeats.empty() && repeats.back() > 1 && x->shape.back() % 8 != 0 && outer_repeats) {
     std::vector<int64_t> last_only(repeats.size(), 1), outer = repeats;
     last_only.back() = repeats.back();
     outer.back() = 1;
