@@ -21,20 +21,24 @@ namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return -floordiv(-a, b); }
 
-// ix with loop variable `var` (extent now `extent`) replaced by var + offset.
-Index shift_var(const Index& ix, int var, int64_t extent, int64_t offset) {
+// ix with every variable v (of extent e) replaced by subst(v, e), an Index over new variables.
+Index substitute_vars(const Index& ix, const std::function<Index(int, int64_t)>& subst) {
   Index r(ix.constant());
   for (const auto& [atom, coef] : ix.terms()) {
     Index t;
-    if (atom->kind == Atom::Kind::Var)
-      t = atom->var == var ? Index::var(var, extent) + Index(offset) : Index::var(atom->var, atom->hi + 1);
-    else if (atom->kind == Atom::Kind::Div)
-      t = shift_var(atom->inner, var, extent, offset).floordiv(atom->divisor);
-    else
-      t = shift_var(atom->inner, var, extent, offset).mod(atom->divisor);
+    if (atom->kind == Atom::Kind::Var) t = subst(atom->var, atom->hi + 1);
+    else if (atom->kind == Atom::Kind::Div) t = substitute_vars(atom->inner, subst).floordiv(atom->divisor);
+    else t = substitute_vars(atom->inner, subst).mod(atom->divisor);
     r = r + t * coef;
   }
   return r;
+}
+
+// ix with loop variable `var` (extent now `extent`) replaced by var + offset.
+Index shift_var(const Index& ix, int var, int64_t extent, int64_t offset) {
+  return substitute_vars(ix, [&](int v, int64_t e) {
+    return v == var ? Index::var(var, extent) + Index(offset) : Index::var(v, e);
+  });
 }
 
 // The interval [lo, hi) of output var `var` where guard g holds, when g tests that var
@@ -274,19 +278,6 @@ std::vector<KernelIR> split_at_part_boundaries(KernelIR&& k, size_t max_pieces) 
 
 namespace {
 
-// ix with every variable v replaced by subst(v) (an Index over the new variables).
-Index substitute_vars(const Index& ix, const std::function<Index(int)>& subst) {
-  Index r(ix.constant());
-  for (const auto& [atom, coef] : ix.terms()) {
-    Index t;
-    if (atom->kind == Atom::Kind::Var) t = subst(atom->var);
-    else if (atom->kind == Atom::Kind::Div) t = substitute_vars(atom->inner, subst).floordiv(atom->divisor);
-    else t = substitute_vars(atom->inner, subst).mod(atom->divisor);
-    r = r + t * coef;
-  }
-  return r;
-}
-
 // The divisor of the first floor div / mod whose dividend is reduce var `var` alone, or 0.
 int64_t divisor_of_var(const Index& ix, int var) {
   for (const auto& [atom, coef] : ix.terms()) {
@@ -325,10 +316,9 @@ bool split_reduce_dims_at_divisions(KernelIR& k) {
     // var = q * b + s: q is var (extent / b), s a new var after it (extent b); the vars after
     // var move up by one.
     const int q = var, s = var + 1;
-    auto subst = [&](int v) {
-      if (v < var) return Index::var(v, v < rank ? k.out_shape[size_t(v)] : k.reduce_extents[size_t(v - rank)]);
-      if (v > var) return Index::var(v + 1, k.reduce_extents[size_t(v - rank)]);
-      return Index::var(q, extent / b) * b + Index::var(s, b);
+    auto subst = [&](int v, int64_t e) {
+      if (v == var) return Index::var(q, extent / b) * b + Index::var(s, b);
+      return Index::var(v > var ? v + 1 : v, e);
     };
     // Only where the division disappears: every index affine in both new vars.
     bool affine = true;
@@ -349,7 +339,7 @@ bool split_reduce_dims_at_divisions(KernelIR& k) {
     if (moved_q < moved_s) {
       std::swap(k.reduce_extents[j], k.reduce_extents[j + 1]);
       for_each_index(k, [&](Index& ix) {
-        ix = substitute_vars(ix, [&](int v) {
+        ix = substitute_vars(ix, [&](int v, int64_t) {
           const int to = v == q ? s : v == s ? q : v;
           return Index::var(to, to < rank ? k.out_shape[size_t(to)] : k.reduce_extents[size_t(to - rank)]);
         });

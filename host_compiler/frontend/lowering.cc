@@ -87,6 +87,13 @@ HostTensor tensor_from_proto(const onnx::TensorProto& t) {
 
 // ---- OpContext ----
 
+std::string frozen_inputs_hint(const Graph& g, const Node* x) {
+  std::string from;
+  for (const std::string& name : g.inputs_feeding(x))
+    from += std::string(from.empty() ? "" : ", ") + "'" + name + "' (--const-input " + name + "=FILE.npy)";
+  return from;
+}
+
 void OpContext::fail(const std::string& message) const { throw CompileError(message); }
 
 Node* OpContext::input(size_t i) const {
@@ -102,11 +109,8 @@ HostTensor OpContext::const_input(size_t i) const {
   if (!g.is_constant(n)) {
     // A value computed from model inputs (silero VAD's If on its sample-rate input): name
     // them and the flag that freezes them, which makes the value a constant.
-    std::string from;
-    for (const std::string& name : g.inputs_feeding(n))
-      from += std::string(from.empty() ? "" : ", ") + "'" + name + "' (--const-input " + name + "=FILE.npy)";
     fail("input " + std::to_string(i) + " ('" + node.input(int(i)) + "') must be a constant; it depends on the model input(s) " +
-         from + ": freeze them to compile");
+         frozen_inputs_hint(g, n) + ": freeze them to compile");
   }
   // Values a lowering reads on the host (shapes, axes, indices, pads) are small; a shape
   // tensor of 470M entries (ConstantOfShape of a huge count, found by fuzz_onnx) took 5 GB to

@@ -25,6 +25,10 @@ HostTensor tensor_from_proto(const onnx::TensorProto& t);
 // against the file and the tensor (external_data.cc). model_dir null: such tensors are refused.
 void load_external_data(onnx::GraphProto& graph, const std::string* model_dir);
 
+// The model inputs x depends on, each with the flag that freezes it:
+// "'sr' (--const-input sr=FILE.npy), ...". For errors about values that must be constants.
+std::string frozen_inputs_hint(const Graph& g, const Node* x);
+
 class OpContext {
  public:
   OpContext(Graph& graph, const onnx::NodeProto& node, int64_t opset, std::vector<Node*> inputs)

@@ -290,13 +290,10 @@ struct NodeImporter {
       Node* a = then_outs[i];
       Node* b = else_outs[i];
       if (a->shape != b->shape || a->dtype != b->dtype) {
-        std::string from;
-        for (const std::string& name : g.inputs_feeding(cond))
-          from += std::string(from.empty() ? "" : ", ") + "--const-input " + name + "=FILE.npy";
         ctx.fail("the condition is computed at run time and output " + std::to_string(i) + " differs between the branches (" +
                  std::string(dtype_name(a->dtype)) + " " + shape_str(a->shape) + " / " + dtype_name(b->dtype) + " " +
-                 shape_str(b->shape) + "): a bundle's shapes are fixed; freeze the inputs the condition depends on (" +
-                 from + ")");
+                 shape_str(b->shape) + "): a bundle's shapes are fixed; freeze the inputs the condition depends on: " +
+                 onnx_frontend::frozen_inputs_hint(g, cond));
       }
       outs.push_back(g.where(flag, a, b));
     }
