@@ -2101,6 +2101,40 @@ def grouped_convs_tile_loads_each_pixel_once():
 
 
 @suite.case
+def grouped_convs_in_chunks_of_groups():
+    """Grouped convs whose weights outgrow the CPU emitter's cache budget (320 KB): their
+    groups run in chunks whose weights fit, the image row-major inside each chunk
+    (llvm_emit.cc vector_chunk; each group's own pass over an 80x80x768 image read 96 bytes of
+    every 3 KB pixel). 663 KB of 24-per-group 3x3 stride-2 weights (chunks of 264, 264 and 240
+    channels: the last one ragged), 12 per group (a vector spanning groups, 85 groups), 1x1 at
+    64 per group; the first also a model output (NCHW: its channels split across cores, each
+    core's share in chunks). Checked against onnxruntime at the default threads and at 3."""
+    #         c, groups, kernel, stride, pads
+    convs = ((768, 32, 3, 2, [1, 1, 1, 1]),
+             (1020, 85, 3, 1, [1, 0, 1, 2]),
+             (2048, 32, 1, 1, [0, 0, 0, 0]))
+    feeds = {"z": randn(1, 8, 9, 11)}
+    nodes, inits, outs = [], [], []
+    for i, (c, g, k, s, pads) in enumerate(convs):
+        nodes += [h.make_node("Conv", ["z", f"ws{i}"], [f"s{i}"]), h.make_node("Relu", [f"s{i}"], [f"a{i}"]),
+                  h.make_node("Conv", [f"a{i}", f"w{i}", f"b{i}"], [f"p{i}"], kernel_shape=[k, k], group=g,
+                              strides=[s, s], pads=pads),
+                  h.make_node("Relu", [f"p{i}"], [f"q{i}"]),
+                  h.make_node("ReduceMean", [f"q{i}"], [f"y{i}"], axes=[2, 3], keepdims=0)]
+        inits += [(f"ws{i}", randn(c, 8, 1, 1, scale=8 ** -0.5)),
+                  (f"w{i}", randn(c, c // g, k, k, scale=(2 / (c // g * k * k)) ** 0.5)), (f"b{i}", randn(c, scale=0.1))]
+        outs.append(f"y{i}")
+    outs.append("q0")  # also a model output: written NCHW
+    m = model(nodes, feeds, outs, inits, opset=17)
+    check(m, feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
+    expected = lib.ort_run(m, feeds)
+    actual = lib.compile_and_run(m, feeds, WORK, name="grouped_chunks_3_threads", threads=3)
+    for name, want in expected.items():
+        assert np.allclose(actual[name], want, rtol=1e-4, atol=1e-4 * max(1.0, float(np.abs(want).max()))), \
+            f"{name} at 3 threads: max abs err {np.abs(actual[name] - want).max():.3g}"
+
+
+@suite.case
 def grouped_convs_groups_filled_to_the_lanes():
     """Grouped convs whose output channels per group are neither a multiple nor a divisor of
     the vector width (6, 20, 3, 10, 12 per group; fewer output than input channels or as many):
