@@ -2345,7 +2345,8 @@ def grouped_convs_spanning_groups_and_border_taps():
 def channels_first_convs_over_channels_last_copy():
     """Convs reading channels-first data (ops_nn.cc reads_channels_first): Conv1d (whose
     (N, C, L) inputs are never stored channels-last), dense and stride-1 depthwise convs and
-    ConvTransposes of the model's NCHW input (5x5 depthwise ones at stride 2 too), strided grouped convs of it. The CPU targets run them over a channels-last
+    ConvTransposes of the model's NCHW input (5x5 depthwise ones at stride 2 too), strided grouped convs of it,
+    stride-1 grouped ones of more than one tap and grouped ConvTransposes. The CPU targets run them over a channels-last
     copy of the input (padded where the conv pads; one copy for a dilated Conv1d, not one per
     conv_by_regions region): vectors of output channels, no masked row loads; the phases of
     a ConvTranspose with as many outputs each are stacked and interleaved by one permute (they ran at
@@ -2366,6 +2367,11 @@ def channels_first_convs_over_channels_last_copy():
              ("depthwise_5x5_s2", (2, 11, 15, 12), "Conv", (11, 1, 5, 5), dict(pads=[2, 2, 1, 2], strides=[2, 2], group=11)),
              ("grouped_s2", (1, 32, 13, 12), "Conv", (32, 8, 3, 3), dict(pads=[1, 1, 1, 1], strides=[2, 2], group=4)),
              ("grouped_s2_unpadded", (1, 24, 9, 10), "Conv", (36, 8, 3, 3), dict(strides=[2, 2], group=3)),
+             ("grouped_3x3_unpadded", (1, 32, 11, 12), "Conv", (32, 8, 3, 3), dict(group=4)),
+             ("grouped_2x2", (2, 24, 9, 10), "Conv", (36, 12, 2, 2), dict(group=2)),
+             ("convT_k4s2p1_g2", (1, 16, 7, 8), "ConvTranspose", (16, 6, 4, 4), dict(strides=[2, 2], pads=[1, 1, 1, 1], group=2)),
+             ("convT_k3s2p1op1_g3", (1, 12, 9, 7), "ConvTranspose", (12, 5, 3, 3),
+              dict(strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1], group=3)),
              ("convT_k3s2p1op1", (1, 12, 9, 10), "ConvTranspose", (12, 10, 3, 3),
               dict(strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1])),
              ("convT_k4s2p1", (1, 9, 7, 8), "ConvTranspose", (9, 16, 4, 4), dict(strides=[2, 2], pads=[1, 1, 1, 1])))
