@@ -23,6 +23,10 @@ std::vector<std::string> emit_kernel(llvm::Module& module, const KernelIR& kerne
 std::vector<RegisterTile> register_tiles_by_cost(const KernelIR& kernel, const TargetSpec& target);
 // The output dims in the order of the kernel's loops, outermost first (the launch planned;
 // empty for a row kernel): row-major, or the vectorized dim first where the vector tiles go
-// outermost (llvm_emit.cc vector_tiles_outermost).
+// outermost (llvm_emit.cc vector_tiles_outermost), or kVectorChunkLevel first and the dims
+// row-major after it where a grouped conv's vector tiles run in chunks (vector_chunk).
 std::vector<int> output_loop_order(const KernelIR& kernel, const TargetSpec& target);
+// In output_loop_order: a loop over chunks of the vectorized dim, whose tiles run within the
+// current chunk where that dim comes later in the order.
+constexpr int kVectorChunkLevel = -1;
 }

@@ -168,8 +168,10 @@ bool reads_channels_first(const Node* x) {
 // row ends) times broadcast weights, over the copy it takes vectors of output channels (or
 // channels) times broadcast inputs (tests/bench/op_cliffs.py --cpu-time, 1 thread, AVX2, against
 // onnxruntime: Conv1d 1.0-2.0x -> 0.8-1.1x, ConvTranspose 1.3-3.4x -> 1.0-1.3x, depthwise 7x7
-// 1.45x -> 0.8x, 4 groups of 64 channels at stride 2 8.8x -> 1.8x; BENCHMARKS.md). Stride-1 grouped
-// ones take the copy where padded (below); an unpadded 1x1 one ran 1.4x slower over it, and
+// 1.45x -> 0.8x, 4 groups of 64 channels at stride 2 8.8x -> 1.8x; BENCHMARKS.md). So do stride-1
+// grouped ones of more than one tap, padded or not, as a grouped ConvTranspose's phases are
+// (4x4 stride 2 in 2 groups of 64, 40x40: 3.8 -> 2.4 ms; an unpadded 3x3 conv in 4 groups of
+// 16 over 56x56: 2.3 -> 1.1 ms, CPU time); an unpadded 1x1 one ran 1.4x slower over it, and
 // depthwise ones under 5x5 (a depthwise ConvTranspose's 1x1 and 2x2 phases) 1.5-5x slower:
 // the copy then costs more than the taps. A 5x5 stride-2 depthwise one (72 channels, 112x112)
 // took 0.40x the time over the copy, its padded copy's rows loaded masked and transposed in
@@ -185,7 +187,8 @@ bool copies_input_channels_last(const Node* x, int64_t groups, bool dot_operands
   const bool stride_1 = std::all_of(spec.stride.begin(), spec.stride.end(), [](int64_t s) { return s == 1; });
   const bool depthwise_2d = x->shape.size() == 4 && groups > 1 && groups == x->shape[1];
   const bool large_depthwise = depthwise_2d && spec.kernel[0] * spec.kernel[1] >= 25;
-  if (reads_channels_first(x) && (groups == 1 || large_depthwise || (!depthwise_2d && !stride_1))) return true;
+  const bool one_tap = std::all_of(spec.kernel.begin(), spec.kernel.end(), [](int64_t k) { return k == 1; });
+  if (reads_channels_first(x) && (groups == 1 || large_depthwise || (!depthwise_2d && (!stride_1 || !one_tap)))) return true;
   if (x->shape.size() != 4 && x->shape.size() != 5) return false;
   const bool strip = groups == 1 && spec.kernel.size() == 2 && std::min(spec.kernel[0], spec.kernel[1]) == 1 &&
                      std::max(spec.kernel[0], spec.kernel[1]) >= 3;

@@ -2101,6 +2101,40 @@ def grouped_convs_tile_loads_each_pixel_once():
 
 
 @suite.case
+def grouped_convs_in_chunks_of_groups():
+    """Grouped convs whose weights outgrow the CPU emitter's cache budget (320 KB): their
+    groups run in chunks whose weights fit, the image row-major inside each chunk
+    (llvm_emit.cc vector_chunk; each group's own pass over an 80x80x768 image read 96 bytes of
+    every 3 KB pixel). 663 KB of 24-per-group 3x3 stride-2 weights (chunks of 264, 264 and 240
+    channels: the last one ragged), 12 per group (a vector spanning groups, 85 groups), 1x1 at
+    64 per group; the first also a model output (NCHW: its channels split across cores, each
+    core's share in chunks). Checked against onnxruntime at the default threads and at 3."""
+    #         c, groups, kernel, stride, pads
+    convs = ((768, 32, 3, 2, [1, 1, 1, 1]),
+             (1020, 85, 3, 1, [1, 0, 1, 2]),
+             (2048, 32, 1, 1, [0, 0, 0, 0]))
+    feeds = {"z": randn(1, 8, 9, 11)}
+    nodes, inits, outs = [], [], []
+    for i, (c, g, k, s, pads) in enumerate(convs):
+        nodes += [h.make_node("Conv", ["z", f"ws{i}"], [f"s{i}"]), h.make_node("Relu", [f"s{i}"], [f"a{i}"]),
+                  h.make_node("Conv", [f"a{i}", f"w{i}", f"b{i}"], [f"p{i}"], kernel_shape=[k, k], group=g,
+                              strides=[s, s], pads=pads),
+                  h.make_node("Relu", [f"p{i}"], [f"q{i}"]),
+                  h.make_node("ReduceMean", [f"q{i}"], [f"y{i}"], axes=[2, 3], keepdims=0)]
+        inits += [(f"ws{i}", randn(c, 8, 1, 1, scale=8 ** -0.5)),
+                  (f"w{i}", randn(c, c // g, k, k, scale=(2 / (c // g * k * k)) ** 0.5)), (f"b{i}", randn(c, scale=0.1))]
+        outs.append(f"y{i}")
+    outs.append("q0")  # also a model output: written NCHW
+    m = model(nodes, feeds, outs, inits, opset=17)
+    check(m, feeds, rtol=1e-4, atol=1e-4, scale_tol=True)
+    expected = lib.ort_run(m, feeds)
+    actual = lib.compile_and_run(m, feeds, WORK, name="grouped_chunks_3_threads", threads=3)
+    for name, want in expected.items():
+        assert np.allclose(actual[name], want, rtol=1e-4, atol=1e-4 * max(1.0, float(np.abs(want).max()))), \
+            f"{name} at 3 threads: max abs err {np.abs(actual[name] - want).max():.3g}"
+
+
+@suite.case
 def grouped_convs_groups_filled_to_the_lanes():
     """Grouped convs whose output channels per group are neither a multiple nor a divisor of
     the vector width (6, 20, 3, 10, 12 per group; fewer output than input channels or as many):
@@ -2311,7 +2345,8 @@ def grouped_convs_spanning_groups_and_border_taps():
 def channels_first_convs_over_channels_last_copy():
     """Convs reading channels-first data (ops_nn.cc reads_channels_first): Conv1d (whose
     (N, C, L) inputs are never stored channels-last), dense and stride-1 depthwise convs and
-    ConvTransposes of the model's NCHW input (5x5 depthwise ones at stride 2 too), strided grouped convs of it. The CPU targets run them over a channels-last
+    ConvTransposes of the model's NCHW input (5x5 depthwise ones at stride 2 too), strided grouped convs of it,
+    stride-1 grouped ones of more than one tap and grouped ConvTransposes. The CPU targets run them over a channels-last
     copy of the input (padded where the conv pads; one copy for a dilated Conv1d, not one per
     conv_by_regions region): vectors of output channels, no masked row loads; the phases of
     a ConvTranspose with as many outputs each are stacked and interleaved by one permute (they ran at
@@ -2332,6 +2367,11 @@ def channels_first_convs_over_channels_last_copy():
              ("depthwise_5x5_s2", (2, 11, 15, 12), "Conv", (11, 1, 5, 5), dict(pads=[2, 2, 1, 2], strides=[2, 2], group=11)),
              ("grouped_s2", (1, 32, 13, 12), "Conv", (32, 8, 3, 3), dict(pads=[1, 1, 1, 1], strides=[2, 2], group=4)),
              ("grouped_s2_unpadded", (1, 24, 9, 10), "Conv", (36, 8, 3, 3), dict(strides=[2, 2], group=3)),
+             ("grouped_3x3_unpadded", (1, 32, 11, 12), "Conv", (32, 8, 3, 3), dict(group=4)),
+             ("grouped_2x2", (2, 24, 9, 10), "Conv", (36, 12, 2, 2), dict(group=2)),
+             ("convT_k4s2p1_g2", (1, 16, 7, 8), "ConvTranspose", (16, 6, 4, 4), dict(strides=[2, 2], pads=[1, 1, 1, 1], group=2)),
+             ("convT_k3s2p1op1_g3", (1, 12, 9, 7), "ConvTranspose", (12, 5, 3, 3),
+              dict(strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1], group=3)),
              ("convT_k3s2p1op1", (1, 12, 9, 10), "ConvTranspose", (12, 10, 3, 3),
               dict(strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1])),
              ("convT_k4s2p1", (1, 9, 7, 8), "ConvTranspose", (9, 16, 4, 4), dict(strides=[2, 2], pads=[1, 1, 1, 1])))

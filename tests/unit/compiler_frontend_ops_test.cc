@@ -582,6 +582,44 @@ TEST_CASE("loop order: vector tiles go outermost only where the shared data is r
   CHECK(convs[0].order == std::vector<int>{3, 0, 1, 2});
 }
 
+TEST_CASE("loop order: a grouped conv whose weights outgrow the cache runs its groups in chunks") {
+  // A 3x3 stride-2 conv of 32 groups of 24 channels over 80 x 80 (663 KB of weights, more
+  // than the cache budget): each group's pass over the image read 96 bytes of every 3 KB
+  // input pixel (22 GFLOP/s against 75 at 24 x 24); chunks of groups whose weights fit run
+  // outermost, the image row-major inside. With 8 groups of 16 over 64 channels (37 KB of
+  // weights) the order stays row-major.
+  auto conv_orders = [](int64_t c, int64_t groups, int64_t hw) {
+    Model m(13);
+    m.input("x", {1, 16, hw, hw});
+    m.init_f32("w1", {c, 16, 1, 1}, std::vector<float>(size_t(c * 16), 0.5f));
+    m.init_f32("w", {c, c / groups, 3, 3}, std::vector<float>(size_t(c * c / groups * 9), 0.5f));
+    m.init_f32("w2", {c, c, 1, 1}, std::vector<float>(size_t(c * c), 0.5f));
+    m.node("Conv", {"x", "w1"}, {"a"}, "conv1");
+    onnx::NodeProto* conv = m.node("Conv", {"a", "w"}, {"y"}, "grouped");
+    Model::attr(conv, "group", groups);
+    Model::attr(conv, "strides", std::vector<int64_t>{2, 2});
+    Model::attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+    m.node("Relu", {"y"}, {"r"}, "relu");
+    m.node("Conv", {"r", "w2"}, {"z"}, "conv2");  // so that the grouped conv's result is channels-last
+    m.output("z");
+    std::unique_ptr<Graph> g = m.import();
+    Schedule s = cpu_schedule(*g);
+    std::vector<std::vector<int>> orders;
+    for (const ScheduledKernel& sk : s.kernels) {
+      KernelIR ir = build_kernel_ir(s, sk);
+      plan_cpu_launch(ir, 0);
+      if (ir.reduce_extents == Shape{c / groups, 3, 3}) orders.push_back(output_loop_order(ir, target_by_name("x86_64")));
+    }
+    return orders;
+  };
+  std::vector<std::vector<int>> big = conv_orders(768, 32, 80);
+  REQUIRE(big.size() == 1);
+  CHECK(big[0] == std::vector<int>{kVectorChunkLevel, 0, 1, 2, 3});
+  std::vector<std::vector<int>> small = conv_orders(64, 4, 80);
+  REQUIRE(small.size() == 1);
+  CHECK(small[0] == std::vector<int>{0, 1, 2, 3});
+}
+
 TEST_CASE("CPU launches: a tiny kernel runs as one part, a big one is split") {
   // A GRU step's product (1 x 64 by 64 x 64, ~13k operations) split across 2 threads ran
   // slower than on one: the hand-off costs more than half its work (CodegenOptions).
