@@ -191,7 +191,8 @@ class Emitter {
                                 target.vector_registers <= 16),
         single_reduce_slack_(target.bundle_arch == static_cast<int>(edge::bundle::Arch::X86_64) &&
                              target.vector_registers <= 16),
-        accumulator_rows_(target.bundle_arch == static_cast<int>(edge::bundle::Arch::X86_64)),
+        row_pass_tiles_(target.bundle_arch == static_cast<int>(edge::bundle::Arch::X86_64) &&
+                        target.vector_registers <= 16),
         row_stream_bytes_(int64_t{2} * target.cache_bytes_per_core),
         border_work_limit_(target.bundle_arch == static_cast<int>(edge::bundle::Arch::X86_64) &&
                                    target.vector_registers <= 16
@@ -249,7 +250,7 @@ class Emitter {
     if (k_.is_row_kernel()) return {};  // no register tile
     const int vec = plan();
     std::vector<RegisterTile> tiles;
-    if (accumulator_row_vectors(vec, vec >= 0 ? lanes_for(k_.out_shape[vec]) : 1) > 0) return tiles;  // no choice
+    if (row_pass_vectors(vec, vec >= 0 ? lanes_for(k_.out_shape[vec]) : 1) > 0) return tiles;  // no choice
     for (const auto& [cost, tile] : tile_costs(vec, vec >= 0 ? lanes_for(k_.out_shape[vec]) : 1)) tiles.push_back(tile);
     return tiles;
   }
@@ -753,9 +754,9 @@ class Emitter {
       if (forced_tile_ && tile == *forced_tile_) pick = tile;
     tile_vectors_ = pick.vectors;
     unroll_ = pick.unroll;
-    if (const int row = accumulator_row_vectors(vec, lanes); row > 0) tile_vectors_ = row, unroll_ = 1;
+    if (const int row = row_pass_vectors(vec, lanes); row > 0) tile_vectors_ = row, unroll_ = 1;
   }
-  // The vectors of an accumulator-row tile, or 0: a reduction of a vectorized output with
+  // The vectors of a row-pass tile, or 0: a reduction of a vectorized output with
   // no second output dim to unroll, whose steps each read a row along the lanes (a
   // GlobalAveragePool / ReduceMean over the pixels of a channels-last intermediate: a step
   // is one pixel's channels). The register tile (at most 12 vectors on AVX2, 8 by the cost
@@ -770,9 +771,9 @@ class Emitter {
   // 104 x 28 x 28: 0.51 (edgert-bench --profile; BENCHMARKS.md). 32 vectors (spilled, one
   // pass over 256 channels) took 0.8 of 16's time at 256 x 112 x 112 but 1.3x at 672 x 14
   // x 14; tiles of 16 with a masked last one (not balanced) up to 1.9x.
-  int accumulator_row_vectors(int vec, int lanes) const {
+  int row_pass_vectors(int vec, int lanes) const {
     static constexpr int64_t kRowVectors = 16;
-    if (!accumulator_rows_ || !k_.has_reduce() || vec < 0 || lanes < 2 || unroll_dim_ >= 0 || reduce_vec_ >= 0 ||
+    if (!row_pass_tiles_ || !k_.has_reduce() || vec < 0 || lanes < 2 || unroll_dim_ >= 0 || reduce_vec_ >= 0 ||
         int_vectors_ || byte_vectors_ || !is_float(k_.acc_dtype))
       return 0;
     int64_t steps = 1;
@@ -787,9 +788,9 @@ class Emitter {
       if (l->dynamic) return 0;
       if (!load_varies_along(l, vec, lanes)) {
         // A broadcast that moves with the steps: a matrix-vector product (an SE block's
-        // excitation), whose weight slice per step the register tile reads from cache: there
-        // 14 vectors, spilled beside the broadcast, took 1.5-1.9x the time of 7 + 7
-        // (RegNetY-400MF's and MobileNetV3's 440 -> 110 and 960 -> 240, edgert-bench --profile).
+        // excitation), whose weights the register tile reads from cache: there tiles of 11-14
+        // vectors took 1.4-1.9x its time (RegNetY-400MF's 440 -> 110 and MobileNetV3's
+        // 672 -> 168 products, edgert-bench --profile).
         for (int j = 0; j < static_cast<int>(k_.reduce_extents.size()); ++j)
           if (k_.reduce_extents[size_t(j)] > 1 && load_depends_on(l, first + j)) return 0;
         continue;
@@ -3937,9 +3938,10 @@ class Emitter {
   // 1x1 shape it confirmed; edgert-bench --profile); the windowed convs (r[16,3,3], the stem)
   // ran slower with the 5 (RegNetX's grouped convs 2 x 4 -> 2 x 5: +7%).
   const bool single_reduce_slack_;
-  // Pixel reductions take accumulator-row tiles (accumulator_row_vectors): x86_64; in
-  // several passes only over more than row_stream_bytes_ (twice the core's cache share).
-  const bool accumulator_rows_;
+  // Pixel reductions take tiles as wide as 16 vectors of a row (row_pass_vectors): x86_64
+  // (AVX2); in several passes only over more than row_stream_bytes_ (twice the core's cache
+  // share). AVX-512 (16 lanes, 32 registers) keeps the register tile until measured.
+  const bool row_pass_tiles_;
   const int64_t row_stream_bytes_;
   // border_tiles_pay's limit on the multiply-adds per bounds test: 4, and on x86_64 (AVX2)
   // 8, so the stride-2 grouped convs of 8 channels per group (no padded copy) keep their

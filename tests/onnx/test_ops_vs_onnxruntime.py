@@ -2834,7 +2834,7 @@ def pooled_channels_last_rows():
     head): 256 channels at 40x40 (1.6 MB), 1000 at 5x5 (125 vectors), 36 (half a vector left
     over) at 9x9 batch 2, 104 at 14x14, 256 at 20x20. Each step of the reduction reads a
     pixel's row of channels; the x86_64 code sums up to 16 vectors of channels per pass over
-    the pixels (llvm_emit.cc accumulator_row_vectors: in one pass, or in several over more
+    the pixels (llvm_emit.cc row_pass_vectors: in one pass, or in several over more
     than twice the core's L2): the AVX2 LLVM IR of the 1.6 MB 256-channel pool loads 16
     vectors per pixel, the 104-channel max 13 in one pass (the register tile loaded 8 or fewer: [1, 112,
     112, 256] in 4-8 passes took 1.6-2.7 ms where onnxruntime's NCHWc pool takes 0.45-0.8).
