@@ -191,6 +191,9 @@ class Emitter {
                                 target.vector_registers <= 16),
         single_reduce_slack_(target.bundle_arch == static_cast<int>(edge::bundle::Arch::X86_64) &&
                              target.vector_registers <= 16),
+        row_pass_tiles_(target.bundle_arch == static_cast<int>(edge::bundle::Arch::X86_64) &&
+                        target.vector_registers <= 16),
+        row_stream_bytes_(int64_t{2} * target.cache_bytes_per_core),
         border_work_limit_(target.bundle_arch == static_cast<int>(edge::bundle::Arch::X86_64) &&
                                    target.vector_registers <= 16
                                ? 8
@@ -247,6 +250,7 @@ class Emitter {
     if (k_.is_row_kernel()) return {};  // no register tile
     const int vec = plan();
     std::vector<RegisterTile> tiles;
+    if (row_pass_vectors(vec, vec >= 0 ? lanes_for(k_.out_shape[vec]) : 1) > 0) return tiles;  // no choice
     for (const auto& [cost, tile] : tile_costs(vec, vec >= 0 ? lanes_for(k_.out_shape[vec]) : 1)) tiles.push_back(tile);
     return tiles;
   }
@@ -767,6 +771,58 @@ class Emitter {
       if (forced_tile_ && tile == *forced_tile_) pick = tile;
     tile_vectors_ = pick.vectors;
     unroll_ = pick.unroll;
+    if (const int row = row_pass_vectors(vec, lanes); row > 0) tile_vectors_ = row, unroll_ = 1;
+  }
+  // The vectors of a row-pass tile, or 0: a reduction of a vectorized output with
+  // no second output dim to unroll, whose steps each read a row along the lanes (a
+  // GlobalAveragePool / ReduceMean over the pixels of a channels-last intermediate: a step
+  // is one pixel's channels). The register tile (at most 12 vectors on AVX2, 8 by the cost
+  // model, 4 by edgec --tune) walked every pixel once per tile, reading a few cache lines of
+  // each: [1, 112, 112, 256] (12.8 MB) in 8 or 4 passes took 1.3-2.7 ms where onnxruntime's
+  // NCHWc GlobalAveragePool takes 0.45-0.8 ms (1 thread, CPU time). This tile covers up to
+  // kRowVectors vectors (512 bytes of a pixel's floats; AVX2's 16 registers hold the
+  // accumulators), the vectors balanced over the passes; every lane still sums its outputs
+  // in the order of the reduce loops (bit-identical to the register tile's results).
+  // 256 x 112 x 112: 0.52-0.64 of main's time (2 tiles: both cores busy at 2 threads),
+  // 256 x 56 x 56: 0.73, 144 x 56 x 56: 0.85-0.9, one pass over 96 x 56 x 56: 0.61 and over
+  // 104 x 28 x 28: 0.51 (edgert-bench --profile; BENCHMARKS.md). 32 vectors (spilled, one
+  // pass over 256 channels) took 0.8 of 16's time at 256 x 112 x 112 but 1.3x at 672 x 14
+  // x 14; tiles of 16 with a masked last one (not balanced) up to 1.9x.
+  int row_pass_vectors(int vec, int lanes) const {
+    static constexpr int64_t kRowVectors = 16;
+    if (!row_pass_tiles_ || !k_.has_reduce() || vec < 0 || lanes < 2 || unroll_dim_ >= 0 || reduce_vec_ >= 0 ||
+        int_vectors_ || byte_vectors_ || !is_float(k_.acc_dtype))
+      return 0;
+    int64_t steps = 1;
+    for (int64_t e : k_.reduce_extents) steps *= e;
+    const int64_t vectors = (k_.out_shape[vec] + lanes - 1) / lanes;
+    if (steps < 16 || vectors <= 1) return 0;
+    // Every load reads consecutive elements along the lanes or one for all of them, and some
+    // load's row moves with the reduce steps.
+    const int first = static_cast<int>(k_.out_shape.size());
+    bool rows = false;
+    for (const Value* l : reduce_body_loads(k_)) {
+      if (l->dynamic) return 0;
+      if (!load_varies_along(l, vec, lanes)) {
+        // A broadcast that moves with the steps: a matrix-vector product (an SE block's
+        // excitation), whose weights the register tile reads from cache: there tiles of 11-14
+        // vectors took 1.4-1.9x its time (RegNetY-400MF's 440 -> 110 and MobileNetV3's
+        // 672 -> 168 products, edgert-bench --profile).
+        for (int j = 0; j < static_cast<int>(k_.reduce_extents.size()); ++j)
+          if (k_.reduce_extents[size_t(j)] > 1 && load_depends_on(l, first + j)) return 0;
+        continue;
+      }
+      if (lane_stride(l->index, vec, lanes) != std::optional<int64_t>(1)) return 0;
+      for (int j = 0; j < static_cast<int>(k_.reduce_extents.size()); ++j)
+        rows = rows || (k_.reduce_extents[size_t(j)] > 1 && load_depends_on(l, first + j));
+    }
+    if (!rows) return 0;
+    const int64_t passes = (vectors + kRowVectors - 1) / kRowVectors;
+    // Over data within twice the core's L2 the register tile's extra passes cost little, and
+    // tiles of 14-15 vectors took up to 1.3x its time there (240 x 28 x 28 in 2 x 15, 440 x 7
+    // x 7 in 4 x 14); one pass still pays (104 x 28 x 28: 0.5).
+    if (passes > 1 && steps * k_.out_shape[vec] * 4 <= row_stream_bytes_) return 0;
+    return static_cast<int>((vectors + passes - 1) / passes);  // balanced
   }
   // The tiles that fit the registers (and the cache slice), cheapest first (ties: in the
   // order tried, fewer vectors and then fewer outputs first), none without a choice to make.
@@ -3925,6 +3981,11 @@ class Emitter {
   // 1x1 shape it confirmed; edgert-bench --profile); the windowed convs (r[16,3,3], the stem)
   // ran slower with the 5 (RegNetX's grouped convs 2 x 4 -> 2 x 5: +7%).
   const bool single_reduce_slack_;
+  // Pixel reductions take tiles as wide as 16 vectors of a row (row_pass_vectors): x86_64
+  // (AVX2); in several passes only over more than row_stream_bytes_ (twice the core's cache
+  // share). AVX-512 (16 lanes, 32 registers) keeps the register tile until measured.
+  const bool row_pass_tiles_;
+  const int64_t row_stream_bytes_;
   // border_tiles_pay's limit on the multiply-adds per bounds test: 4, and on x86_64 (AVX2)
   // 8, so the stride-2 grouped convs of 8 channels per group (no padded copy) keep their
   // tiles off the borders too: RegNetY-400MF's took 7-23% less time (edgert-bench --profile,

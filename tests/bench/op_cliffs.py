@@ -219,6 +219,23 @@ def conv_block(cin, c, m, hw, k, stride, dil, group, pad, pooled=False):
                  [weight("w0", [c, cin, 1, 1]), weight("w", [m, c // group, kh, kw]), weight("b", [m], 0.1)])
 
 
+def pooled_intermediate(c, hw, op="GlobalAveragePool"):
+    """A 1x1 conv (4 -> c channels, the cheapest conv) + ReLU, then a GlobalAveragePool (or
+    ReduceMean over H, W, keepdims) of its channels-last result: a squeeze-and-excitation
+    block's squeeze or a CNN head's pooling, the reduction over the pixels of an intermediate
+    (edgert-bench --profile and onnxruntime's per-node profile time the pool alone)."""
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[1, 1]),
+             helper.make_node("Relu", ["c"], ["r"])]
+    if op == "ReduceMean":
+        nodes.append(helper.make_node("ReduceMean", ["r", "axes"], ["y"], keepdims=1))
+        inits = [numpy_helper.from_array(np.array([2, 3], np.int64), "axes")]
+    else:
+        nodes.append(helper.make_node(op, ["r"], ["y"]))
+        inits = []
+    return model(nodes, [vi("x", [1, 4, hw, hw])], [vi("y", [1, c, 1, 1])],
+                 [weight("w", [c, 4, 1, 1]), weight("b", [c], 0.1), *inits], opset=18)
+
+
 def conv3d_block(c, m, dhw, k, stride=(1, 1, 1), group=1):
     """A 1x1x1 conv (8 -> c) + ReLU, the 3-D conv under test (c -> m, padded to keep the size
     at stride 1) + ReLU, a GlobalAveragePool: video models' convs (r3d_18's 3x3x3, R(2+1)D's
@@ -674,6 +691,10 @@ def cases():
     c["flatten_fc_c256_6x6_n1024"] = flatten_fc(256, 6, 1024)
     c["flatten_fc_c50_4x4_n500"] = flatten_fc(50, 4, 500)
     c["flatten_fc_matmul_c64_8x8_n256"] = flatten_fc(64, 8, 256, matmul=True)
+    # reductions over the pixels of a channels-last intermediate (SE blocks' squeeze, CNN heads)
+    for ch, hw in [(256, 112), (96, 56), (672, 14), (2048, 7), (40, 28)]:
+        c[f"gap_c{ch}_{hw}"] = pooled_intermediate(ch, hw)
+    c["gap_reducemean_c256_56"] = pooled_intermediate(256, 56, "ReduceMean")
     return c
 
 
