@@ -41,6 +41,12 @@ class OpContext {
   DotLayout dots;                       // ImportOptions::dots
   bool padded_grouped_convs = false;    // ImportOptions::padded_grouped_convs
   bool byte_pair_tables = false;        // ImportOptions::byte_pair_tables
+  // Floats per vector that the frontend's rules fit periods and blocks to (Tile's rows first,
+  // CumSum's innermost blocks): the target's float lanes (NEON 4, AVX2 8, AVX-512 16). Where
+  // float_lanes is 1 (Hexagon: scalar float before v68; OpenCL: work items, no vector the
+  // frontend fills) 8, AVX2's width, the one the rules were measured with: no other width was
+  // measured there, so those bundles stay as they were, and a CumSum block must hold 2 or more.
+  int64_t vector_floats() const { return dots.float_lanes > 1 ? dots.float_lanes : 8; }
 
   // Throws CompileError(message); the importer prefixes the node name and op type.
   [[noreturn]] void fail(const std::string& message) const;
