@@ -347,7 +347,6 @@ constexpr int64_t kRowsToCopyStridedOperand = 16;
 // columns useful): the product's last, mostly masked vector of columns costs as much as a
 // full one, and swin_t's 49 columns (3 x 49 x 32 per window) ran at 17-21 GFLOP/s that way
 // against 35 as dot products along K (x86_64 AVX2, edgert-bench --profile).
-constexpr int64_t kColumnBlock = 16;  // a multiple of every CPU target's float lanes (4, 8, 16)
 bool columns_fill_vectors(int64_t n) { return n * 8 >= (n + kColumnBlock - 1) / kColumnBlock * kColumnBlock * 7; }
 }  // namespace
 

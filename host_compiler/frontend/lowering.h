@@ -41,6 +41,12 @@ class OpContext {
   DotLayout dots;                       // ImportOptions::dots
   bool padded_grouped_convs = false;    // ImportOptions::padded_grouped_convs
   bool byte_pair_tables = false;        // ImportOptions::byte_pair_tables
+  // Floats per vector that the frontend's rules fit periods and blocks to (Tile's rows first,
+  // CumSum's innermost blocks): the target's float lanes (NEON 4, AVX2 8, AVX-512 16). Where
+  // float_lanes is 1 (Hexagon: scalar float before v68; OpenCL: work items, no vector the
+  // frontend fills) 8, AVX2's width, the one the rules were measured with: no other width was
+  // measured there, so those bundles stay as they were, and a CumSum block must hold 2 or more.
+  int64_t vector_floats() const { return dots.float_lanes > 1 ? dots.float_lanes : 8; }
 
   // Throws CompileError(message); the importer prefixes the node name and op type.
   [[noreturn]] void fail(const std::string& message) const;
@@ -163,13 +169,13 @@ Node* int8_operand_i32(Graph& g, Node* v, bool shift);
 // Where N is 16 or less, x itself is stored. Marks the stored node packed (constant
 // folding materializes it and keeps the view above it). columns: panels of that many
 // columns instead of 16 (a multiple of 16), the last one always filled up.
-Node* packed_in_column_blocks(Graph& g, Node* x, int64_t columns = 16);
+Node* packed_in_column_blocks(Graph& g, Node* x, int64_t columns = kColumnBlock);
 // The same for the operand of a dot-product instruction that reduces `group` consecutive
 // elements per lane (vdpbf16ps: pairs): x (..., K, N), K a multiple of group, stored as
 // (N/columns, ..., K/group, columns, group) and read as (..., K/group, group, N); columns
 // is 16 or a multiple of it (DotLayout::int8_columns). computed: x is not a constant; a
 // kernel copies it into that order at run time.
-Node* packed_in_column_groups(Graph& g, Node* x, int64_t group, int64_t columns = 16, bool computed = false);
+Node* packed_in_column_groups(Graph& g, Node* x, int64_t group, int64_t columns = kColumnBlock, bool computed = false);
 
 // Products with bfloat16 operands (edgec --precision bf16): float32 rounded to bf16 and back,
 // products summed in float32 — what vdpbf16ps computes, a pair of products per lane, where

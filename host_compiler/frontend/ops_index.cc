@@ -332,13 +332,13 @@ Node* shift_in_zero(Graph& g, Node* y, int64_t axis, bool reverse) {
   return g.pad(strided_slice(g, y, axis, reverse ? 1 : 0, n - 1, 1), lo, hi, 0.0);
 }
 
-// Elements per block of a blocked prefix sum: along the innermost axis one AVX2 vector of f32
-// (the kernel's lanes run along the block, (i)/8 the same in all of them), along an outer one
-// fewer taps, each a whole vector of the inner dims (onnxruntime adds whole rows there, memory
-// bound). Swept at 1 thread on x86_64, n = 16..4096, best rounds against onnxruntime: innermost
-// blocks of 8 0.15-0.36x, of 16 0.28-0.53x, of 32 0.33-1.05x; outer blocks of 2-4 2.4-5.4x, of 8
-// 4.7-5.8x, of 16 6.5-10x.
-constexpr int64_t kInnermostBlock = 8;
+// Elements per block of a blocked prefix sum: along the innermost axis one vector of f32, the
+// target's (OpContext::vector_floats: the kernel's lanes run along the block, (i)/b the same in
+// all of them; a shorter block split a vector between blocks, a longer one adds taps), along an
+// outer one fewer taps, each a whole vector of the inner dims (onnxruntime adds whole rows there,
+// memory bound). Swept at 1 thread on x86_64 AVX2 (8 floats), n = 16..4096, best rounds against
+// onnxruntime: innermost blocks of 8 0.15-0.36x, of 16 0.28-0.53x, of 32 0.33-1.05x; outer
+// blocks of 2-4 2.4-5.4x, of 8 4.7-5.8x, of 16 6.5-10x. (Not timed on NEON or AVX-512.)
 constexpr int64_t kOuterBlock = 4;
 
 // Inclusive prefix sums along `axis` (suffix sums with `reverse`): a sum as long as the axis
@@ -349,9 +349,10 @@ constexpr int64_t kOuterBlock = 4;
 // of the one before) and each element adds its block's sum of the blocks before it, about
 // b + 2 adds per element at any length. The kernels loop over the axis itself, splitting it
 // into (i/b, i%b), which are the same in all lanes of a vector or fixed for the row.
-Node* prefix_sum(Graph& g, Node* y, int64_t axis, bool reverse) {
+// innermost_block: the block along the last axis (a vector: OpContext::vector_floats).
+Node* prefix_sum(Graph& g, Node* y, int64_t axis, bool reverse, int64_t innermost_block) {
   const size_t a = size_t(axis), rank = y->shape.size();
-  const int64_t n = y->shape[a], b = a + 1 == rank ? kInnermostBlock : kOuterBlock;
+  const int64_t n = y->shape[a], b = a + 1 == rank ? innermost_block : kOuterBlock;
   if (n <= b) return masked_prefix_sum(g, y, axis, reverse);
   const int64_t m = (n + b - 1) / b;
   Node* x = y;
@@ -368,7 +369,7 @@ Node* prefix_sum(Graph& g, Node* y, int64_t axis, bool reverse) {
   Shape totals_shape = blocked;  // (.., m, ..)
   totals_shape.erase(totals_shape.begin() + axis + 1);
   Node* totals = g.reshape(g.reduce(Op::ReduceSum, blocks, {axis + 1}), totals_shape);
-  Node* before = shift_in_zero(g, prefix_sum(g, totals, axis, reverse), axis, reverse);
+  Node* before = shift_in_zero(g, prefix_sum(g, totals, axis, reverse, innermost_block), axis, reverse);
   Shape offset_shape = blocked;  // (.., m, 1, ..)
   offset_shape[a + 1] = 1;
   Node* sums = g.reshape(g.binary(Op::Add, within, g.reshape(before, offset_shape)), x->shape);
@@ -384,7 +385,7 @@ Outs lower_cumsum(OpContext& ctx) {
   int64_t axis = ctx.axis(at.get_int(0), rank), n = x->shape[axis];
   bool exclusive = ctx.attr_int("exclusive", 0), reverse = ctx.attr_int("reverse", 0);
   if (n == 0) return {x};
-  return {prefix_sum(g, exclusive ? shift_in_zero(g, x, axis, reverse) : x, axis, reverse)};
+  return {prefix_sum(g, exclusive ? shift_in_zero(g, x, axis, reverse) : x, axis, reverse, ctx.vector_floats())};
 }
 
 // Rank of each element along the last dim in the order TopK returns them (largest: greater

@@ -109,7 +109,7 @@ Node* reduce_taps(Graph& g, Op op, Node* win, size_t k) {
 // taps follow each other in the order the reduction reads them, and a tile of 16 output
 // channels reads one contiguous panel (packed_in_column_blocks).
 // columns: panels of that many output channels (DotLayout::int8_depthwise_columns).
-Node* packed_conv_weight(Graph& g, Node* w, int64_t columns = 16) {
+Node* packed_conv_weight(Graph& g, Node* w, int64_t columns = kColumnBlock) {
   size_t k = w->shape.size() - 2;
   std::vector<int64_t> pack, unpack{int64_t(k) + 1, int64_t(k)};
   for (size_t i = 0; i < k; ++i) pack.push_back(2 + int64_t(i)), unpack.push_back(int64_t(i));

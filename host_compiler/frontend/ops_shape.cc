@@ -248,15 +248,15 @@ Outs lower_tile(OpContext& ctx) {
   Node* x = ctx.input(0);
   std::vector<int64_t> repeats = ctx.const_ints(1);
   if (repeats.size() != x->shape.size()) ctx.fail("repeats must have one entry per dim");
-  // A last dim that repeats with a period no multiple of the vector (8 floats) is read
-  // modulo the period, a gather per vector that straddles two periods: the rows repeated
-  // first into a buffer of their own, then the outer dims' repeats copy whole rows (Tile
-  // [1,3,2,4] of 256 x 14 x 14: 2.2x onnxruntime's time as one gathering kernel over all
-  // six copies, op_cliffs.py --random-ops 40 --seed 35).
+  // A last dim that repeats with a period no multiple of the vector (the target's floats:
+  // 8 on AVX2) is read modulo the period, a gather per vector that straddles two periods:
+  // the rows repeated first into a buffer of their own, then the outer dims' repeats copy
+  // whole rows (Tile [1,3,2,4] of 256 x 14 x 14: 2.2x onnxruntime's time as one gathering
+  // kernel over all six copies, x86_64 AVX2, op_cliffs.py --random-ops 40 --seed 35).
   // (Whether any outer dim repeats, not the repeats' product: a hostile model's product
   // overflows; tile() refuses repeats whose dims overflow.)
   const bool outer_repeats = !repeats.empty() && std::any_of(repeats.begin(), repeats.end() - 1, [](int64_t r) { return r > 1; });
-  if (!repeats.empty() && repeats.back() > 1 && x->shape.back() % 8 != 0 && outer_repeats) {
+  if (!repeats.empty() && repeats.back() > 1 && x->shape.back() % ctx.vector_floats() != 0 && outer_repeats) {
     std::vector<int64_t> last_only(repeats.size(), 1), outer = repeats;
     last_only.back() = repeats.back();
     outer.back() = 1;

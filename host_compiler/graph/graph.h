@@ -47,6 +47,11 @@ struct CompileError : std::runtime_error {
 constexpr int64_t kMaxTensorElements = int64_t{1} << 32;
 // numel(s), or CompileError naming `what` when the product overflows or passes the limit.
 int64_t checked_numel(const Shape& s, const std::string& what);
+// The columns (output channels) per panel of a packed weight (Node::packed; the frontend's
+// lowering.h packed_in_column_blocks), which the scheduler also keeps whole. 16: a multiple of
+// every CPU target's float lanes (NEON 4, AVX2 8, AVX-512 16), so a vector of columns never
+// straddles two panels on any of them.
+constexpr int64_t kColumnBlock = 16;
 
 enum class Op : uint8_t {
   // leaves

@@ -39,8 +39,6 @@ bool is_leaf(const Node* n) { return n->op == Op::Input || n->op == Op::Weight |
 bool reads_each_once(Op op) { return is_movement(op) && op != Op::Expand && op != Op::Window; }
 
 bool merges_channels_with_space(const Shape& from, const Shape& to);  // below, with the layouts
-// A matrix product's weight columns are packed in blocks of this many (lowering.cc kColumnBlock).
-constexpr int64_t kWeightColumnBlock = 16;
 
 // Whether the Reshape r is (N, C, H*W) -> (N, C, H, W) of (N, H*W, C) tokens transposed
 // (Permute (0, 2, 1)): PVTv2's and SegFormer's MLP handing its first Linear layer's result to
@@ -165,7 +163,7 @@ class Scheduler {
           // products 0.57 -> 0.13 ms (36 tokens) and 0.34 -> 0.06 ms (9 tokens).
           if (!conv && !permuted && n->op == Op::ReduceSum && consumer->op == Op::Reshape && !tail->shape.empty() &&
               !consumer->shape.empty() && consumer->shape.back() < tail->shape.back() &&
-              tail->shape.back() % consumer->shape.back() == 0 && consumer->shape.back() % kWeightColumnBlock != 0)
+              tail->shape.back() % consumer->shape.back() == 0 && consumer->shape.back() % kColumnBlock != 0)
             break;
           // (The conv's own reshape of its sum to (N, M, H, W) does not count: it only drops
           // 1-dims. Without a bias a model's reshape after the conv is folded into it.)

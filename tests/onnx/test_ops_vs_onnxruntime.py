@@ -2575,7 +2575,8 @@ def tiles_of_rows_no_multiple_of_the_vector():
     Where the outer dims repeat too (20 by (2, 2, 3), 14 by (3, 2, 4)), the rows are repeated
     first into a buffer of their own (ops_shape.cc lower_tile) and the output copies whole rows:
     its kernel reads the last dim without a modulo (Tile [1,3,2,4] of 256 x 14 x 14 gathered
-    in every copy, 2.2x onnxruntime's time)."""
+    in every copy, 2.2x onnxruntime's time). "The vector" is the target's floats (8 on AVX2):
+    compiled for AVX-512 and NEON, rows first for 24 on AVX-512, not for 20 on NEON."""
     for shape, repeats, pieces in (((1, 8, 6, 28), (1, 1, 1, 4), 4), ((1, 5, 7, 20), (1, 2, 2, 3), 3),
                                    ((1, 4, 5, 10), (1, 1, 1, 4), 0), ((1, 6, 5, 14), (1, 3, 2, 4), 0)):
         feeds = {"x": randn(*shape)}
@@ -2589,9 +2590,31 @@ def tiles_of_rows_no_multiple_of_the_vector():
         assert len(cut) == pieces, f"Tile of {shape} by {repeats}: {len(cut)} pieces, want {pieces}: {sorted(kernels)}"
         modulo = [name for name, text in cut.items() if f"%{shape[-1]}" in text.replace(" ", "")]
         assert not modulo, f"pieces still read through a modulo of {shape[-1]}: {modulo}"
-        if np.prod(repeats[:-1]) > 1:
-            out = next(text for name, text in kernels.items() if name.endswith("_y"))
-            assert f"%{shape[-1]}" not in out.replace(" ", ""), f"Tile of {shape} by {repeats}: the output gathers:\n{out}"
+        if np.prod(repeats[:-1]) > 1:  # the output: one kernel (rows first) or cut at the periods
+            out = {name: text for name, text in kernels.items() if re.search(r"_y(_\d+)?$", name)}
+            assert out and not any(f"%{shape[-1]}" in text.replace(" ", "") for text in out.values()), \
+                f"Tile of {shape} by {repeats}: the output gathers:\n{out}"
+    if os.environ.get("EDGE_TARGET", "x86_64") != "x86_64":
+        return
+    # The vector is the target's (OpContext::vector_floats), compiled here, not run: rows first
+    # where the period is no multiple of it (24 on AVX-512's 16 floats; main's rule, % 8, left
+    # one kernel gathering (v3)%24 in every copy), one kernel where it is (24 on AVX2: (v3)%24
+    # the same in a vector's lanes; 20 on NEON's 4 floats, cut at the periods: no buffer of rows
+    # written and read again).
+    for target, shape, rows_first in (("x86_64-avx512", (1, 6, 5, 24), True), ("x86_64", (1, 6, 5, 24), False),
+                                      ("aarch64", (1, 5, 7, 20), False), ("aarch64", (1, 6, 5, 14), True)):
+        feeds = {"x": randn(*shape)}
+        nodes = [h.make_node("Tile", ["x", "r"], ["t"]), h.make_node("Add", ["t", "one"], ["y"])]
+        m = model(nodes, feeds, ["y"], [("r", np.array((1, 3, 2, 4), np.int64)), ("one", np.array(1, np.float32))])
+        path = WORK / f"tile_rows_{target}_{shape[-1]}.onnx"
+        onnx.save(m, path)
+        kernels = _kernels(path, f"tile_rows_{target}_{shape[-1]}", ("--target", target))
+        rows = [name for name in kernels if not re.search(r"_y(_\d+)?$", name)]
+        assert bool(rows) == rows_first, \
+            f"{target}: Tile of {shape}: rows first {bool(rows)}, want {rows_first}: {sorted(kernels)}"
+        gathers = [name for name, text in kernels.items()
+                   if name not in rows and f"%{shape[-1]}" in text.replace(" ", "")]
+        assert not (rows_first and gathers), f"{target}: Tile of {shape}: the output reads through a modulo: {gathers}"
 
 
 @suite.case
@@ -2841,7 +2864,8 @@ def cumsum_long_axes():
     point). The axis is summed in blocks, the blocks' totals prefix-summed the same way and added
     back (ops_index.cc prefix_sum): a window as long as the axis cost n adds per element, CumSum
     along 128 channels of 80x80 30-50x onnxruntime's time. The CPU kernels: none reduces over as
-    many elements as a long axis (every reduce at most 32)."""
+    many elements as a long axis (every reduce at most 32); the innermost blocks are one vector
+    of the target's floats (compiled for AVX-512: 16, NEON: 4)."""
     configs = (((2, 3, 100), 2, 0, 0), ((2, 3, 100), -1, 1, 1), ((1, 64, 5, 7), 1, 1, 0),
                ((1, 300, 3, 4), 1, 0, 1), ((1, 4100), 1, 1, 1), ((3, 4096), 1, 0, 0), ((260, 2, 9), 0, 1, 1),
                ((2, 37), 1, 0, 1))  # shape, axis, exclusive, reverse
@@ -2865,6 +2889,20 @@ def cumsum_long_axes():
                    for name, text in kernels.items()}
         long_sums = {name: e for name, e in extents.items() if e and max(e) > 32}
         assert not long_sums, f"kernels summing a window as long as the axis: {long_sums}"
+    if os.environ.get("EDGE_TARGET", "x86_64") != "x86_64":
+        return
+    # The innermost blocks are one vector of the target's floats (compiled here, not run): 16
+    # on AVX-512, 4 on NEON (main's blocks of 8 split AVX-512's vectors between two blocks), a
+    # last axis of 100 (AVX-512: 7 blocks of 16; NEON: 25 blocks of 4, their totals 7, then 2).
+    feeds = {"x": randn(2, 3, 100)}
+    m = model([h.make_node("CumSum", ["x", "axis"], ["y"])], feeds, ["y"], [("axis", np.array(-1, np.int64))], opset=14)
+    path = WORK / "cumsum_blocks.onnx"
+    onnx.save(m, path)
+    for target, lanes in (("x86_64-avx512", 16), ("aarch64", 4)):
+        kernels = _kernels(path, f"cumsum_blocks_{target}", ("--target", target))
+        sums = {int(e) for text in kernels.values() for line in re.findall(r"reduce \w+ over \[([0-9,]+)\]", text)
+                for e in line.split(",")}
+        assert lanes in sums and 8 not in sums, f"{target}: CumSum blocks {sorted(sums)}, want {lanes}-element ones"
 
 
 @suite.case
