@@ -1030,9 +1030,9 @@ class Emitter {
   }
   // The order of the output loops, outermost first: row-major, or with the vectorized dim
   // first (vector_tiles_outermost), or a loop over chunks of it first (vector_chunk:
-  // kVectorChunkLevel) and the dims in their order inside. A tile stored transposed (stores_tile_transposed: lanes
-  // along an NCHW output's channels) runs its channel tiles inside the rows, as a
-  // channels-last conv does: row-major, each channel tile passed over the whole image again,
+  // kVectorChunkLevel) and the dims in their order inside. A tile stored transposed
+  // (stores_tile_transposed: lanes along an NCHW output's channels) runs its channel tiles
+  // inside the rows, as a channels-last conv does: row-major, each channel tile passed over the whole image again,
   // reading only its group's slice of every input pixel (a grouped 1x1 conv at 32 of 1024
   // channels per group: 128 bytes of each 4 KB pixel, a page per pixel, from memory each
   // time); inside the rows, a row's input stays in cache for all of them.
