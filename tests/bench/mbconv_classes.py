@@ -20,20 +20,18 @@ The two totals are the sums of kernel times, not wall times (a run's overhead is
     python3 tests/bench/mbconv_classes.py MODEL.onnx ... [--threads 1] [--repeats 3] [--iters 10]
 
 Tools come from EDGEC / EDGERT_BENCH or build/."""
-import json
-import os
 import re
 import statistics
 import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
 import onnx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import edge_testlib as lib  # noqa: E402
 from conv_classes import EPILOGUE_OPS, profile, profile_arguments, sanitize  # noqa: E402
+from ort_node_profile import node_medians  # noqa: E402
 
 CLASSES = ["expand", "depthwise", "project", "se", "other"]
 
@@ -123,35 +121,12 @@ def ort_node_class(node, by_node, by_value):
     return by_node.get(node) or by_value.get(node) or "other"
 
 
-def ort_profile(model_path, threads, iters, by_node, by_value, tmp):
-    import onnxruntime as ort
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = threads
-    so.inter_op_num_threads = 1
-    so.enable_profiling = True
-    so.profile_file_prefix = str(Path(tmp) / "ort_profile")
-    sess = ort.InferenceSession(str(model_path), so, providers=["CPUExecutionProvider"])
-    feeds = {}
-    for i in sess.get_inputs():
-        shape = [d if isinstance(d, int) else 1 for d in i.shape]
-        feeds[i.name] = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
-    for _ in range(2):
-        sess.run(None, feeds)
-    for _ in range(iters):
-        sess.run(None, feeds)
-    path = sess.end_profiling()
-    events = json.loads(Path(path).read_text())
-    os.unlink(path)
-    per_node = {}
-    for e in events:
-        if e.get("cat") != "Node" or not e["name"].endswith("_kernel_time"):
-            continue
-        per_node.setdefault(e["name"][: -len("_kernel_time")], []).append(e["dur"] / 1000.0)
+def ort_profile(model_path, threads, iters, by_node, by_value):
+    """onnxruntime's ms per class (ort_node_profile.node_medians, each node's class summed)."""
     ms = {}
-    for node, times in per_node.items():
-        # the last `iters` executions are the timed runs (the first two are warm-up)
+    for node, t in node_medians(model_path, threads, iters).items():
         kind = ort_node_class(node, by_node, by_value)
-        ms[kind] = ms.get(kind, 0.0) + statistics.median(times[-iters:])
+        ms[kind] = ms.get(kind, 0.0) + t
     return ms
 
 
@@ -174,7 +149,7 @@ def main():
                 for k, v in ms.items():
                     e_ms.setdefault(k, []).append(v)
                 e_flops = flops
-                for k, v in ort_profile(model, args.threads, args.iters, by_node, by_value, tmp).items():
+                for k, v in ort_profile(model, args.threads, args.iters, by_node, by_value).items():
                     o_ms.setdefault(k, []).append(v)
             kinds = sorted(set(e_ms) | set(o_ms), key=lambda k: (CLASSES.index(coarse(k)), k))
             print(f"{Path(model).name} ({args.target}, {args.threads} thread(s), median of {args.repeats} "
