@@ -498,12 +498,9 @@ Node* conv_core(OpContext& ctx, Node* x, Node* w, Node* bias, int64_t groups, co
     // Likewise a channels-last int16 copy of the input the conv reads in place (its
     // producer's channels-last bytes; NCHW-ordered int16 would split the channel pairs):
     // QDQ ResNet-18 31.9 -> 30.0 ms (edgert-bench medians, 1 thread), its copies 0.25 ms.
-    std::vector<int64_t> to_last{0}, to_first{0, int64_t(x->shape.size()) - 1};
-    for (int64_t d = 2; d < int64_t(x->shape.size()); ++d) to_last.push_back(d), to_first.push_back(d - 1);
-    to_last.push_back(1);
-    Node* channels_last = g.permute(g.cast(x, DType::I16), to_last);
-    channels_last->realize = true;
-    x = g.permute(channels_last, to_first);
+    WindowSpec unpadded = window;
+    unpadded.clear_padding();
+    x = channels_last_padded_spatial(g, g.cast(x, DType::I16), unpadded, 0.0);
   }
   Node* win = windows(g, x, window, fill);  // (N, C, O..., K...)
   Shape out_spatial(win->shape.begin() + 2, win->shape.begin() + 2 + k);

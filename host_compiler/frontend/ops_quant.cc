@@ -280,14 +280,13 @@ Node* computed_8bit_matmul(OpContext& ctx, Node* a, Node* a_zp, Node* b, Node* b
   if (!za || !zb || k > (int64_t{1} << 15)) return nullptr;
   Node* acc = matmul(g, a, b, ctx.dots);
   if (acc->dtype != DType::I32 || acc->shape.size() < 2) return nullptr;
-  auto zero = [&](Node* zp) { std::optional<int64_t> v = const_scalar_zp(g, zp); return v && *v == 0; };
   // a's row sums from the int16 copy that matmul reads (the one reader of a: a's producer
   // then stores int16 alone, not bytes and a copy of them).
   Node* a_wide = stored_int16_copy(g, a);
   if (!a_wide) a_wide = a;
-  if (!zero(b_zp)) acc = g.binary(Op::Sub, acc, g.binary(Op::Mul, g.reduce(Op::ReduceSum, g.cast(a_wide, DType::I32), {-1}), zb));
-  if (!zero(a_zp)) acc = g.binary(Op::Sub, acc, g.binary(Op::Mul, g.reduce(Op::ReduceSum, g.cast(b, DType::I32), {-2}), za));
-  if (!zero(a_zp) && !zero(b_zp))
+  if (!all_zero_const(g, b_zp)) acc = g.binary(Op::Sub, acc, g.binary(Op::Mul, g.reduce(Op::ReduceSum, g.cast(a_wide, DType::I32), {-1}), zb));
+  if (!all_zero_const(g, a_zp)) acc = g.binary(Op::Sub, acc, g.binary(Op::Mul, g.reduce(Op::ReduceSum, g.cast(b, DType::I32), {-2}), za));
+  if (!all_zero_const(g, a_zp) && !all_zero_const(g, b_zp))
     acc = g.binary(Op::Add, acc, g.binary(Op::Mul, g.binary(Op::Mul, za, zb), g.constant(double(k), DType::I32)));
   return acc;
 }
