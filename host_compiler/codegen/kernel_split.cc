@@ -313,40 +313,34 @@ bool split_reduce_dims_at_divisions(KernelIR& k) {
       if (!b) b = divisor_of_var(ix, var);
     });
     if (b <= 1 || b >= extent || extent % b != 0) continue;
-    // var = q * b + s: q is var (extent / b), s a new var after it (extent b); the vars after
-    // var move up by one.
-    const int q = var, s = var + 1;
-    auto subst = [&](int v, int64_t e) {
-      if (v == var) return Index::var(q, extent / b) * b + Index::var(s, b);
-      return Index::var(v > var ? v + 1 : v, e);
+    // var = q * b + s, q (extent / b) and s (extent b) at var's place and the one after it, in
+    // either order (the vars after var move up by one).
+    auto split = [&](bool s_first) {
+      const int q = s_first ? var + 1 : var, s = s_first ? var : var + 1;
+      return [=](int v, int64_t e) {
+        if (v == var) return Index::var(q, extent / b) * b + Index::var(s, b);
+        return Index::var(v > var ? v + 1 : v, e);
+      };
     };
     // Only where the division disappears: every index affine in both new vars.
     bool affine = true;
     int64_t moved_q = 0, moved_s = 0;  // how far the loads move per step of q / of s
     std::vector<Index> rewritten;
     for_each_index(k, [&](const Index& ix) {
-      rewritten.push_back(substitute_vars(ix, subst));
-      const auto cq = index_affine_coef(rewritten.back(), q), cs = index_affine_coef(rewritten.back(), s);
+      rewritten.push_back(substitute_vars(ix, split(false)));
+      const auto cq = index_affine_coef(rewritten.back(), var), cs = index_affine_coef(rewritten.back(), var + 1);
       if (!cq || !cs) affine = false;
       else moved_q += std::abs(*cq), moved_s += std::abs(*cs);
     });
     if (!affine) continue;
-    size_t i = 0;
-    for_each_index(k, [&](Index& ix) { ix = rewritten[i++]; });
-    k.reduce_extents[j] = extent / b;
-    k.reduce_extents.insert(k.reduce_extents.begin() + static_cast<std::ptrdiff_t>(j) + 1, b);
     // The one that moves least last: the back end vectorizes the last reduce dim.
-    if (moved_q < moved_s) {
-      std::swap(k.reduce_extents[j], k.reduce_extents[j + 1]);
-      for_each_index(k, [&](Index& ix) {
-        ix = substitute_vars(ix, [&](int v, int64_t) {
-          const int to = v == q ? s : v == s ? q : v;
-          return Index::var(to, to < rank ? k.out_shape[size_t(to)] : k.reduce_extents[size_t(to - rank)]);
-        });
-      });
-    }
+    const bool s_first = moved_q < moved_s;
+    size_t i = 0;
+    for_each_index(k, [&](Index& ix) { ix = s_first ? substitute_vars(ix, split(true)) : rewritten[i++]; });
+    k.reduce_extents[j] = s_first ? b : extent / b;
+    k.reduce_extents.insert(k.reduce_extents.begin() + static_cast<std::ptrdiff_t>(j) + 1, s_first ? extent / b : b);
     changed = true;
-    ++j;  // s is plain
+    ++j;  // both new vars are plain
   }
   return changed;
 }
