@@ -325,8 +325,12 @@ Node* conv_in_channel_chunks(OpContext& ctx, Node* x, Node* w, Node* bias, int64
     per_channel *= double(spec.outputs(i, x->shape[2 + i])) * double(spec.kernel[i]);
   const double limit = double(kMaxTensorElements);
   const int64_t unit = groups > 1 ? mg : 1;  // output channels that go together
-  const int64_t units = m / unit, fit = int64_t(limit / (per_channel * double(unit)));
-  if (per_channel * double(m) <= limit || fit < 1) return nullptr;
+  // (Tested before the division, and as "not above": a hostile model's zero-sized output dim
+  // times a huge kernel makes per_channel 0 or NaN, and limit / 0 is no int64_t; fuzz_onnx.)
+  if (!(per_channel * double(m) > limit)) return nullptr;
+  const double fits = limit / (per_channel * double(unit));
+  if (!(fits >= 1)) return nullptr;
+  const int64_t units = m / unit, fit = int64_t(std::min(fits, double(units)));
   const int64_t chunks = (units + fit - 1) / fit;
   int64_t step_units = (units + chunks - 1) / chunks;  // balanced
   // Rounded up to units of a whole number of vectors where the chunk still fits.
