@@ -2857,15 +2857,52 @@ class Emitter {
   }
 
   // The index at lane 0 (vec = false), or one per lane.
-  LV* index(const Index& ix, bool vec = false) {
-    LV* r = ic(ix.constant());
-    if (vec) r = b_.CreateVectorSplat(lanes_, r);
-    for (const auto& [atom, coef] : ix.terms()) {
+  LV* index(const Index& ix, bool vec = false) { return sum_of_terms(ix, vec, 0, std::numeric_limits<int>::max()); }
+  // The constant and the terms of ix whose loop depth (loop_depth) lies in [lo, hi], summed
+  // outermost loop first, so the part a reduce loop does not move is one value that LLVM
+  // hoists out of it; null where no term is in range and lo > 0 (the constant goes with the
+  // outermost part).
+  LV* sum_of_terms(const Index& ix, bool vec, int lo, int hi) {
+    std::vector<std::pair<int, size_t>> order;  // (loop depth, term)
+    for (size_t t = 0; t < ix.terms().size(); ++t)
+      if (const int depth = loop_depth(*ix.terms()[t].first); depth >= lo && depth <= hi) order.emplace_back(depth, t);
+    std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    LV* r = nullptr;
+    for (const auto& [depth, t] : order) {
+      const auto& [atom, coef] = ix.terms()[t];
       LV* a = this->atom(*atom, vec);
       if (coef != 1) a = b_.CreateMul(a, vec ? b_.CreateVectorSplat(lanes_, ic(coef)) : ic(coef));
-      r = b_.CreateAdd(r, a);
+      r = r ? b_.CreateAdd(r, a) : a;
     }
-    return r;
+    if (lo > 0) return r;
+    LV* c = vec ? b_.CreateVectorSplat(lanes_, ic(ix.constant())) : ic(ix.constant());
+    return r ? b_.CreateAdd(r, c) : c;
+  }
+  // The address of element ix of base, as the pointer to the part the innermost reduce loop
+  // does not move plus that loop's part: the first is one value hoisted out of the loop and
+  // a load inside is [base register + index register * size]. (Summed into one index, a
+  // register tile's six input rows cost a lea each per step of a 1x1 conv's channel loop:
+  // LLVM splits the sum into a chain of GEPs with the loop's var first.)
+  LV* element_ptr(llvm::Type* st, LV* base, const Index& ix) {
+    const int inner = static_cast<int>(reduce_order_.size());
+    LV* moving = inner > 0 ? sum_of_terms(ix, false, inner, inner) : nullptr;
+    if (!moving) return b_.CreateInBoundsGEP(st, base, index(ix));
+    // Not inbounds: the part before the loop's may point outside the buffer (a flipped tap).
+    return b_.CreateGEP(st, b_.CreateGEP(st, base, sum_of_terms(ix, false, 0, inner - 1)), moving);
+  }
+  // How deep in the loop nest an atom's value changes: 0 for the output vars (fixed while a
+  // reduction runs), 1 + the reduce loop's level for a reduce var, the deepest of its vars
+  // for a division or remainder.
+  int loop_depth(const Atom& a) const {
+    if (a.kind != Atom::Kind::Var) {
+      int depth = 0;
+      for (const auto& [inner, coef] : a.inner.terms()) depth = std::max(depth, loop_depth(*inner));
+      return depth;
+    }
+    const int reduce = a.var - static_cast<int>(k_.out_shape.size());
+    if (reduce < 0) return 0;
+    const auto at = std::find(reduce_order_.begin(), reduce_order_.end(), reduce);
+    return at == reduce_order_.end() ? 0 : 1 + static_cast<int>(at - reduce_order_.begin());
   }
   LV* atom(const Atom& a, bool vec) {
     if (a.kind == Atom::Kind::Var) {
@@ -3043,9 +3080,10 @@ class Emitter {
       // vector, 15 loads for 12 multiply-adds.)
       LV* const lane_base = vec_var_ >= 0 ? vars_[vec_var_] : nullptr;
       if (tile_vec_base_ && lane_base && same_for_every_tile_lane(v->index, guards)) vars_[vec_var_] = tile_vec_base_;
-      LV* idx = guards.empty() ? plus_offset(index(v->index)) : guarded_scalar_index(v, guards, plus_offset);
+      LV* ptr = guards.empty() && !offset ? element_ptr(st, base, v->index)
+                                          : b_.CreateInBoundsGEP(st, base, guards.empty() ? plus_offset(index(v->index)) : guarded_scalar_index(v, guards, plus_offset));
       if (lane_base) vars_[vec_var_] = lane_base;
-      auto* l = b_.CreateAlignedLoad(st, b_.CreateInBoundsGEP(st, base, idx), align);
+      auto* l = b_.CreateAlignedLoad(st, ptr, align);
       annotate(l, v->arg);
       return splat(widen(l, stored), lanes_);
     }
@@ -3075,7 +3113,7 @@ class Emitter {
     if (lane_mask_) mask = mask ? b_.CreateAnd(mask, lane_mask_) : lane_mask_;  // and real outputs
     if (stride == 1) {
       // Consecutive elements: a vector load, masked where needed.
-      LV* ptr = b_.CreateInBoundsGEP(st, base, first_index);
+      LV* ptr = guards.empty() && !offset ? element_ptr(st, base, v->index) : b_.CreateInBoundsGEP(st, base, first_index);
       return widen(vector_load(vt, ptr, align, mask, v->arg), stored);
     }
     if (span_load && stride > 1) {

@@ -1107,6 +1107,39 @@ def convs_writing_nchw_model_outputs():
 
 
 @suite.case
+def conv_channel_loop_addresses():
+    """The channel loop of a register tile over a channels-last intermediate (a 1x1 conv, a
+    padded 3x3 with a residual add, a ragged last tile of pixels) addresses each load as one
+    pointer set before the loop plus the channel: one getelementptr per load in the loop. Summed
+    into one index, LLVM split each input pixel's address into a chain starting from the
+    channel and computed it with a lea per pixel per step (ResNet-50's 1x1 convs: 31
+    instructions per 12 multiply-adds, 24 after)."""
+    feeds = {"x": randn(1, 16, 9, 11)}
+    nodes = [h.make_node("Conv", ["x", "w0"], ["c0"], kernel_shape=[3, 3], pads=[1] * 4),
+             h.make_node("Relu", ["c0"], ["r0"]),
+             h.make_node("Conv", ["r0", "w1"], ["c1"]),
+             h.make_node("Relu", ["c1"], ["r1"]),
+             h.make_node("Conv", ["r1", "w2"], ["c2"], kernel_shape=[3, 3], pads=[1] * 4),
+             h.make_node("Add", ["c2", "r0"], ["y"])]
+    inits = [("w0", randn(48, 16, 3, 3, scale=0.1)), ("w1", randn(40, 48, 1, 1, scale=0.15)),
+             ("w2", randn(48, 40, 3, 3, scale=0.05))]
+    m = model(nodes, feeds, ["y"], inits)
+    check(m, feeds, rtol=1e-4, atol=1e-4)
+    if lib.opencl_target() or lib.target_family("hexagon"):
+        return  # no LLVM IR; hexagon-v65's HVX has no float lanes
+    loops = 0
+    for function in _llvm_ir(m, "channel_loop_addresses").split("\ndefine ")[1:]:
+        for block in re.split(r"\n(?=[\w.]+:)", function):
+            label = block.split(":")[0]
+            if f"label %{label}" not in block.splitlines()[-1] or "fmul" not in block and "llvm.fma" not in block:
+                continue  # not a loop of multiply-adds that branches back to itself
+            loops += 1
+            geps, loads = block.count("getelementptr"), block.count(" = load ")
+            assert geps <= loads, f"{function.split('(')[0]} loop {label}: {geps} getelementptr for {loads} loads"
+    assert loops >= 3, f"expected the three convs' channel loops in the IR, found {loops}"
+
+
+@suite.case
 def stems_over_few_input_channels():
     """Dense convs over the model's 1-4 input channels (ImageNet stems: GoogLeNet's / ResNet's 7x7
     stride 2 into 64 channels, MobileNet's 3x3 stride 2 into 24, a 5x5 stride 1 into 20), and
