@@ -1107,13 +1107,16 @@ def convs_writing_nchw_model_outputs():
 
 
 @suite.case
-def conv_channel_loop_addresses():
-    """The channel loop of a register tile over a channels-last intermediate (a 1x1 conv, a
-    padded 3x3 with a residual add, a ragged last tile of pixels) addresses each load as one
-    pointer set before the loop plus the channel: one getelementptr per load in the loop. Summed
-    into one index, LLVM split each input pixel's address into a chain starting from the
-    channel and computed it with a lea per pixel per step (ResNet-50's 1x1 convs: 31
-    instructions per 12 multiply-adds, 24 after)."""
+def conv_channel_loops():
+    """The channel loops of register tiles over channels-last intermediates (a 1x1 conv, a
+    padded 3x3 with a residual add, ragged last tiles of pixels: rows of 11):
+    - each load is addressed as one pointer set before the loop plus the channel: one
+      getelementptr per load in the loop. Summed into one index, LLVM split each input
+      pixel's address into a chain starting from the channel and computed it with a lea per
+      pixel per step (ResNet-50's 1x1 convs: 31 instructions per 12 multiply-adds, 24 after);
+    - each multiply-add is one llvm.fmuladd, no fmul: a contractible fmul that LLVM shared
+      between two copies of a tile (a ragged tile's repeated last pixel) was not fused, and
+      that tile's sums rounded unlike the others' (ResNet-50, RegNetX-400MF)."""
     feeds = {"x": randn(1, 16, 9, 11)}
     nodes = [h.make_node("Conv", ["x", "w0"], ["c0"], kernel_shape=[3, 3], pads=[1] * 4),
              h.make_node("Relu", ["c0"], ["r0"]),
@@ -1128,14 +1131,16 @@ def conv_channel_loop_addresses():
     if lib.opencl_target() or lib.target_family("hexagon"):
         return  # no LLVM IR; hexagon-v65's HVX has no float lanes
     loops = 0
-    for function in _llvm_ir(m, "channel_loop_addresses").split("\ndefine ")[1:]:
+    for function in _llvm_ir(m, "conv_channel_loops").split("\ndefine ")[1:]:
         for block in re.split(r"\n(?=[\w.]+:)", function):
             label = block.split(":")[0]
-            if f"label %{label}" not in block.splitlines()[-1] or "fmul" not in block and "llvm.fma" not in block:
+            if f"label %{label}" not in block.splitlines()[-1] or "llvm.fmuladd" not in block and "fmul" not in block:
                 continue  # not a loop of multiply-adds that branches back to itself
             loops += 1
+            where = f"{function.split('(')[0]} loop {label}"
             geps, loads = block.count("getelementptr"), block.count(" = load ")
-            assert geps <= loads, f"{function.split('(')[0]} loop {label}: {geps} getelementptr for {loads} loads"
+            assert geps <= loads, f"{where}: {geps} getelementptr for {loads} loads"
+            assert not re.search(r"= fmul ", block), f"{where}: a multiply-add as fmul and fadd, not llvm.fmuladd"
     assert loops >= 3, f"expected the three convs' channel loops in the IR, found {loops}"
 
 
