@@ -2804,9 +2804,8 @@ class Emitter {
     // copy's sums rounded unlike the other tiles' (ResNet-50, 7x7 pixels in tiles of 4).
     if (auto* mul = llvm::dyn_cast<llvm::BinaryOperator>(x); mul && op == Op::ReduceSum &&
         mul->getOpcode() == llvm::Instruction::FMul && mul->use_empty()) {
-      LV* fused = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {x->getType()}, {mul->getOperand(0), mul->getOperand(1), a});
-      mul->eraseFromParent();
-      return fused;
+      // (The fmul, now unused, stays for LLVM to delete: memo_ may still name it.)
+      return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {x->getType()}, {mul->getOperand(0), mul->getOperand(1), a});
     }
     if (op == Op::ReduceSum) return t == DType::Bool ? b_.CreateOr(a, x) : add(a, x);
     return max(a, x, t);
