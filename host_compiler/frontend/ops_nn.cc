@@ -285,7 +285,8 @@ Node* winograd_if_it_pays(OpContext& ctx, Node* x, Node* w, int64_t groups, cons
   if (c < kMinChannels || k < kMinChannels || !ctx.g.is_constant(w)) return nullptr;
   const std::array<int64_t, 2> lo{spec.pad_lo[0], spec.pad_lo[1]}, hi{spec.pad_hi[0], spec.pad_hi[1]};
   const int64_t oh = x->shape[2] + lo[0] + hi[0] - 2, ow = x->shape[3] + lo[1] + hi[1] - 2;
-  const int tile = winograd_tile_for(ctx.winograd, c, k, oh, ow, ctx.dots.float_operands, groups, x->shape[0]);
+  const int tile = winograd_tile_for(ctx.winograd, c, k, oh, ow, ctx.dots.float_operands, groups, x->shape[0],
+                                     reads_channels_first(x));
   if (tile == 0 || oh < tile || ow < tile) return nullptr;
   return winograd_conv(ctx.g, x, ctx.g.evaluate(w), tile, lo, hi, ctx.dots.float_operands, groups);
 }
