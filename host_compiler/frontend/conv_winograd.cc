@@ -75,7 +75,7 @@ Node* table(Graph& g, DType dtype, const std::vector<std::vector<double>>& a, co
 }  // namespace
 
 int winograd_tile_for(Winograd mode, int64_t c, int64_t k, int64_t oh, int64_t ow, DType operands, int64_t groups,
-                      int64_t batch, bool channels_first_input) {
+                      int64_t batch) {
   const int64_t cg = c / std::max<int64_t>(groups, 1);  // input channels per output channel
   switch (mode) {
     case Winograd::Off: return 0;
@@ -96,18 +96,10 @@ int winograd_tile_for(Winograd mode, int64_t c, int64_t k, int64_t oh, int64_t o
   // grouped conv's sums run over its C/G channels per output channel, its transforms over all
   // C: with few channels per group the transforms outweigh what the products save.
   // Winograd must win by a margin, for its extra passes over memory.
-  // An input transform reading the model's NCHW input gathers each tile's rows plane by plane
-  // with bounds tests, where the direct conv reads a channels-last zero-bordered copy: 6.6
-  // GFLOP/s against 34-58 for the other transform passes (24 -> 16 channels at 150x150: F(4x4)
-  // 4.15 ms, direct 2.38; x86_64 AVX2, edgert-bench --profile). Counted 3 times, the measured
-  // Winograd / direct ratios of six such convs (16-256 channels, 14x14 to 150x150) are within
-  // 0.05-0.28 of the cost's, and only that one flips (BENCHMARKS.md).
-  constexpr double kChannelsFirstTransformCost = 3;
-  const double input_cost = channels_first_input ? kChannelsFirstTransformCost : 1;
   auto cost = [&](int64_t m) -> double {
     if (m == 0) return 9.0 * double(cg) * double(k) * double(oh) * double(ow);
     const double a = double(m + 2), p = a * a, tiles = double((oh + m - 1) / m) * double((ow + m - 1) / m);
-    const double input = 2 * a * a * a * input_cost, output = double(m) * a * a + double(m * m) * a;
+    const double input = 2 * a * a * a, output = double(m) * a * a + double(m * m) * a;
     return tiles * (p * double(cg) * double(k) + 2.0 * (input * double(c) + output * double(k)));
   };
   // F(4x4) stores 36 / 9 = 4x the weights (F(2x2): 16 / 9): only where they stay small

@@ -139,10 +139,9 @@ Node* conv_node(OpContext& ctx, Node* x, Node* w, Node* bias, double pad_value =
 // (conv_winograd.cc). operands BF16 (bf16 products): auto never picks F(4x4); grouped (groups
 // > 1): auto keeps the direct form (measured faster), a forced tile applies; batch: the
 // images whose tiles one transform covers (auto: the transformed tiles must stay below
-// kMaxWinogradTransformedBytes); channels_first_input: the input transform reads the model's
-// NCHW input (auto counts it at kChannelsFirstTransformCost times).
+// kMaxWinogradTransformedBytes).
 int winograd_tile_for(Winograd mode, int64_t c, int64_t k, int64_t oh, int64_t ow, DType operands = DType::F32,
-                      int64_t groups = 1, int64_t batch = 1, bool channels_first_input = false);
+                      int64_t groups = 1, int64_t batch = 1);
 // Stride-1, undilated 3x3 convolution of x (N, C, H, W) with the constant weight w
 // (K, C/groups, 3, 3) as Winograd F(tile x tile, 3 x 3), tile 2 or 4 (conv_winograd.cc). No
 // bias. A grouped conv's products are one batched product per group (each group's own panel

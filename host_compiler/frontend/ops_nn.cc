@@ -285,9 +285,17 @@ Node* winograd_if_it_pays(OpContext& ctx, Node* x, Node* w, int64_t groups, cons
   if (c < kMinChannels || k < kMinChannels || !ctx.g.is_constant(w)) return nullptr;
   const std::array<int64_t, 2> lo{spec.pad_lo[0], spec.pad_lo[1]}, hi{spec.pad_hi[0], spec.pad_hi[1]};
   const int64_t oh = x->shape[2] + lo[0] + hi[0] - 2, ow = x->shape[3] + lo[1] + hi[1] - 2;
-  const int tile = winograd_tile_for(ctx.winograd, c, k, oh, ow, ctx.dots.float_operands, groups, x->shape[0],
-                                     reads_channels_first(x));
+  const int tile = winograd_tile_for(ctx.winograd, c, k, oh, ow, ctx.dots.float_operands, groups, x->shape[0]);
   if (tile == 0 || oh < tile || ow < tile) return nullptr;
+  if (reads_channels_first(x)) {
+    // Over the model's NCHW input the input transform gathered each tile's rows plane by
+    // plane with bounds tests (6.6 GFLOP/s, the other transform passes 34-58): it reads a
+    // zero-bordered channels-last copy, as the direct conv does (64 -> 64 channels at 56x56:
+    // 1.90 -> 1.41 ms, x86_64 AVX2, edgert-bench --profile; BENCHMARKS.md).
+    WindowSpec window = spec;
+    x = read_through_padded_copy(ctx.g, x, window, 0.0);
+    return winograd_conv(ctx.g, x, ctx.g.evaluate(w), tile, {0, 0}, {0, 0}, ctx.dots.float_operands, groups);
+  }
   return winograd_conv(ctx.g, x, ctx.g.evaluate(w), tile, lo, hi, ctx.dots.float_operands, groups);
 }
 
