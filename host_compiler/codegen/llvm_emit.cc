@@ -242,6 +242,7 @@ class Emitter {
     find_depthwise_hvx(vec);
     choose_transposed_blocks(vec);
     transpose_tile_stores_ = stores_tile_transposed(vec);
+    interleave_dim_ = choose_interleaved_stores(vec);
     return vec;
   }
 
@@ -357,6 +358,11 @@ class Emitter {
         });
         lanes = 1;
         vec_end = nullptr;
+        return;
+      }
+      if (d == interleave_dim_) {  // all of it in each element (emit_interleaved_element)
+        vars_[d] = ic(0);
+        loop_out(level + 1);
         return;
       }
       if (d == transpose_dim_) {
@@ -1105,6 +1111,10 @@ class Emitter {
       emit_transposed_block(lanes, end);
       return;
     }
+    if (interleave_dim_ >= 0 && lanes > 1) {
+      emit_interleaved_element(lanes, end);
+      return;
+    }
     if (unroll_dim_ >= 0) {
       emit_unrolled_element(lanes, end);
       return;
@@ -1229,6 +1239,68 @@ class Emitter {
     vars_[t] = t_base;
     vec_var_ = vec;
   }
+  // A kernel without a reduction whose output's innermost dim is short (2-4 elements: a
+  // padded channels-last copy of a model's RGB input, a box's coordinates) takes its lanes
+  // along the dim outside it, where the loads run (the input's rows): each vector was a
+  // scatter, one element every 2-4 floats (8 extracts and scalar stores on AVX2). Instead
+  // the element computes a vector for each position along the short dim, interleaves them in
+  // registers and stores them as consecutive vectors (emit_interleaved_element). Float
+  // outputs in vectors of 4-8 lanes (NEON, AVX2), as stores_tile_transposed. Returns the
+  // short dim (-1: none).
+  int choose_interleaved_stores(int vec) const {
+    if (k_.has_reduce() || vec < 0 || transpose_dim_ >= 0 || unroll_dim_ >= 0 || tile_vectors_ != 1) return -1;
+    if (int_vectors_ || byte_vectors_ || float_scalar_epilogue_ || hvx_block_loads_ || k_.args[0].dtype != DType::F32) return -1;
+    const int last = static_cast<int>(k_.out_shape.size()) - 1;
+    const int64_t parts = k_.out_shape[size_t(last)];
+    const int lanes = lanes_for(k_.out_shape[size_t(vec)]);
+    if (vec == last || parts < 2 || parts > 4 || lanes < 4 || lanes > 8 || last == k_.launch.parallel_dim) return -1;
+    const Index out = output_index(k_);
+    if (index_affine_coef(out, last) != 1 || lane_stride(out, vec, lanes).value_or(0) != parts) return -1;
+    return last;
+  }
+  // One vector along vec_var_ (lanes at or past `end` masked off) for every position along
+  // interleave_dim_: output k of the stored run is position k % parts of lane k / parts.
+  void emit_interleaved_element(int lanes, LV* end) {
+    const int d = interleave_dim_, vec = vec_var_;
+    const int parts = static_cast<int>(k_.out_shape[size_t(d)]);
+    llvm::Type* st = storage_type(k_.args[0].dtype);
+    std::vector<LV*> rows;
+    for (int c = 0; c < parts; ++c) {
+      vars_[d] = ic(c);
+      begin_lanes(vec, lanes, end);
+      acc_ = nullptr;
+      LV* v = splat(value(k_.result), lanes);
+      rows.push_back(fp_convert(v, same_lanes(v, st)));
+    }
+    vars_[d] = ic(0);
+    end_lanes();
+    // Rows 0-1 and 2-3 concatenated, then one shuffle of the two.
+    auto two_rows = [&](int first) {
+      LV* second = first + 1 < parts ? rows[size_t(first + 1)] : llvm::PoisonValue::get(rows[0]->getType());
+      return b_.CreateShuffleVector(rows[size_t(first)], second, llvm::createSequentialMask(0, unsigned(2 * lanes), 0));
+    };
+    LV* low = two_rows(0);
+    LV* high = parts > 2 ? two_rows(2) : llvm::PoisonValue::get(low->getType());
+    std::vector<int> order;
+    std::vector<llvm::Constant*> lane_of;
+    for (int k = 0; k < parts * lanes; ++k) {
+      order.push_back((k % parts) * lanes + k / parts);
+      lane_of.push_back(llvm::ConstantInt::get(idx_ty_, static_cast<uint64_t>(k / parts)));
+    }
+    LV* run = b_.CreateShuffleVector(low, high, order);
+    LV* p = b_.CreateInBoundsGEP(st, buffers_[0], index(output_index(k_)));  // (vec_var_'s base, 0)
+    const llvm::Align align(dtype_size(k_.args[0].dtype));
+    llvm::Instruction* st_inst;
+    if (end) {
+      const unsigned n = static_cast<unsigned>(parts * lanes);
+      LV* at = b_.CreateAdd(b_.CreateVectorSplat(n, vars_[vec]), llvm::ConstantVector::get(lane_of));
+      st_inst = b_.CreateMaskedStore(run, p, align, b_.CreateICmpSLT(at, b_.CreateVectorSplat(n, end)));
+    } else {
+      st_inst = b_.CreateAlignedStore(run, p, align);
+    }
+    annotate(st_inst, 0);
+  }
+
   // Whether a register tile (vectors along `vec`, unroll_ outputs along unroll_dim_) stores
   // its outputs transposed: where the output is consecutive along the unrolled dim and not
   // along the lanes (a conv writing a model output in NCHW from channels-last data: lanes
@@ -4087,6 +4159,7 @@ class Emitter {
   LV* unroll_end_ = nullptr;         // where it stops for this core
   LV* unroll_base_ = nullptr;        // the unrolled dim's first output in the tile being emitted
   bool transpose_tile_stores_ = false;  // stores_tile_transposed
+  int interleave_dim_ = -1;          // choose_interleaved_stores (-1: none)
   llvm::Type* idx_ty_ = nullptr;
 };
 
