@@ -100,8 +100,18 @@ def import_edgert():
 CLOCK = time.perf_counter
 
 
+# Before each engine's block of timed runs: long enough for the other engine's threads to go
+# idle. onnxruntime's intra-op workers spin for about 50 ms after its last run (measured: 5
+# ticks of CPU time in the 0.5 s after a block, none after 0.2 s); with 2 threads on 2 cores
+# they took a core from edgert's next block (RegNetX-400MF: its first 3 runs 16-25 ms instead
+# of 8-10, the block's median 11-13.5 ms against 7-8.5 without onnxruntime in the process).
+SETTLE_S = 0.15
+
+
 def timed_median_ms(run, iters):
-    """The median of iters timed calls of run(), in ms (CLOCK around each call)."""
+    """The median of iters timed calls of run(), in ms (CLOCK around each call), after
+    SETTLE_S of sleep."""
+    time.sleep(SETTLE_S)
     times = []
     for _ in range(iters):
         t0 = CLOCK()
@@ -294,6 +304,7 @@ def main():
                 def timed(run):
                     return timed_median_ms(run, args.iters)
                 def bench_median(tool, b):
+                    time.sleep(SETTLE_S)
                     out = subprocess.run([str(tool), str(b), "--json", "--threads", str(threads),
                                           "--warmup", "2", "--iters", str(args.iters), *in_args],
                                          check=True, capture_output=True, text=True).stdout
