@@ -5,7 +5,8 @@ For each model: compile with edgec, then alternate ROUNDS times between K timed 
 and K timed onnxruntime runs (same inputs, same thread count, onnxruntime with its default
 graph optimizations). Each round gives one median per engine; the table shows the median over
 rounds and the ratio edgert / onnxruntime (below 1: edgert is faster). Alternating keeps both
-engines under the same machine load, which matters on shared hosts.
+engines under the same machine load, which matters on shared hosts; each engine's block starts
+after SETTLE_S of sleep, so that the other's threads (onnxruntime's spin after its runs) are idle.
 
 edgert runs in this process through the Python binding (edgert: the build's staged package,
 else an installed one): ctx.run(inputs, out=arrays), timed from Python like onnxruntime's
