@@ -896,7 +896,7 @@ class Emitter {
       }
       return std::max({v * u / 2.0, distinct / 2.0, 4.0});
     };
-    const double min_cycles = single_reduce_slack_ && k_.reduce_extents.size() == 1 ? 5.0 : 4.0;
+    const double min_cycles = single_reduce_slack_ && one_channel_loop() ? 5.0 : 4.0;
     // vpmaddwd does not accumulate: its product takes a register before the vpaddd, and the
     // vpshufb mask that widens the broadcast pair another (widened_byte_pair_splat). A 3 x 4
     // tile counted as 16 of 16 registers spilled two accumulators in its inner loop
@@ -943,6 +943,30 @@ class Emitter {
       }
     std::stable_sort(tiles.begin(), tiles.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     return tiles;
+  }
+
+  // Whether the reduction is one loop over channels (single_reduce_slack_): one reduce dim
+  // (a 1x1 conv, a matrix product), or a long innermost one (16 or more) whose other dims
+  // only reorder it: some load moves less along each of them than along the innermost (a 1x1
+  // conv reading a ShuffleNet channel shuffle sums r[2, C/2], its packed weights interleaving
+  // the halves). A window's taps move every load more than its channels do.
+  bool one_channel_loop() const {
+    if (k_.reduce_extents.size() == 1) return true;
+    const std::vector<int> order = choose_reduce_order();
+    const int rank = static_cast<int>(k_.out_shape.size());
+    const int inner = rank + order.back();
+    if (k_.reduce_extents[size_t(order.back())] < 16) return false;
+    const std::vector<const Value*> loads = reduce_body_loads(k_);
+    for (size_t i = 0; i + 1 < order.size(); ++i) {
+      const int j = order[i];
+      if (k_.reduce_extents[size_t(j)] == 1) continue;
+      const bool reorders = std::any_of(loads.begin(), loads.end(), [&](const Value* l) {
+        const std::optional<int64_t> along = load_affine_coef(l, rank + j), along_inner = load_affine_coef(l, inner);
+        return along && along_inner && *along != 0 && std::abs(*along) < std::abs(*along_inner);
+      });
+      if (!reorders) return false;
+    }
+    return true;
   }
 
   // Whether the reduction is a sum of products of two 8-bit loads in pairs (a reduce dim of

@@ -1145,6 +1145,39 @@ def conv_channel_loops():
 
 
 @suite.case
+def shuffled_channel_loops():
+    """A 1x1 conv reading a ShuffleNet channel shuffle of a Concat (ShuffleNetV2's conv5 at
+    7x7, scaled down): its channel loop is split in the shuffle's two halves (r[2, 48], the
+    packed weights interleaving them), and is one channel loop to the x86_64 cost model all
+    the same (llvm_emit.cc one_channel_loop): its register tile has more than the 8
+    accumulators that leave a multiply-add loop no cycle to spare (2 x 4 ran ShuffleNetV2
+    x2.0's conv5 and stage-4 convs 7-20% slower than 3 x 4)."""
+    feeds = {"x": randn(1, 16, 7, 7)}
+    nodes = [h.make_node("Conv", ["x", "wa"], ["a"]), h.make_node("Relu", ["a"], ["ra"]),
+             h.make_node("Conv", ["x", "wb"], ["b"]), h.make_node("Relu", ["b"], ["rb"]),
+             h.make_node("Concat", ["ra", "rb"], ["cat"], axis=1),
+             h.make_node("Reshape", ["cat", "split"], ["v"]),
+             h.make_node("Transpose", ["v"], ["t"], perm=[0, 2, 1, 3, 4]),
+             h.make_node("Reshape", ["t", "merge"], ["shuf"]),
+             h.make_node("Conv", ["shuf", "w5"], ["c5"]), h.make_node("Relu", ["c5"], ["r5"]),
+             h.make_node("GlobalAveragePool", ["r5"], ["y"])]
+    inits = [("wa", randn(48, 16, 1, 1, scale=0.25)), ("wb", randn(48, 16, 1, 1, scale=0.25)),
+             ("split", np.array([1, 2, 48, 7, 7], np.int64)), ("merge", np.array([1, 96, 7, 7], np.int64)),
+             ("w5", randn(128, 96, 1, 1, scale=0.1))]
+    m = model(nodes, feeds, ["y"], inits)
+    check(m, feeds, rtol=1e-4, atol=1e-4)
+    if os.environ.get("EDGE_TARGET", "x86_64") != "x86_64":
+        return  # the rule is measured on AVX2 only
+    ir = _llvm_ir(m, "shuffled_channel_loops")
+    conv = next(name for name, text in _kernels(WORK / "shuffled_channel_loops.onnx", "shuffled_channel_loops").items()
+                if "reduce ReduceSum over [2,48]" in text)
+    body = next(f for f in ir.split("\ndefine ") if f" @{conv}(" in f.split("\n")[0])
+    loops = [block.count("llvm.fmuladd") for block in re.split(r"\n(?=[\w.]+:)", body)
+             if f"label %{block.split(':')[0]}" in block.splitlines()[-1] and "llvm.fmuladd" in block]
+    assert loops and max(loops) > 8, f"{conv}: multiply-adds per step of its channel loops {loops}, expected > 8"
+
+
+@suite.case
 def stems_over_few_input_channels():
     """Dense convs over the model's 1-4 input channels (ImageNet stems: GoogLeNet's / ResNet's 7x7
     stride 2 into 64 channels, MobileNet's 3x3 stride 2 into 24, a 5x5 stride 1 into 20), and
