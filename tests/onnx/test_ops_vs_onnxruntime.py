@@ -1150,8 +1150,8 @@ def shuffled_channel_loops():
     7x7, scaled down): its channel loop is split in the shuffle's two halves (r[2, 48], the
     packed weights interleaving them), and is one channel loop to the x86_64 cost model all
     the same (llvm_emit.cc one_channel_loop): its register tile has more than the 8
-    accumulators that leave a multiply-add loop no cycle to spare (2 x 4 ran ShuffleNetV2
-    x2.0's conv5 and stage-4 convs 7-20% slower than 3 x 4)."""
+    accumulators that leave a multiply-add loop no cycle to spare (ShuffleNetV2 x2.0's convs
+    reading shuffles: 0.86-0.88 of their 2 x 4 time in 3 x 4 tiles, BENCHMARKS.md)."""
     feeds = {"x": randn(1, 16, 7, 7)}
     nodes = [h.make_node("Conv", ["x", "wa"], ["a"]), h.make_node("Relu", ["a"], ["ra"]),
              h.make_node("Conv", ["x", "wb"], ["b"]), h.make_node("Relu", ["b"], ["rb"]),
